@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# ci/bench.sh <area>: builds and runs the benchmarks of one area. Every benchmark prints ratios
+# against a peer measured in the same run; the output ends with one line per figure:
+#   figure <name> <value> <unit>
+# Areas: wire
+set -euo pipefail
+cd "$(dirname "$0")/.."
+area=${1:-}
+build=${COLLIDE_BENCH_BUILD:-build/bench}
+
+usage() { echo "usage: ci/bench.sh <area>   (areas: wire)" >&2; exit 2; }
+[ -n "$area" ] || usage
+
+ci/install-deps.sh >/dev/null
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+
+case "$area" in
+  wire)
+    cmake --build "$build" -j"$(nproc)" --target replayer_wire_bench
+    "$build/replayer/replayer_wire_bench" --benchmark_min_time=0.5 | tee "$log"
+    ;;
+  *) usage ;;
+esac
+
+echo "---"
+grep '^figure ' "$log"

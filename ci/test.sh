@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# The README's test command. Installs what is missing, builds from scratch and runs every test:
+# unit tests first (also as an unprivileged user, to show they need no root), then the privileged
+# ones (namespaces, BPF, DPDK) one at a time. Then builds everything again with clang.
+#
+# COLLIDE_REQUIRE_PRIVILEGED=1 (CI sets it) turns a privileged test's skip into a failure.
+# COLLIDE_SKIP_CLANG=1 skips the clang build (quicker local runs).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+
+ci/install-deps.sh
+
+build="$root/build/ci-gcc"
+rm -rf "$build"
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DCMAKE_C_COMPILER=gcc -DCMAKE_CXX_COMPILER=g++
+cmake --build "$build" -j"$(nproc)"
+
+echo "== unit tests"
+ctest --test-dir "$build" -L unit --output-on-failure -j"$(nproc)"
+
+if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then
+  echo "== unit tests as an unprivileged user"
+  scratch=$(mktemp -d)
+  chmod 0777 "$scratch"
+  # ctest keeps its logs under Testing/; the unprivileged user may write there and nowhere else.
+  chmod -R a+rwX "$build/Testing"
+  setpriv --reuid=65534 --regid=65534 --clear-groups \
+    env HOME="$scratch" ctest --test-dir "$build" -L unit -j"$(nproc)" \
+    --output-log "$scratch/unit.log" -Q || { cat "$scratch/unit.log"; exit 1; }
+  echo "unit tests passed without root"
+  rm -rf "$scratch"
+fi
+
+echo "== privileged tests (COLLIDE_REQUIRE_PRIVILEGED=${COLLIDE_REQUIRE_PRIVILEGED:-0})"
+ctest --test-dir "$build" -LE unit --output-on-failure
+
+if [ "${COLLIDE_SKIP_CLANG:-0}" != "1" ]; then
+  echo "== clang build"
+  clang_build="$root/build/ci-clang"
+  rm -rf "$clang_build"
+  cmake -S . -B "$clang_build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++
+  cmake --build "$clang_build" -j"$(nproc)"
+  echo "clang build passed"
+fi

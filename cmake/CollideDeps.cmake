@@ -1,0 +1,33 @@
+# Every dependency comes from a Debian package, found through its CMake package or pkg-config.
+find_package(PkgConfig REQUIRED)
+find_package(Threads REQUIRED)
+find_package(Protobuf REQUIRED)
+find_package(spdlog REQUIRED)
+find_package(fmt REQUIRED)
+find_package(CLI11 QUIET)
+find_package(ZLIB REQUIRED)
+find_package(Boost 1.74 REQUIRED)
+
+if(NOT TARGET CLI11::CLI11)
+  find_path(CLI11_INCLUDE_DIR CLI/CLI.hpp REQUIRED)
+  add_library(CLI11::CLI11 INTERFACE IMPORTED)
+  target_include_directories(CLI11::CLI11 INTERFACE ${CLI11_INCLUDE_DIR})
+endif()
+
+if(COLLIDE_WITH_DPDK)
+  pkg_check_modules(DPDK IMPORTED_TARGET libdpdk)
+  if(NOT DPDK_FOUND)
+    message(FATAL_ERROR "libdpdk not found: install libdpdk-dev or configure with -DCOLLIDE_WITH_DPDK=OFF")
+  endif()
+endif()
+
+if(COLLIDE_WITH_EBPF)
+  pkg_check_modules(LIBBPF IMPORTED_TARGET libbpf)
+  if(NOT LIBBPF_FOUND)
+    message(FATAL_ERROR "libbpf not found: install libbpf-dev or configure with -DCOLLIDE_WITH_EBPF=OFF")
+  endif()
+endif()
+
+if(COLLIDE_BUILD_TESTS)
+  find_package(GTest REQUIRED)
+endif()

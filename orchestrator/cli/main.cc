@@ -1,0 +1,32 @@
+// collide: replay the collective traffic of AI training jobs as RoCEv2 and inject faults into it.
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+
+#include "common/logging.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "collide replays the collective traffic of AI training jobs (NCCL traces and the like) as "
+      "RoCEv2 on hosts without GPUs, injects faults while it runs, and reports what they did to "
+      "collective completion times and job completion time.",
+      "collide"};
+  app.set_version_flag("--version", std::string("collide ") + COLLIDE_VERSION);
+  std::string log_level = "info";
+  app.add_option("--log-level", log_level, "trace, debug, info, warn, error or off")
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}))
+      ->envname("COLLIDE_LOG");
+  app.require_subcommand(0, 1);
+  app.footer("Subcommands arrive as their areas land; `collide <subcommand> --help` for each.");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  collide::logging::set_level(spdlog::level::from_str(log_level));
+  if (app.get_subcommands().empty()) {
+    std::cout << app.help();
+  }
+  return 0;
+}

@@ -1,0 +1,66 @@
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "collide/port.pb.h"
+#include "common/result.h"
+#include "replayer/wire/addresses.h"
+
+struct rte_mbuf;
+struct rte_mempool;
+
+namespace collide::replayer::dpdk {
+
+struct PortStats {
+  uint64_t rx_packets = 0;
+  uint64_t tx_packets = 0;
+  uint64_t rx_bytes = 0;
+  uint64_t tx_bytes = 0;
+  uint64_t rx_missed = 0;  // dropped by the device because the receive ring was full
+  uint64_t rx_errors = 0;
+  uint64_t tx_errors = 0;
+};
+
+// One DPDK Ethernet port with one receive and one transmit queue and its own buffer pool. Works on
+// any PMD: a PCI NIC, or a virtual device (net_af_xdp, net_af_packet, net_null, net_ring, ...),
+// which it probes itself. The EAL must be initialised first (init_eal).
+class DpdkPort {
+ public:
+  static Result<std::unique_ptr<DpdkPort>> open(const v1::DpdkPortConfig& config);
+  ~DpdkPort();
+  DpdkPort(const DpdkPort&) = delete;
+  DpdkPort& operator=(const DpdkPort&) = delete;
+
+  uint16_t port_id() const { return port_id_; }
+  const std::string& name() const { return name_; }
+  const std::string& driver() const { return driver_; }
+  wire::MacAddress mac() const { return mac_; }
+  rte_mempool* mempool() const { return pool_; }
+  // Largest frame a buffer of this port's pool holds in one segment.
+  uint32_t max_frame_size() const { return max_frame_size_; }
+
+  // Fills `mbufs` with `count` empty buffers from the port's pool, all or none.
+  Status alloc_burst(rte_mbuf** mbufs, uint16_t count);
+  // Hands frames to the device; returns how many it took. The caller still owns the rest.
+  uint16_t tx_burst(rte_mbuf** mbufs, uint16_t count);
+  // Takes up to `capacity` received frames; the caller frees them.
+  uint16_t rx_burst(rte_mbuf** mbufs, uint16_t capacity);
+
+  Result<PortStats> stats() const;
+
+ private:
+  DpdkPort() = default;
+
+  uint16_t port_id_ = 0;
+  std::string name_;
+  std::string driver_;
+  wire::MacAddress mac_;
+  rte_mempool* pool_ = nullptr;
+  uint32_t max_frame_size_ = 0;
+  bool started_ = false;
+  bool probed_here_ = false;
+};
+
+}  // namespace collide::replayer::dpdk

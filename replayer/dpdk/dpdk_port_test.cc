@@ -1,0 +1,113 @@
+#include "replayer/dpdk/dpdk_port.h"
+
+#include <rte_mbuf.h>
+
+#include <array>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "replayer/dpdk/eal.h"
+#include "replayer/wire/roce_frame.h"
+#include "tests/support/privileged.h"
+
+namespace collide::replayer::dpdk {
+namespace {
+
+constexpr uint16_t kBurst = 32;
+
+std::string missing_eal() {
+  if (auto why = collide::testing::missing_root(); !why.empty()) return why;
+  Status s = init_eal(virtual_device_eal_args(0));
+  return s.ok() ? "" : "DPDK EAL does not start here: " + s.to_string();
+}
+
+wire::RoceHeaders headers(uint32_t psn) {
+  wire::RoceHeaders h;
+  h.endpoints.src_ip = *wire::Ipv4Address::parse("198.18.0.1");
+  h.endpoints.dst_ip = *wire::Ipv4Address::parse("198.18.0.2");
+  h.bth.opcode = wire::Opcode::kWriteMiddle;
+  h.bth.dest_qp = 7;
+  h.bth.psn = psn;
+  return h;
+}
+
+// Builds `count` RoCE frames with consecutive PSNs into freshly allocated buffers.
+std::vector<rte_mbuf*> build_frames(DpdkPort& port, uint16_t count, uint32_t first_psn) {
+  std::vector<rte_mbuf*> mbufs(count);
+  EXPECT_TRUE(port.alloc_burst(mbufs.data(), count).ok());
+  std::array<uint8_t, 256> payload{};
+  for (uint16_t i = 0; i < count; ++i) {
+    auto* data = rte_pktmbuf_mtod(mbufs[i], uint8_t*);
+    auto len = wire::write_roce_frame({data, port.max_frame_size()}, headers(first_psn + i),
+                                      payload);
+    EXPECT_TRUE(len.ok());
+    mbufs[i]->data_len = static_cast<uint16_t>(*len);
+    mbufs[i]->pkt_len = *len;
+  }
+  return mbufs;
+}
+
+TEST(DpdkPortTest, RingPortLoopsFramesBackIntact) {
+  COLLIDE_REQUIRE(missing_eal());
+  v1::DpdkPortConfig config;
+  config.set_device("net_ring0");
+  auto port = DpdkPort::open(config);
+  ASSERT_TRUE(port.ok()) << port.status().to_string();
+  EXPECT_EQ((*port)->driver(), "net_ring");
+
+  auto frames = build_frames(**port, kBurst, 100);
+  ASSERT_EQ((*port)->tx_burst(frames.data(), kBurst), kBurst);
+
+  std::array<rte_mbuf*, kBurst> received{};
+  const uint16_t n = (*port)->rx_burst(received.data(), kBurst);
+  ASSERT_EQ(n, kBurst);
+  for (uint16_t i = 0; i < n; ++i) {
+    auto parsed = wire::parse_roce_frame(
+        {rte_pktmbuf_mtod(received[i], const uint8_t*), received[i]->data_len});
+    ASSERT_TRUE(parsed.ok()) << parsed.status().to_string();
+    EXPECT_TRUE(parsed->icrc_ok());
+    EXPECT_EQ(parsed->headers.bth.psn, 100u + i);
+    rte_pktmbuf_free(received[i]);
+  }
+  auto stats = (*port)->stats();
+  ASSERT_TRUE(stats.ok());
+  EXPECT_EQ(stats->tx_packets, kBurst);
+  EXPECT_EQ(stats->rx_packets, kBurst);
+}
+
+TEST(DpdkPortTest, NullPortSwallowsEveryFrame) {
+  COLLIDE_REQUIRE(missing_eal());
+  v1::DpdkPortConfig config;
+  config.set_device("net_null0");
+  auto port = DpdkPort::open(config);
+  ASSERT_TRUE(port.ok()) << port.status().to_string();
+  uint64_t sent = 0;
+  for (int round = 0; round < 100; ++round) {
+    auto frames = build_frames(**port, kBurst, static_cast<uint32_t>(round * kBurst));
+    const uint16_t n = (*port)->tx_burst(frames.data(), kBurst);
+    for (uint16_t i = n; i < kBurst; ++i) rte_pktmbuf_free(frames[i]);
+    sent += n;
+  }
+  EXPECT_EQ(sent, 100u * kBurst);
+  EXPECT_EQ((*port)->stats()->tx_packets, sent);
+}
+
+TEST(DpdkPortTest, UnknownDeviceIsAClearError) {
+  COLLIDE_REQUIRE(missing_eal());
+  v1::DpdkPortConfig config;
+  config.set_device("net_af_packet9,iface=collide-no-such-if");
+  auto port = DpdkPort::open(config);
+  ASSERT_FALSE(port.ok());
+  EXPECT_NE(port.status().message().find("net_af_packet9"), std::string::npos)
+      << port.status().to_string();
+}
+
+TEST(DpdkPortTest, EalRefusesDifferentArgumentsLater) {
+  COLLIDE_REQUIRE(missing_eal());
+  EXPECT_TRUE(init_eal(virtual_device_eal_args(0)).ok());
+  EXPECT_EQ(init_eal({"--no-pci"}).code(), StatusCode::kFailedPrecondition);
+}
+
+}  // namespace
+}  // namespace collide::replayer::dpdk
