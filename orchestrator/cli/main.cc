@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 
 #include "common/logging.h"
+#include "orchestrator/cli/commands.h"
 
 int main(int argc, char** argv) {
   CLI::App app{
@@ -17,16 +18,17 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}))
       ->envname("COLLIDE_LOG");
   app.require_subcommand(0, 1);
-  app.footer("Subcommands arrive as their areas land; `collide <subcommand> --help` for each.");
+  app.footer("`collide <subcommand> --help` describes each subcommand.");
+  app.parse_complete_callback(
+      [&] { collide::logging::set_level(spdlog::level::from_str(log_level)); });
+
+  // Subcommands, one line per area (see commands.h).
 
   try {
     app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
+  } catch (const CLI::Error& e) {
     return app.exit(e);
   }
-  collide::logging::set_level(spdlog::level::from_str(log_level));
-  if (app.get_subcommands().empty()) {
-    std::cout << app.help();
-  }
+  if (app.get_subcommands().empty()) std::cout << app.help();
   return 0;
 }

@@ -1,0 +1,14 @@
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+// Each area of collide adds one subcommand to the `collide` command. An add_* function declares the
+// subcommand's options on `app` and sets its callback; the callback reports failure by throwing
+// CLI::RuntimeError(exit_code) after printing a message that names what was wrong.
+namespace collide::cli {
+
+// Exit codes shared by every subcommand.
+inline constexpr int kExitUsage = 2;    // bad arguments or bad input files
+inline constexpr int kExitFailed = 1;   // the work itself failed
+
+}  // namespace collide::cli
