@@ -5,6 +5,7 @@
 
 #include "common/logging.h"
 #include "orchestrator/cli/commands.h"
+#include "orchestrator/cli/trace_commands.h"
 
 int main(int argc, char** argv) {
   CLI::App app{
@@ -23,6 +24,7 @@ int main(int argc, char** argv) {
       [&] { collide::logging::set_level(spdlog::level::from_str(log_level)); });
 
   // Subcommands, one line per area (see commands.h).
+  collide::cli::add_trace_commands(app);
 
   try {
     app.parse(argc, argv);

@@ -1,0 +1,14 @@
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+// `collide trace ...`: each trace subcommand lives in its own file and is added to the `trace`
+// parent by add_trace_commands (trace_command.cc).
+namespace collide::cli {
+
+void add_trace_commands(CLI::App& app);
+
+// One function per subcommand file.
+void add_trace_cat_command(CLI::App& trace);
+
+}  // namespace collide::cli
