@@ -1,0 +1,163 @@
+#include "replayer/collectives/expander.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "replayer/collectives/algorithms.h"
+#include "replayer/collectives/ring_order.h"
+#include "replayer/collectives/step_builder.h"
+#include "traces/op_types.h"
+
+namespace collide::replayer::collectives {
+namespace {
+
+constexpr uint32_t kMaxChannels = 64;
+constexpr uint32_t kMaxQps = 256;
+
+Result<uint32_t> position_of(const std::vector<uint32_t>& order, uint32_t rank,
+                             const std::string& comm) {
+  auto it = std::find(order.begin(), order.end(), rank);
+  if (it == order.end()) {
+    return invalid_argument(fmt::format("rank {} is not a member of communicator {}", rank, comm));
+  }
+  return static_cast<uint32_t>(it - order.begin());
+}
+
+}  // namespace
+
+Status validate(const ExpandOptions& o) {
+  if (o.channels == 0 || o.channels > kMaxChannels) {
+    return invalid_argument(fmt::format("channels must be 1..{} (got {})", kMaxChannels, o.channels));
+  }
+  if (o.slice_bytes == 0) return invalid_argument("slice_bytes must be positive");
+  if (o.qps_per_connection == 0 || o.qps_per_connection > kMaxQps) {
+    return invalid_argument(
+        fmt::format("qps_per_connection must be 1..{} (got {})", kMaxQps, o.qps_per_connection));
+  }
+  return {};
+}
+
+Result<Expander> Expander::create(const v1::TraceHeader& header, Placement placement,
+                                  ExpandOptions options) {
+  COLLIDE_RETURN_IF_ERROR(validate(options));
+  Expander e;
+  e.placement_ = std::move(placement);
+  e.options_ = options;
+  for (const v1::Communicator& comm : header.communicators()) {
+    if (comm.ranks_size() == 0) {
+      return invalid_argument(fmt::format("communicator {} has no ranks", comm.id()));
+    }
+    for (uint32_t r : comm.ranks()) {
+      if (r >= e.placement_.world_size()) {
+        return invalid_argument(fmt::format(
+            "communicator {} has rank {} but the placement covers {} ranks", comm.id(), r,
+            e.placement_.world_size()));
+      }
+    }
+    if (!e.comms_.emplace(comm.id(), comm).second) {
+      return invalid_argument(fmt::format("communicator {} is defined twice", comm.id()));
+    }
+  }
+  return e;
+}
+
+uint64_t Expander::next_sequence(const v1::Op& op, uint32_t peer) {
+  if (traces::is_point_to_point(op.kind())) {
+    const int direction = op.kind() == v1::OP_KIND_SEND ? 0 : 1;
+    return p2p_seq_[{op.rank(), op.comm(), peer, direction}]++;
+  }
+  return collective_seq_[{op.rank(), op.comm()}]++;
+}
+
+Result<ExpandedOp> Expander::expand(const v1::Op& op) {
+  auto comm_it = comms_.find(op.comm());
+  if (comm_it == comms_.end()) {
+    return invalid_argument(fmt::format("{}: op {} of rank {} names unknown communicator '{}'",
+                                        op.source(), op.index(), op.rank(), op.comm()));
+  }
+  const v1::Communicator& comm = comm_it->second;
+  const auto n = static_cast<uint32_t>(comm.ranks_size());
+  const bool p2p = traces::is_point_to_point(op.kind());
+  const bool rooted = op.kind() == v1::OP_KIND_BROADCAST || op.kind() == v1::OP_KIND_REDUCE ||
+                      op.kind() == v1::OP_KIND_GATHER || op.kind() == v1::OP_KIND_SCATTER;
+  if ((p2p || rooted) && (op.root() < 0 || static_cast<uint32_t>(op.root()) >= n)) {
+    return invalid_argument(fmt::format("{}: {} of rank {} has root/peer {} outside its {}-rank "
+                                        "communicator {}",
+                                        op.source(), traces::op_kind_name(op.kind()), op.rank(),
+                                        op.root(), n, comm.id()));
+  }
+  const uint32_t peer = p2p ? comm.ranks(op.root()) : 0;
+
+  ExpandedOp out;
+  out.rank = op.rank();
+  out.op_index = op.index();
+  out.comm = op.comm();
+  const uint64_t seq = next_sequence(op, peer);
+  StepBuilder builder(out, placement_, options_.slice_bytes, options_.qps_per_connection);
+
+  for (uint32_t c = 0; c < options_.channels; ++c) {
+    auto order = ring_order(comm, placement_, c);
+    if (!order.ok()) return order.status();
+    auto pos = position_of(*order, op.rank(), comm.id());
+    if (!pos.ok()) return pos.status();
+    const ChannelView view{*order, *pos, seq, static_cast<uint16_t>(c), p2p};
+    const uint64_t share = share_of(op.bytes(), options_.channels, c);
+    auto root_pos = [&]() -> uint32_t {
+      return *position_of(*order, comm.ranks(op.root()), comm.id());
+    };
+    if (op.bytes() == 0 && op.kind() != v1::OP_KIND_BARRIER &&
+        op.kind() != v1::OP_KIND_ALL_TO_ALLV) {
+      break;  // NCCL returns at once for empty buffers
+    }
+    switch (op.kind()) {
+      case v1::OP_KIND_ALL_REDUCE:
+        if (options_.all_reduce == AllReduceAlgorithm::kTree) {
+          tree_all_reduce(builder, view, static_cast<int>(c % 2), share);
+        } else {
+          ring_all_reduce(builder, view, share);
+        }
+        break;
+      case v1::OP_KIND_ALL_GATHER: ring_all_gather(builder, view, share); break;
+      case v1::OP_KIND_REDUCE_SCATTER: ring_reduce_scatter(builder, view, share); break;
+      case v1::OP_KIND_BARRIER:
+        // A barrier is a one-byte all-gather on one channel: done once every rank was heard.
+        if (c == 0) ring_all_gather(builder, view, 1);
+        break;
+      case v1::OP_KIND_BROADCAST: chain_broadcast(builder, view, root_pos(), share); break;
+      case v1::OP_KIND_REDUCE: chain_reduce(builder, view, root_pos(), share); break;
+      case v1::OP_KIND_GATHER: direct_gather(builder, view, root_pos(), share); break;
+      case v1::OP_KIND_SCATTER: direct_scatter(builder, view, root_pos(), share); break;
+      case v1::OP_KIND_ALL_TO_ALL: {
+        std::vector<uint64_t> each(n, share);
+        pairwise_all_to_all(builder, view, each, each);
+        break;
+      }
+      case v1::OP_KIND_ALL_TO_ALLV: {
+        if (op.peer_bytes_size() != static_cast<int>(n)) {
+          return invalid_argument(fmt::format(
+              "{}: all_to_allv of rank {} lists {} peer sizes for a {}-rank communicator",
+              op.source(), op.rank(), op.peer_bytes_size(), n));
+        }
+        // peer_bytes is indexed by comm rank; the view by position in this channel's order.
+        std::vector<uint64_t> to_pos(n);
+        for (uint32_t q = 0; q < n; ++q) {
+          const auto comm_rank = static_cast<int>(
+              std::find(comm.ranks().begin(), comm.ranks().end(), (*order)[q]) -
+              comm.ranks().begin());
+          to_pos[q] = share_of(op.peer_bytes(comm_rank), options_.channels, c);
+        }
+        pairwise_all_to_all(builder, view, to_pos, {});
+        break;
+      }
+      case v1::OP_KIND_SEND: point_to_point(builder, view, StepKind::kSend, peer, share); break;
+      case v1::OP_KIND_RECV: point_to_point(builder, view, StepKind::kRecv, peer, share); break;
+      default:
+        return invalid_argument(fmt::format("{}: op {} of rank {} has no kind", op.source(),
+                                            op.index(), op.rank()));
+    }
+  }
+  return out;
+}
+
+}  // namespace collide::replayer::collectives
