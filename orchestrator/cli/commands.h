@@ -11,4 +11,6 @@ namespace collide::cli {
 inline constexpr int kExitUsage = 2;    // bad arguments or bad input files
 inline constexpr int kExitFailed = 1;   // the work itself failed
 
+void add_plan_command(CLI::App& app);
+
 }  // namespace collide::cli

@@ -31,6 +31,7 @@ Status validate(const ExpandOptions& o) {
     return invalid_argument(fmt::format("channels must be 1..{} (got {})", kMaxChannels, o.channels));
   }
   if (o.slice_bytes == 0) return invalid_argument("slice_bytes must be positive");
+  if (!(o.local_gbytes_per_s > 0)) return invalid_argument("local bandwidth must be positive");
   if (o.qps_per_connection == 0 || o.qps_per_connection > kMaxQps) {
     return invalid_argument(
         fmt::format("qps_per_connection must be 1..{} (got {})", kMaxQps, o.qps_per_connection));
@@ -60,6 +61,20 @@ Result<Expander> Expander::create(const v1::TraceHeader& header, Placement place
     }
   }
   return e;
+}
+
+Result<const std::vector<uint32_t>*> Expander::order_of(const v1::Communicator& comm,
+                                                        uint32_t channel) {
+  // Orders repeat with the trace's ring count (or not at all without rings).
+  const uint32_t key_channel = comm.rings_size() > 0 ? channel % comm.rings_size() : 0;
+  auto key = std::make_pair(comm.id(), key_channel);
+  auto it = orders_.find(key);
+  if (it == orders_.end()) {
+    auto order = ring_order(comm, placement_, key_channel);
+    if (!order.ok()) return order.status();
+    it = orders_.emplace(std::move(key), std::move(order).value()).first;
+  }
+  return &it->second;
 }
 
 uint64_t Expander::next_sequence(const v1::Op& op, uint32_t peer) {
@@ -97,8 +112,9 @@ Result<ExpandedOp> Expander::expand(const v1::Op& op) {
   StepBuilder builder(out, placement_, options_.slice_bytes, options_.qps_per_connection);
 
   for (uint32_t c = 0; c < options_.channels; ++c) {
-    auto order = ring_order(comm, placement_, c);
-    if (!order.ok()) return order.status();
+    auto order_or = order_of(comm, c);
+    if (!order_or.ok()) return order_or.status();
+    const std::vector<uint32_t>* order = *order_or;
     auto pos = position_of(*order, op.rank(), comm.id());
     if (!pos.ok()) return pos.status();
     const ChannelView view{*order, *pos, seq, static_cast<uint16_t>(c), p2p};
@@ -155,6 +171,11 @@ Result<ExpandedOp> Expander::expand(const v1::Op& op) {
       default:
         return invalid_argument(fmt::format("{}: op {} of rank {} has no kind", op.source(),
                                             op.index(), op.rank()));
+    }
+  }
+  for (Step& s : out.steps) {
+    if (s.local) {
+      s.local_ns = static_cast<uint64_t>(static_cast<double>(s.bytes) / options_.local_gbytes_per_s);
     }
   }
   return out;

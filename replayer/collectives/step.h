@@ -31,6 +31,7 @@ struct Step {
   FlowTag tag;
   uint16_t qp = 0;     // queue pair of the connection to `peer` on this channel
   bool local = false;  // peer on the same host: NVLink/PCIe, not the network
+  uint64_t local_ns = 0;  // local steps: the modeled transfer time, instead of the network
   // A receive whose size only the sender knows (all-to-allv): `bytes` is 0 and the transfer
   // completes with whatever the matching send carries.
   bool size_from_sender = false;

@@ -1,0 +1,190 @@
+// `collide plan`: expands a trace for a placement, without running it, and prints what each rank
+// and each collective puts on the network and how much each pair of hosts exchanges.
+#include <iostream>
+#include <memory>
+#include <string>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "orchestrator/cli/commands.h"
+#include "replayer/collectives/expander.h"
+#include "replayer/collectives/plan_summary.h"
+#include "traces/op_types.h"
+#include "traces/trace_io.h"
+
+namespace collide::cli {
+namespace {
+
+namespace coll = replayer::collectives;
+
+struct PlanOptions {
+  std::string trace;
+  uint32_t ranks_per_host = 8;
+  uint32_t nics_per_host = 0;  // 0: one per rank
+  uint32_t channels = 2;
+  uint64_t slice_bytes = 512 * 1024;
+  uint32_t qps = 1;
+  std::string algorithm = "ring";
+  bool per_op = false;
+  int64_t only_rank = -1;
+  bool json = false;
+};
+
+[[noreturn]] void fail(int code, const std::string& message) {
+  std::cerr << "collide plan: " << message << "\n";
+  throw CLI::RuntimeError(code);
+}
+
+std::string human_bytes(uint64_t bytes) {
+  const char* units[] = {"B", "KB", "MB", "GB", "TB", "PB"};
+  double value = static_cast<double>(bytes);
+  int unit = 0;
+  while (value >= 1000 && unit < 5) {
+    value /= 1000;
+    ++unit;
+  }
+  return unit == 0 ? fmt::format("{} B", bytes) : fmt::format("{:.2f} {}", value, units[unit]);
+}
+
+nlohmann::json op_json(const coll::OpPlan& p) {
+  return {{"rank", p.rank},         {"op_index", p.op_index},
+          {"kind", std::string(traces::op_kind_name(p.kind))},
+          {"comm", p.comm},         {"comm_size", p.comm_size},
+          {"bytes", p.bytes},       {"network_sent_bytes", p.network_sent},
+          {"local_sent_bytes", p.local_sent}, {"steps", p.steps},
+          {"busbw_factor", p.busbw_factor}};
+}
+
+void run_plan(const PlanOptions& opt) {
+  auto reader = traces::TraceReader::open(opt.trace);
+  if (!reader.ok()) fail(kExitUsage, reader.status().message());
+  const v1::TraceHeader& header = (*reader)->header();
+  if (header.world_size() == 0) fail(kExitUsage, opt.trace + ": the trace has no ranks");
+
+  auto placement = coll::Placement::uniform(
+      header.world_size(), opt.ranks_per_host,
+      opt.nics_per_host == 0 ? opt.ranks_per_host : opt.nics_per_host);
+  if (!placement.ok()) fail(kExitUsage, placement.status().message());
+  coll::ExpandOptions options;
+  options.channels = opt.channels;
+  options.slice_bytes = opt.slice_bytes;
+  options.qps_per_connection = opt.qps;
+  options.all_reduce =
+      opt.algorithm == "tree" ? coll::AllReduceAlgorithm::kTree : coll::AllReduceAlgorithm::kRing;
+  auto expander = coll::Expander::create(header, *placement, options);
+  if (!expander.ok()) fail(kExitUsage, opt.trace + ": " + expander.status().message());
+
+  std::unordered_map<std::string, uint32_t> comm_sizes;
+  for (const auto& c : header.communicators()) comm_sizes[c.id()] = c.ranks_size();
+
+  coll::PlanSummary summary(header.world_size());
+  nlohmann::json ops = nlohmann::json::array();
+  if (opt.per_op && !opt.json) {
+    std::cout << fmt::format("{:>6} {:>8} {:<15} {:<12} {:>5} {:>12} {:>12} {:>12} {:>7} {:>6}\n",
+                             "rank", "op", "kind", "comm", "n", "bytes", "network", "local",
+                             "steps", "busbw");
+  }
+  v1::Op op;
+  while (true) {
+    auto more = (*reader)->next(op);
+    if (!more.ok()) fail(kExitFailed, more.status().message());
+    if (!*more) break;
+    if (op.rank() >= header.world_size()) {
+      fail(kExitUsage, fmt::format("{}: op {} names rank {} of a {}-rank trace", opt.trace,
+                                   op.index(), op.rank(), header.world_size()));
+    }
+    auto expanded = expander->expand(op);
+    if (!expanded.ok()) fail(kExitUsage, opt.trace + ": " + expanded.status().message());
+    const coll::OpPlan line = summary.add(op, comm_sizes[op.comm()], *expanded, *placement);
+    if (!opt.per_op || (opt.only_rank >= 0 && op.rank() != opt.only_rank)) continue;
+    if (opt.json) {
+      ops.push_back(op_json(line));
+    } else {
+      std::cout << fmt::format("{:>6} {:>8} {:<15} {:<12} {:>5} {:>12} {:>12} {:>12} {:>7} {:>6.3f}\n",
+                               line.rank, line.op_index, traces::op_kind_name(line.kind),
+                               line.comm, line.comm_size, line.bytes, line.network_sent,
+                               line.local_sent, line.steps, line.busbw_factor);
+    }
+  }
+
+  if (opt.json) {
+    nlohmann::json out;
+    out["trace"] = opt.trace;
+    out["placement"] = {{"ranks_per_host", opt.ranks_per_host},
+                        {"hosts", placement->host_count()}};
+    out["options"] = {{"channels", opt.channels}, {"slice_bytes", opt.slice_bytes},
+                      {"qps_per_connection", opt.qps}, {"all_reduce", opt.algorithm}};
+    nlohmann::json ranks = nlohmann::json::array();
+    for (uint32_t r = 0; r < summary.ranks().size(); ++r) {
+      const coll::RankTotals& t = summary.ranks()[r];
+      ranks.push_back({{"rank", r}, {"host", placement->host_of_rank[r]}, {"ops", t.ops},
+                       {"steps", t.steps}, {"network_sent_bytes", t.network_sent},
+                       {"network_received_bytes", t.network_received},
+                       {"local_sent_bytes", t.local_sent}});
+    }
+    out["ranks"] = std::move(ranks);
+    nlohmann::json pairs = nlohmann::json::array();
+    for (const auto& [pair, bytes] : summary.host_pairs()) {
+      pairs.push_back({{"from_host", pair.first}, {"to_host", pair.second}, {"bytes", bytes}});
+    }
+    out["host_pairs"] = std::move(pairs);
+    out["total_network_bytes"] = summary.total_network_bytes();
+    if (opt.per_op) out["ops"] = std::move(ops);
+    std::cout << out.dump(2) << "\n";
+    return;
+  }
+
+  std::cout << fmt::format("\nPer rank ({} ranks on {} hosts, {} per host)\n",
+                           header.world_size(), placement->host_count(), opt.ranks_per_host);
+  std::cout << fmt::format("{:>6} {:>5} {:>8} {:>10} {:>14} {:>14} {:>14}\n", "rank", "host",
+                           "ops", "steps", "net sent", "net received", "local sent");
+  for (uint32_t r = 0; r < summary.ranks().size(); ++r) {
+    if (opt.only_rank >= 0 && r != opt.only_rank) continue;
+    const coll::RankTotals& t = summary.ranks()[r];
+    std::cout << fmt::format("{:>6} {:>5} {:>8} {:>10} {:>14} {:>14} {:>14}\n", r,
+                             placement->host_of_rank[r], t.ops, t.steps,
+                             human_bytes(t.network_sent), human_bytes(t.network_received),
+                             human_bytes(t.local_sent));
+  }
+  std::cout << "\nPer host pair (bytes sent over the network)\n";
+  std::cout << fmt::format("{:>9} {:>9} {:>14}\n", "from", "to", "bytes");
+  for (const auto& [pair, bytes] : summary.host_pairs()) {
+    std::cout << fmt::format("{:>9} {:>9} {:>14}\n", pair.first, pair.second, human_bytes(bytes));
+  }
+  std::cout << fmt::format("\nTotal over the network: {} ({} bytes)\n",
+                           human_bytes(summary.total_network_bytes()),
+                           summary.total_network_bytes());
+}
+
+}  // namespace
+
+void add_plan_command(CLI::App& app) {
+  auto opt = std::make_shared<PlanOptions>();
+  CLI::App* plan = app.add_subcommand(
+      "plan", "Expand a trace into the flows each rank puts on the wire, without running it");
+  plan->add_option("trace", opt->trace, "collide trace file")->required();
+  plan->add_option("--ranks-per-host", opt->ranks_per_host, "consecutive ranks per host")
+      ->check(CLI::Range(1u, 4096u))
+      ->capture_default_str();
+  plan->add_option("--nics-per-host", opt->nics_per_host,
+                   "NICs (rails) per host; rank i uses NIC i mod this (default: one per rank)");
+  plan->add_option("--channels", opt->channels, "NCCL channels the buffer is split across")
+      ->check(CLI::Range(1u, 64u))
+      ->capture_default_str();
+  plan->add_option("--slice-bytes", opt->slice_bytes, "pipelining slice size")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  plan->add_option("--qps", opt->qps, "queue pairs per connection (NCCL_IB_QPS_PER_CONNECTION)")
+      ->check(CLI::Range(1u, 256u))
+      ->capture_default_str();
+  plan->add_option("--algorithm", opt->algorithm, "all-reduce algorithm")
+      ->check(CLI::IsMember({"ring", "tree"}))
+      ->capture_default_str();
+  plan->add_flag("--ops", opt->per_op, "also print one line per op");
+  plan->add_option("--rank", opt->only_rank, "only this rank's lines");
+  plan->add_flag("--json", opt->json, "print JSON instead of tables");
+  plan->callback([opt] { run_plan(*opt); });
+}
+
+}  // namespace collide::cli
