@@ -1,0 +1,176 @@
+#include "replayer/transport/requester.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+namespace collide::replayer::transport {
+
+Requester::Requester(uint32_t remote_qpn, QpConfig config)
+    : remote_qpn_(remote_qpn), config_(config), retries_left_(config.retry_count) {}
+
+uint64_t Requester::post(uint64_t bytes, Nanos now) {
+  // A zero-byte write still takes one packet, so that it is acknowledged like any other.
+  const uint64_t packets = bytes == 0 ? 1 : (bytes + config_.mtu - 1) / config_.mtu;
+  if (messages_.empty()) last_progress_ = now;
+  messages_.push_back({next_message_seq_, bytes, end_psn_, packets, now});
+  end_psn_ += packets;
+  return next_message_seq_++;
+}
+
+bool Requester::has_unsent() const { return next_psn_ < end_psn_ || !resend_.empty(); }
+
+bool Requester::ready_to_send() const {
+  if (failed()) return false;
+  return !resend_.empty() ||
+         (next_psn_ < end_psn_ && next_psn_ - acked_psn_ < config_.max_outstanding);
+}
+
+const Requester::Message& Requester::message_of(uint64_t psn) const {
+  // Messages are sorted by first PSN; the one holding `psn` is the last starting at or before it.
+  auto it = std::upper_bound(messages_.begin(), messages_.end(), psn,
+                             [](uint64_t p, const Message& m) { return p < m.first_psn; });
+  return *std::prev(it);
+}
+
+Packet Requester::build(uint64_t psn, bool retransmission) const {
+  const Message& m = message_of(psn);
+  const uint64_t index = psn - m.first_psn;
+  Packet p;
+  p.type = PacketType::kData;
+  p.qpn = remote_qpn_;
+  p.psn = psn;
+  p.message_seq = m.seq;
+  p.message_bytes = m.bytes;
+  p.message_offset = index * config_.mtu;
+  p.payload_bytes = static_cast<uint32_t>(std::min<uint64_t>(config_.mtu, m.bytes - std::min(m.bytes, p.message_offset)));
+  const bool first = index == 0;
+  const bool last = index + 1 == m.packets;
+  p.opcode = first && last ? wire::Opcode::kWriteOnly
+             : first       ? wire::Opcode::kWriteFirst
+             : last        ? wire::Opcode::kWriteLast
+                           : wire::Opcode::kWriteMiddle;
+  p.ack_request = last || (psn + 1) % config_.ack_every == 0 || retransmission;
+  p.retransmission = retransmission;
+  return p;
+}
+
+std::optional<Packet> Requester::next_packet(Nanos now) {
+  if (failed()) return std::nullopt;
+  const bool nothing_outstanding = acked_psn_ >= highest_sent_;
+  std::optional<Packet> out;
+  while (!resend_.empty() && !out) {
+    const uint64_t psn = resend_.front();
+    resend_.pop_front();
+    if (psn >= acked_psn_ && !sacked_.count(psn)) out = build(psn, true);
+  }
+  if (!out) {
+    if (next_psn_ >= end_psn_ || next_psn_ - acked_psn_ >= config_.max_outstanding) {
+      return std::nullopt;
+    }
+    out = build(next_psn_, next_psn_ < highest_sent_);
+    ++next_psn_;
+    highest_sent_ = std::max(highest_sent_, next_psn_);
+  }
+  if (out->retransmission) ++counters_.retransmitted_packets;
+  if (nothing_outstanding) last_progress_ = now;  // the timer starts with the first packet out
+  ++counters_.packets_sent;
+  counters_.bytes_sent += out->payload_bytes;
+  return out;
+}
+
+void Requester::acknowledge_through(uint64_t psn_exclusive, Nanos now) {
+  if (psn_exclusive <= acked_psn_) return;
+  psn_exclusive = std::min(psn_exclusive, highest_sent_);
+  acked_psn_ = psn_exclusive;
+  last_progress_ = now;
+  retries_left_ = config_.retry_count;  // progress resets the retry budget, as on a real HCA
+  sacked_.erase(sacked_.begin(), sacked_.lower_bound(acked_psn_));
+  last_resent_.erase(last_resent_.begin(), last_resent_.lower_bound(acked_psn_));
+  if (next_psn_ < acked_psn_) next_psn_ = acked_psn_;
+  while (!messages_.empty()) {
+    const Message& m = messages_.front();
+    if (m.first_psn + m.packets > acked_psn_) break;
+    completions_.push_back({m.seq, m.bytes, m.posted_at, now});
+    messages_.pop_front();
+  }
+}
+
+void Requester::on_response(const Packet& r, Nanos now) {
+  if (failed()) return;
+  switch (r.type) {
+    case PacketType::kAck:
+      ++counters_.acks;
+      acknowledge_through(r.psn + 1, now);
+      break;
+    case PacketType::kNak:
+      ++counters_.naks;
+      // A PSN sequence error NAK acknowledges everything before the missing PSN.
+      acknowledge_through(r.psn, now);
+      if (config_.recovery == Recovery::kGoBackN) {
+        if (next_psn_ > r.psn) next_psn_ = std::max(r.psn, acked_psn_);
+        break;
+      }
+      // The responder holds sack_psn and misses r.psn: every PSN below sack_psn it has not
+      // reported is lost too (IRN's inference). Each is resent once; later NAKs naming a hole
+      // again resend it only after a guard of about an RTT, since packets already in flight
+      // trigger NAKs of their own.
+      if (r.sack_psn > r.psn && r.sack_psn < highest_sent_) sacked_.insert(r.sack_psn);
+      queue_resend(r.psn, now);
+      for (uint64_t psn = std::max({inferred_through_, acked_psn_, r.psn + 1}); psn < r.sack_psn;
+           ++psn) {
+        if (!sacked_.count(psn)) queue_resend(psn, now);
+      }
+      inferred_through_ = std::max(inferred_through_, r.sack_psn);
+      break;
+    case PacketType::kCnp:
+      ++counters_.cnps;
+      break;
+    case PacketType::kData:
+      break;
+  }
+}
+
+void Requester::queue_resend(uint64_t psn, Nanos now) {
+  if (psn < acked_psn_ || psn >= highest_sent_ || sacked_.count(psn)) return;
+  auto it = last_resent_.find(psn);
+  if (it != last_resent_.end() && now < it->second + config_.sack_retransmit_guard_ns) return;
+  last_resent_[psn] = now;
+  resend_.push_back(psn);
+}
+
+std::optional<Nanos> Requester::timer_deadline() const {
+  if (failed() || acked_psn_ >= highest_sent_) return std::nullopt;
+  return last_progress_ + config_.timeout_ns();
+}
+
+void Requester::on_timer(Nanos now) {
+  auto deadline = timer_deadline();
+  if (!deadline || now < *deadline) return;
+  ++counters_.timeouts;
+  if (retries_left_ == 0) {
+    failure_ = fmt::format(
+        "transport retry counter exceeded (IBV_WC_RETRY_EXC_ERR): no progress on QP {:#x} at PSN "
+        "{} after {} retries of {} us",
+        remote_qpn_, acked_psn_ & wire::kMaxPsn, config_.retry_count,
+        config_.timeout_ns() / 1000);
+    return;
+  }
+  --retries_left_;
+  last_progress_ = now;
+  // Resend from the oldest unacknowledged packet.
+  if (config_.recovery == Recovery::kGoBackN) {
+    next_psn_ = acked_psn_;
+  } else {
+    last_resent_.erase(acked_psn_);
+    queue_resend(acked_psn_, now);
+  }
+}
+
+std::vector<MessageCompletion> Requester::take_completions() {
+  std::vector<MessageCompletion> out;
+  out.swap(completions_);
+  return out;
+}
+
+}  // namespace collide::replayer::transport

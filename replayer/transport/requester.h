@@ -1,0 +1,103 @@
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "replayer/transport/packet.h"
+#include "replayer/transport/qp_config.h"
+
+namespace collide::replayer::transport {
+
+struct RequesterCounters {
+  uint64_t packets_sent = 0;       // including retransmissions
+  uint64_t bytes_sent = 0;         // payload bytes, including retransmissions
+  uint64_t retransmitted_packets = 0;
+  uint64_t acks = 0;
+  uint64_t naks = 0;
+  uint64_t timeouts = 0;
+  uint64_t cnps = 0;
+};
+
+struct MessageCompletion {
+  uint64_t message_seq = 0;
+  uint64_t bytes = 0;
+  Nanos posted_at = 0;
+  Nanos completed_at = 0;
+};
+
+// The sending half of a reliable connected queue pair: cuts posted RDMA WRITE messages into MTU
+// packets with consecutive PSNs, asks for ACKs every few packets, and recovers from loss by
+// go-back-N or selective repeat, with NCCL's timeout and retry semantics. Pure: the caller passes
+// the time and moves packets.
+class Requester {
+ public:
+  Requester(uint32_t remote_qpn, QpConfig config);
+
+  // Queues a message; returns its sequence number.
+  uint64_t post(uint64_t bytes, Nanos now);
+
+  // The next packet to transmit (a retransmission first), or nothing when all is sent or the
+  // window of outstanding packets is full.
+  std::optional<Packet> next_packet(Nanos now);
+  // An ACK, NAK or CNP from the responder.
+  void on_response(const Packet& response, Nanos now);
+  // Call at or after timer_deadline(): a retransmission timeout or, after the last retry, failure.
+  void on_timer(Nanos now);
+  // When on_timer must next run; nullopt while nothing is outstanding.
+  std::optional<Nanos> timer_deadline() const;
+
+  // Messages whose every packet is acknowledged, in order, since the last call.
+  std::vector<MessageCompletion> take_completions();
+
+  bool idle() const { return messages_.empty(); }
+  bool has_unsent() const;
+  // Whether next_packet would return a packet now (something unsent and room in the window).
+  bool ready_to_send() const;
+  bool failed() const { return !failure_.empty(); }
+  // Why the QP failed, phrased as NCCL reports it.
+  const std::string& failure() const { return failure_; }
+  const RequesterCounters& counters() const { return counters_; }
+  const QpConfig& config() const { return config_; }
+
+ private:
+  struct Message {
+    uint64_t seq;
+    uint64_t bytes;
+    uint64_t first_psn;
+    uint64_t packets;
+    Nanos posted_at;
+  };
+
+  Packet build(uint64_t psn, bool retransmission) const;
+  const Message& message_of(uint64_t psn) const;
+  void acknowledge_through(uint64_t psn_exclusive, Nanos now);
+  // Selective repeat: queue `psn` for resending unless it was resent less than a guard ago.
+  void queue_resend(uint64_t psn, Nanos now);
+
+  uint32_t remote_qpn_;
+  QpConfig config_;
+  std::deque<Message> messages_;  // posted and not fully acknowledged
+  uint64_t next_message_seq_ = 0;
+  uint64_t end_psn_ = 0;       // one past the last PSN of all posted messages
+  uint64_t next_psn_ = 0;      // next PSN to send (go-back-N rewinds it)
+  uint64_t highest_sent_ = 0;  // one past the highest PSN ever sent
+  uint64_t acked_psn_ = 0;     // every PSN below it is acknowledged
+  // Selective repeat: PSNs the responder holds beyond acked_psn_, holes to resend, when each hole
+  // was last queued, and how far holes have been inferred from the responder's reports.
+  std::set<uint64_t> sacked_;
+  std::deque<uint64_t> resend_;
+  std::map<uint64_t, Nanos> last_resent_;
+  uint64_t inferred_through_ = 0;
+  Nanos last_progress_ = 0;
+  uint32_t retries_left_;
+  std::vector<MessageCompletion> completions_;
+  RequesterCounters counters_;
+  std::string failure_;
+};
+
+}  // namespace collide::replayer::transport

@@ -1,0 +1,64 @@
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <vector>
+
+#include "replayer/transport/packet.h"
+#include "replayer/transport/qp_config.h"
+
+namespace collide::replayer::transport {
+
+struct ResponderCounters {
+  uint64_t packets_received = 0;
+  uint64_t bytes_received = 0;    // payload of packets accepted (each byte once)
+  uint64_t duplicates = 0;        // packets below the expected PSN (already had them)
+  uint64_t out_of_order = 0;      // beyond the expected PSN: dropped (go-back-N) or kept (SR)
+  uint64_t naks_sent = 0;
+  uint64_t acks_sent = 0;
+  uint64_t cnps_sent = 0;
+  uint64_t ecn_marked = 0;
+};
+
+struct MessageDelivery {
+  uint64_t message_seq = 0;
+  uint64_t bytes = 0;
+  Nanos delivered_at = 0;
+};
+
+// The receiving half of a reliable connected queue pair. Accepts packets in PSN order (go-back-N
+// drops anything past a gap and NAKs the gap once; selective repeat keeps it and NAKs with the
+// PSN that arrived), ACKs when asked, answers duplicates so lost ACKs are recovered, and sends a
+// CNP for ECN-marked packets at most once per CNP interval.
+class Responder {
+ public:
+  Responder(uint32_t remote_qpn, QpConfig config, Nanos cnp_interval_ns = 50'000);
+
+  // Handles one data packet; returns what to send back (ACK/NAK and/or CNP), in order.
+  std::vector<Packet> on_packet(const Packet& p, Nanos now);
+
+  // Messages whose every byte arrived, in order, since the last call.
+  std::vector<MessageDelivery> take_deliveries();
+
+  uint64_t expected_psn() const { return expected_psn_; }
+  const ResponderCounters& counters() const { return counters_; }
+
+ private:
+  Packet response(PacketType type, uint64_t psn) const;
+  void accept(const Packet& p, Nanos now);
+
+  uint32_t remote_qpn_;
+  QpConfig config_;
+  Nanos cnp_interval_ns_;
+  std::optional<Nanos> last_cnp_;
+  uint64_t expected_psn_ = 0;
+  bool nak_sent_for_gap_ = false;   // go-back-N: one NAK per gap
+  std::map<uint64_t, Packet> held_;  // selective repeat: out-of-order packets kept
+  std::vector<MessageDelivery> deliveries_;
+  uint64_t message_bytes_so_far_ = 0;
+  ResponderCounters counters_;
+};
+
+}  // namespace collide::replayer::transport
