@@ -26,6 +26,7 @@ struct Packet {
   wire::Opcode opcode = wire::Opcode::kWriteOnly;
   uint32_t payload_bytes = 0;
   uint64_t message_seq = 0;     // the message's number on its QP, from 0
+  uint64_t message_tag = 0;     // the sender's name for the message (RETH virtual address)
   uint64_t message_bytes = 0;   // the whole message (RETH DMA length on FIRST/ONLY)
   uint64_t message_offset = 0;  // where this payload starts in the message
   bool ack_request = false;

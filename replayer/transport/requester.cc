@@ -9,11 +9,11 @@ namespace collide::replayer::transport {
 Requester::Requester(uint32_t remote_qpn, QpConfig config)
     : remote_qpn_(remote_qpn), config_(config), retries_left_(config.retry_count) {}
 
-uint64_t Requester::post(uint64_t bytes, Nanos now) {
+uint64_t Requester::post(uint64_t bytes, Nanos now, uint64_t tag) {
   // A zero-byte write still takes one packet, so that it is acknowledged like any other.
   const uint64_t packets = bytes == 0 ? 1 : (bytes + config_.mtu - 1) / config_.mtu;
   if (messages_.empty()) last_progress_ = now;
-  messages_.push_back({next_message_seq_, bytes, end_psn_, packets, now});
+  messages_.push_back({next_message_seq_, tag, bytes, end_psn_, packets, now});
   end_psn_ += packets;
   return next_message_seq_++;
 }
@@ -41,6 +41,7 @@ Packet Requester::build(uint64_t psn, bool retransmission) const {
   p.qpn = remote_qpn_;
   p.psn = psn;
   p.message_seq = m.seq;
+  p.message_tag = m.tag;
   p.message_bytes = m.bytes;
   p.message_offset = index * config_.mtu;
   p.payload_bytes = static_cast<uint32_t>(std::min<uint64_t>(config_.mtu, m.bytes - std::min(m.bytes, p.message_offset)));
@@ -91,7 +92,7 @@ void Requester::acknowledge_through(uint64_t psn_exclusive, Nanos now) {
   while (!messages_.empty()) {
     const Message& m = messages_.front();
     if (m.first_psn + m.packets > acked_psn_) break;
-    completions_.push_back({m.seq, m.bytes, m.posted_at, now});
+    completions_.push_back({m.seq, m.tag, m.bytes, m.posted_at, now});
     messages_.pop_front();
   }
 }

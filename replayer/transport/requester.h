@@ -25,6 +25,7 @@ struct RequesterCounters {
 
 struct MessageCompletion {
   uint64_t message_seq = 0;
+  uint64_t tag = 0;
   uint64_t bytes = 0;
   Nanos posted_at = 0;
   Nanos completed_at = 0;
@@ -38,8 +39,9 @@ class Requester {
  public:
   Requester(uint32_t remote_qpn, QpConfig config);
 
-  // Queues a message; returns its sequence number.
-  uint64_t post(uint64_t bytes, Nanos now);
+  // Queues a message; returns its sequence number. `tag` travels with the message (in the RETH)
+  // so the receiver knows which of its transfers it completes.
+  uint64_t post(uint64_t bytes, Nanos now, uint64_t tag = 0);
 
   // The next packet to transmit (a retransmission first), or nothing when all is sent or the
   // window of outstanding packets is full.
@@ -67,6 +69,7 @@ class Requester {
  private:
   struct Message {
     uint64_t seq;
+    uint64_t tag;
     uint64_t bytes;
     uint64_t first_psn;
     uint64_t packets;

@@ -17,8 +17,13 @@ void Responder::accept(const Packet& p, Nanos now) {
   counters_.bytes_received += p.payload_bytes;
   message_bytes_so_far_ += p.payload_bytes;
   ++expected_psn_;
+  if (p.opcode == wire::Opcode::kWriteFirst || p.opcode == wire::Opcode::kWriteOnly ||
+      p.opcode == wire::Opcode::kWriteOnlyImm) {
+    message_tag_ = p.message_tag;
+  }
   if (p.is_last_of_message()) {
-    deliveries_.push_back({p.message_seq, message_bytes_so_far_, now});
+    // Messages arrive in order on a QP, so the responder numbers them itself (the MSN).
+    deliveries_.push_back({messages_delivered_++, message_tag_, message_bytes_so_far_, now});
     message_bytes_so_far_ = 0;
   }
 }

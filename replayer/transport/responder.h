@@ -24,6 +24,7 @@ struct ResponderCounters {
 
 struct MessageDelivery {
   uint64_t message_seq = 0;
+  uint64_t tag = 0;  // from the message's first packet
   uint64_t bytes = 0;
   Nanos delivered_at = 0;
 };
@@ -58,6 +59,8 @@ class Responder {
   std::map<uint64_t, Packet> held_;  // selective repeat: out-of-order packets kept
   std::vector<MessageDelivery> deliveries_;
   uint64_t message_bytes_so_far_ = 0;
+  uint64_t message_tag_ = 0;
+  uint64_t messages_delivered_ = 0;
   ResponderCounters counters_;
 };
 

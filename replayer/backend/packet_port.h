@@ -1,0 +1,57 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "common/result.h"
+#include "replayer/wire/addresses.h"
+
+// The one interface between the replayer's engine and the things that move frames: a
+// burst-oriented packet port. The engine never knows which implementation it has: DPDK (any PMD),
+// a kernel socket (AF_PACKET) for hosts without DPDK, or an in-memory link for tests.
+namespace collide::replayer::backend {
+
+// A frame buffer owned by the port. `data` holds `len` bytes of an Ethernet frame (no FCS).
+struct Frame {
+  uint8_t* data = nullptr;
+  uint32_t len = 0;
+  uint32_t capacity = 0;
+  void* handle = nullptr;  // the implementation's own buffer (e.g. an rte_mbuf)
+};
+
+struct PortCounters {
+  uint64_t tx_frames = 0;
+  uint64_t tx_bytes = 0;
+  uint64_t rx_frames = 0;
+  uint64_t rx_bytes = 0;
+  uint64_t rx_dropped = 0;  // lost inside the port (ring full), as far as it can tell
+  uint64_t tx_errors = 0;
+};
+
+class PacketPort {
+ public:
+  virtual ~PacketPort() = default;
+
+  // Fills `frames` with empty buffers to build frames in; all or none.
+  virtual Status acquire(std::span<Frame> frames) = 0;
+  // Transmits frames (their `len` set); returns how many were taken. Taken frames belong to the
+  // port again; the caller keeps the rest (to retry or release).
+  virtual uint16_t submit(std::span<Frame> frames) = 0;
+  // Fills `frames` with received frames; returns how many. The caller releases them.
+  virtual uint16_t receive(std::span<Frame> frames) = 0;
+  // Gives buffers back, received or acquired and not submitted.
+  virtual void release(std::span<Frame> frames) = 0;
+  // Blocks up to `timeout` until a frame may be waiting, so an idle engine does not spin. May
+  // return early; returning without a frame is not an error.
+  virtual void wait_for_frames(std::chrono::microseconds timeout) = 0;
+
+  virtual wire::MacAddress mac() const = 0;
+  // Largest frame a buffer holds.
+  virtual uint32_t max_frame_size() const = 0;
+  virtual PortCounters counters() const = 0;
+  virtual std::string describe() const = 0;
+};
+
+}  // namespace collide::replayer::backend

@@ -1,0 +1,166 @@
+#include "replayer/transport/frame_codec.h"
+
+#include <array>
+#include <cstring>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "common/bytes.h"
+#include "replayer/wire/roce_frame.h"
+
+namespace collide::replayer::transport {
+namespace {
+
+constexpr uint8_t kEctZero = 0x02;
+constexpr uint8_t kEcnCe = 0x03;
+constexpr uint8_t kAckSyndrome = 0x1f;  // ACK with "invalid credit count": no credit flow control
+constexpr uint8_t kNakSequenceError = 0x60;
+constexpr size_t kCnpPadding = 16;
+constexpr size_t kSackBytes = 4;
+constexpr size_t kMaxPayload = 9000;
+
+wire::RoceHeaders headers_for(const Packet& p, const FrameAddress& a) {
+  wire::RoceHeaders h;
+  h.endpoints.src_mac = a.src_mac;
+  h.endpoints.dst_mac = a.dst_mac;
+  h.endpoints.src_ip = a.src_ip;
+  h.endpoints.dst_ip = a.dst_ip;
+  h.endpoints.udp_src_port = a.udp_src_port;
+  h.bth.dest_qp = p.qpn & 0xffffff;
+  h.bth.psn = static_cast<uint32_t>(p.psn & wire::kMaxPsn);
+  switch (p.type) {
+    case PacketType::kData:
+      h.endpoints.tos = p.ecn_ce ? kEcnCe : kEctZero;
+      h.bth.opcode = p.opcode;
+      h.bth.ack_request = p.ack_request;
+      if (wire::opcode_has_reth(p.opcode)) {
+        h.reth = wire::Reth{p.message_tag, 0, static_cast<uint32_t>(p.message_bytes)};
+      }
+      break;
+    case PacketType::kAck:
+    case PacketType::kNak:
+      h.bth.opcode = wire::Opcode::kAcknowledge;
+      h.aeth = wire::Aeth{p.type == PacketType::kAck ? kAckSyndrome : kNakSequenceError, 0};
+      break;
+    case PacketType::kCnp:
+      h.bth.opcode = wire::Opcode::kCnp;
+      h.bth.becn = true;
+      h.bth.psn = 0;
+      break;
+  }
+  return h;
+}
+
+}  // namespace
+
+uint64_t unwrap_psn(uint32_t wire_psn, uint64_t reference) {
+  constexpr int64_t kSpan = int64_t{1} << 24;
+  // Distance from the reference's low 24 bits, folded into [-2^23, 2^23).
+  int64_t delta = static_cast<int64_t>(wire_psn & wire::kMaxPsn) -
+                  static_cast<int64_t>(reference & wire::kMaxPsn);
+  if (delta >= kSpan / 2) delta -= kSpan;
+  if (delta < -kSpan / 2) delta += kSpan;
+  const int64_t unwrapped = static_cast<int64_t>(reference) + delta;
+  return unwrapped < 0 ? wire_psn : static_cast<uint64_t>(unwrapped);
+}
+
+Result<size_t> encode_frame(std::span<uint8_t> out, const Packet& p, const FrameAddress& address,
+                            bool fill_pattern) {
+  if (p.type == PacketType::kData && p.message_bytes > std::numeric_limits<uint32_t>::max()) {
+    return invalid_argument(fmt::format("message of {} bytes exceeds a RETH's 32-bit length",
+                                        p.message_bytes));
+  }
+  const wire::RoceHeaders h = headers_for(p, address);
+  std::array<uint8_t, kMaxPayload> payload_buffer;
+  std::span<const uint8_t> payload;
+  switch (p.type) {
+    case PacketType::kData:
+      if (p.payload_bytes > payload_buffer.size()) {
+        return invalid_argument(fmt::format("payload of {} bytes exceeds {}", p.payload_bytes,
+                                            payload_buffer.size()));
+      }
+      if (fill_pattern) {
+        const auto psn24 = static_cast<uint32_t>(p.psn & wire::kMaxPsn);
+        for (size_t i = 0; i < p.payload_bytes; ++i) {
+          payload_buffer[i] = payload_pattern_byte(p.qpn, psn24, i);
+        }
+      } else {
+        std::memset(payload_buffer.data(), 0, p.payload_bytes);
+      }
+      payload = {payload_buffer.data(), p.payload_bytes};
+      break;
+    case PacketType::kNak:
+      if (p.sack_psn != 0) {
+        bytes::store_be32(payload_buffer.data(), static_cast<uint32_t>(p.sack_psn & wire::kMaxPsn));
+        payload = {payload_buffer.data(), kSackBytes};
+      }
+      break;
+    case PacketType::kCnp:
+      std::memset(payload_buffer.data(), 0, kCnpPadding);
+      payload = {payload_buffer.data(), kCnpPadding};
+      break;
+    case PacketType::kAck:
+      break;
+  }
+  return wire::write_roce_frame(out, h, payload);
+}
+
+Result<DecodedFrame> decode_frame(std::span<const uint8_t> frame, bool verify_pattern) {
+  auto parsed = wire::parse_roce_frame(frame);
+  if (!parsed.ok()) return parsed.status();
+  const wire::RoceHeaders& h = parsed->headers;
+  DecodedFrame d;
+  d.src_ip = h.endpoints.src_ip;
+  d.dst_ip = h.endpoints.dst_ip;
+  d.icrc_ok = parsed->icrc_ok();
+  Packet& p = d.packet;
+  p.qpn = h.bth.dest_qp;
+  p.psn = h.bth.psn;
+  switch (h.bth.opcode) {
+    case wire::Opcode::kWriteFirst:
+    case wire::Opcode::kWriteMiddle:
+    case wire::Opcode::kWriteLast:
+    case wire::Opcode::kWriteOnly:
+      p.type = PacketType::kData;
+      p.opcode = h.bth.opcode;
+      p.ack_request = h.bth.ack_request;
+      p.ecn_ce = (h.endpoints.tos & 0x03) == kEcnCe;
+      p.payload_bytes = static_cast<uint32_t>(parsed->payload.size());
+      if (h.reth) {
+        p.message_tag = h.reth->virtual_address;
+        p.message_bytes = h.reth->dma_length;
+      }
+      if (verify_pattern) {
+        for (size_t i = 0; i < parsed->payload.size(); ++i) {
+          if (parsed->payload[i] != payload_pattern_byte(p.qpn, h.bth.psn, i)) {
+            d.pattern_ok = false;
+            break;
+          }
+        }
+      }
+      return d;
+    case wire::Opcode::kAcknowledge: {
+      const uint8_t syndrome = h.aeth ? h.aeth->syndrome : 0xff;
+      if (syndrome <= 0x1f) {
+        p.type = PacketType::kAck;
+      } else if (syndrome == kNakSequenceError) {
+        p.type = PacketType::kNak;
+        if (parsed->payload.size() >= kSackBytes) {
+          p.sack_psn = bytes::load_be32(parsed->payload.data()) & wire::kMaxPsn;
+        }
+      } else {
+        return invalid_argument(fmt::format("unsupported AETH syndrome 0x{:02x}", syndrome));
+      }
+      return d;
+    }
+    case wire::Opcode::kCnp:
+      p.type = PacketType::kCnp;
+      return d;
+    default:
+      return invalid_argument(
+          fmt::format("unsupported opcode 0x{:02x}", static_cast<int>(h.bth.opcode)));
+  }
+}
+
+}  // namespace collide::replayer::transport

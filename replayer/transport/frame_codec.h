@@ -1,0 +1,55 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include "common/result.h"
+#include "replayer/transport/packet.h"
+#include "replayer/wire/addresses.h"
+
+// Turns transport packets into RoCEv2 frames and back.
+//
+// Data packets are RDMA WRITEs; FIRST/ONLY carry a RETH whose virtual address is the message's
+// tag and whose DMA length is the message size. ACKs and NAKs are ACKNOWLEDGE packets with an
+// AETH (syndrome 0x00 ACK, 0x60 PSN sequence error NAK); selective repeat NAKs append four bytes
+// holding the out-of-order PSN that revealed the gap (IRN's extension, not in RoCEv2). CNPs are
+// opcode 0x81 with BECN set and 16 zero bytes. Data frames are sent ECN-capable (ECT(0)); a
+// switch or injector turns that into CE.
+namespace collide::replayer::transport {
+
+struct FrameAddress {
+  wire::MacAddress src_mac;
+  wire::MacAddress dst_mac;
+  wire::Ipv4Address src_ip;
+  wire::Ipv4Address dst_ip;
+  uint16_t udp_src_port = 0xc000;
+};
+
+// The payload byte at `offset` of the data packet with `psn` on QP `qpn`: every packet's payload
+// differs, so the receiver can prove each byte arrived where it belongs.
+inline uint8_t payload_pattern_byte(uint32_t qpn, uint32_t psn24, size_t offset) {
+  return static_cast<uint8_t>((qpn * 0x9e3779b1u) ^ (psn24 * 2654435761u) ^ (offset * 131u) ^
+                              (offset >> 8));
+}
+
+// Writes the frame into `out`; the payload of data packets is the pattern, or zeros.
+Result<size_t> encode_frame(std::span<uint8_t> out, const Packet& p, const FrameAddress& address,
+                            bool fill_pattern);
+
+struct DecodedFrame {
+  Packet packet;  // psn holds the 24 bits from the wire: unwrap with unwrap_psn
+  wire::Ipv4Address src_ip;
+  wire::Ipv4Address dst_ip;
+  bool icrc_ok = false;
+  bool pattern_ok = true;  // only checked when asked
+};
+
+// Parses a RoCEv2 frame back into a packet. Anything that is not one of the packets above is
+// kInvalidArgument (the caller counts it as foreign traffic).
+Result<DecodedFrame> decode_frame(std::span<const uint8_t> frame, bool verify_pattern);
+
+// The 64-bit PSN nearest to `reference` whose low 24 bits are `wire_psn`.
+uint64_t unwrap_psn(uint32_t wire_psn, uint64_t reference);
+
+}  // namespace collide::replayer::transport
