@@ -151,10 +151,8 @@ void Requester::on_timer(Nanos now) {
   ++counters_.timeouts;
   if (retries_left_ == 0) {
     failure_ = fmt::format(
-        "transport retry counter exceeded (IBV_WC_RETRY_EXC_ERR): no progress on QP {:#x} at PSN "
-        "{} after {} retries of {} us",
-        remote_qpn_, acked_psn_ & wire::kMaxPsn, config_.retry_count,
-        config_.timeout_ns() / 1000);
+        "transport retry counter exceeded: no progress at PSN {} after {} retries of {} us",
+        acked_psn_ & wire::kMaxPsn, config_.retry_count, config_.timeout_ns() / 1000);
     return;
   }
   --retries_left_;

@@ -57,6 +57,8 @@ class Requester {
   std::vector<MessageCompletion> take_completions();
 
   bool idle() const { return messages_.empty(); }
+  // Every PSN below this one is acknowledged (the reference for unwrapping response PSNs).
+  uint64_t acked_psn() const { return acked_psn_; }
   bool has_unsent() const;
   // Whether next_packet would return a packet now (something unsent and room in the window).
   bool ready_to_send() const;

@@ -1,0 +1,396 @@
+#include "replayer/engine/engine.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "common/logging.h"
+#include "replayer/engine/flow_tag_codec.h"
+
+namespace collide::replayer::engine {
+namespace {
+
+using transport::Nanos;
+using transport::Packet;
+using transport::PacketType;
+
+constexpr uint32_t kMaxComms = 1024;    // qpn: comm (10 bits) | channel (6) | QP index (8)
+constexpr uint32_t kMaxChannels = 64;
+constexpr uint32_t kMaxQpIndex = 256;
+constexpr int kRxBurstsPerPoll = 4;
+constexpr size_t kMaxFrameBytes = 9216;
+
+uint16_t entropy_port(uint32_t local, uint32_t peer, uint32_t qpn) {
+  // RoCEv2 varies the UDP source port per QP so that ECMP spreads QPs over paths.
+  uint32_t h = local * 0x9e3779b1u ^ peer * 0x85ebca6bu ^ qpn * 0xc2b2ae35u;
+  h ^= h >> 15;
+  return static_cast<uint16_t>(0xc000 | (h & 0x3fff));
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Engine>> Engine::create(EngineConfig config, const v1::TraceHeader& header,
+                                               collectives::Placement placement,
+                                               collectives::ExpandOptions expand,
+                                               std::map<uint32_t, std::vector<v1::Op>> programs,
+                                               RankAddressing addressing,
+                                               backend::PacketPort& port, Clock clock) {
+  COLLIDE_RETURN_IF_ERROR(transport::validate(config.qp));
+  if (header.communicators_size() > static_cast<int>(kMaxComms)) {
+    return invalid_argument(fmt::format("{} communicators; the engine handles at most {}",
+                                        header.communicators_size(), kMaxComms));
+  }
+  if (expand.channels > kMaxChannels || expand.qps_per_connection > kMaxQpIndex) {
+    return invalid_argument("too many channels or QPs per connection for the QP numbering");
+  }
+  std::unique_ptr<Engine> e(new Engine());
+  e->config_ = config;
+  auto expander = collectives::Expander::create(header, placement, expand);
+  if (!expander.ok()) return expander.status();
+  e->expander_ = std::make_unique<collectives::Expander>(std::move(expander).value());
+  e->placement_ = std::move(placement);
+  e->addressing_ = std::move(addressing);
+  e->port_ = &port;
+  e->clock_ = std::move(clock);
+  for (int i = 0; i < header.communicators_size(); ++i) {
+    e->comm_index_[header.communicators(i).id()] = static_cast<uint32_t>(i);
+  }
+  for (uint32_t r = 0; r < e->placement_.world_size(); ++r) {
+    const uint32_t ip = e->addressing_.ip_of(r).host_order;
+    if (!e->rank_of_ip_.emplace(ip, r).second) {
+      return invalid_argument(fmt::format("ranks {} and {} share the address {}",
+                                          e->rank_of_ip_[ip], r, e->addressing_.ip_of(r).to_string()));
+    }
+  }
+  for (auto& [rank, ops] : programs) {
+    if (rank >= e->placement_.world_size()) {
+      return invalid_argument(fmt::format("rank {} is outside the {}-rank job", rank,
+                                          e->placement_.world_size()));
+    }
+    e->runners_.emplace(rank, RankRunner(rank, std::move(ops), config.honor_compute_gaps));
+  }
+  e->pace_updated_ = e->clock_();
+  return e;
+}
+
+Result<uint32_t> Engine::qpn_for(const std::string& comm, uint16_t channel, uint16_t qp) const {
+  auto it = comm_index_.find(comm);
+  if (it == comm_index_.end()) return not_found("unknown communicator " + comm);
+  return (it->second << 14) | (uint32_t{channel} << 8) | qp;
+}
+
+Engine::Connection& Engine::connection(uint32_t local, uint32_t peer, uint32_t qpn) {
+  const ConnectionKey key{local, peer, qpn};
+  auto it = connections_.find(key);
+  if (it != connections_.end()) return it->second;
+  Connection& c = connections_.try_emplace(key, qpn, config_.qp).first->second;
+  c.to_peer.src_mac = port_->mac();
+  c.to_peer.dst_mac = addressing_.next_hop_mac(peer);
+  c.to_peer.src_ip = addressing_.ip_of(local);
+  c.to_peer.dst_ip = addressing_.ip_of(peer);
+  c.to_peer.udp_src_port = entropy_port(local, peer, qpn);
+  return c;
+}
+
+void Engine::arrive(const TransferKey& transfer, Nanos now) {
+  auto it = waiting_receives_.find(transfer);
+  if (it == waiting_receives_.end()) {
+    arrived_.insert(transfer);
+    return;
+  }
+  runners_.at(it->second.first).complete(it->second.second, now);
+  waiting_receives_.erase(it);
+}
+
+void Engine::start_step(RankRunner& runner, const ReadyStep& ready, Nanos now) {
+  const collectives::Step& step = *ready.step;
+  auto qpn = qpn_for(*ready.comm, step.tag.channel, step.qp);
+  auto tag = pack_flow_tag(step.tag);
+  if (!qpn.ok() || !tag.ok()) {
+    fail(fmt::format("rank {}: {}", runner.rank(),
+                     (!qpn.ok() ? qpn.status() : tag.status()).message()),
+         now);
+    return;
+  }
+  const uint32_t rank = runner.rank();
+  if (step.kind == collectives::StepKind::kRecv) {
+    const TransferKey key{step.peer, rank, *qpn, *tag};
+    if (arrived_.erase(key) > 0) {
+      runner.complete(ready.ref, now);
+    } else {
+      waiting_receives_[key] = {rank, ready.ref};
+    }
+    return;
+  }
+  if (step.local) {
+    local_.push({now + step.local_ns, rank, ready.ref, TransferKey{rank, step.peer, *qpn, *tag}});
+    return;
+  }
+  Connection& c = connection(rank, step.peer, *qpn);
+  c.requester.post(step.bytes, now, *tag);
+  c.sends_by_tag[*tag] = ready.ref;
+}
+
+void Engine::start_ready_steps(Nanos now, bool& progress) {
+  bool again = true;
+  while (again && !failed()) {
+    again = false;
+    for (auto& [rank, runner] : runners_) {
+      auto ready = runner.advance(now, *expander_);
+      if (!ready.ok()) {
+        fail(fmt::format("rank {}: {}", rank, ready.status().message()), now);
+        return;
+      }
+      for (const ReadyStep& r : *ready) start_step(runner, r, now);
+      // Receives that had already arrived complete at once and may make more steps ready.
+      if (!ready->empty()) again = progress = true;
+    }
+  }
+}
+
+void Engine::handle_frame(const backend::Frame& frame, Nanos now) {
+  ++counters_.rx_frames;
+  auto decoded = transport::decode_frame({frame.data, frame.len}, config_.verify_payload);
+  if (!decoded.ok()) {
+    ++counters_.rx_foreign;
+    return;
+  }
+  if (!decoded->icrc_ok) {
+    ++counters_.icrc_errors;  // a RoCE NIC drops such a packet; recovery resends it
+    return;
+  }
+  auto src = rank_of_ip_.find(decoded->src_ip.host_order);
+  auto dst = rank_of_ip_.find(decoded->dst_ip.host_order);
+  if (src == rank_of_ip_.end() || dst == rank_of_ip_.end() || !runners_.count(dst->second)) {
+    ++counters_.rx_foreign;
+    return;
+  }
+  const uint32_t local = dst->second;
+  const uint32_t peer = src->second;
+  Packet p = decoded->packet;
+  Connection& c = connection(local, peer, p.qpn);
+  if (p.type == PacketType::kData) {
+    if (!decoded->pattern_ok) ++counters_.pattern_errors;
+    p.psn = transport::unwrap_psn(static_cast<uint32_t>(p.psn), c.responder.expected_psn());
+    for (const Packet& response : c.responder.on_packet(p, now)) {
+      control_.push_back({response, c.to_peer});
+    }
+    for (const transport::MessageDelivery& d : c.responder.take_deliveries()) {
+      arrive(TransferKey{peer, local, p.qpn, d.tag}, now);
+    }
+    return;
+  }
+  const uint64_t reference = c.requester.acked_psn();
+  p.psn = transport::unwrap_psn(static_cast<uint32_t>(p.psn), reference);
+  if (p.sack_psn != 0) {
+    p.sack_psn = transport::unwrap_psn(static_cast<uint32_t>(p.sack_psn), reference);
+  }
+  c.requester.on_response(p, now);
+  for (const transport::MessageCompletion& done : c.requester.take_completions()) {
+    auto it = c.sends_by_tag.find(done.tag);
+    if (it == c.sends_by_tag.end()) continue;
+    runners_.at(local).complete(it->second, now);
+    c.sends_by_tag.erase(it);
+  }
+}
+
+void Engine::run_timers(Nanos now, bool& progress) {
+  while (!local_.empty() && local_.top().at <= now) {
+    const LocalDelivery d = local_.top();
+    local_.pop();
+    runners_.at(d.sender).complete(d.send, now);
+    arrive(d.transfer, now);
+    progress = true;
+  }
+  for (auto& [key, c] : connections_) {
+    auto deadline = c.requester.timer_deadline();
+    if (!deadline || *deadline > now) continue;
+    c.requester.on_timer(now);
+    progress = true;
+    if (c.requester.failed()) {
+      const auto& [local, peer, qpn] = key;
+      fail(fmt::format("NET/IB: rank {} got completion from rank {} ({}) with error 12 "
+                       "(IBV_WC_RETRY_EXC_ERR) on QP {:#x}: {}",
+                       local, peer, addressing_.ip_of(peer).to_string(), qpn,
+                       c.requester.failure()),
+           now);
+      return;
+    }
+  }
+}
+
+void Engine::transmit(Nanos now, bool& progress) {
+  if (!unsent_.empty()) {
+    const uint16_t taken = port_->submit(unsent_);
+    unsent_.erase(unsent_.begin(), unsent_.begin() + taken);
+    if (taken > 0) progress = true;
+    if (!unsent_.empty()) return;  // the port is full; try again next poll
+  }
+  if (config_.pace_gbps > 0) {
+    const double cap = static_cast<double>(config_.burst) * kMaxFrameBytes;
+    pace_tokens_ = std::min(cap, pace_tokens_ + static_cast<double>(now - pace_updated_) *
+                                                    config_.pace_gbps / 8);
+    pace_updated_ = now;
+  }
+  std::vector<backend::Frame> frames(config_.burst);
+  if (!port_->acquire(frames).ok()) return;
+  size_t used = 0;
+  auto emit = [&](const Packet& p, const transport::FrameAddress& a) {
+    backend::Frame& f = frames[used];
+    auto len = transport::encode_frame({f.data, f.capacity}, p, a, config_.verify_payload);
+    if (!len.ok()) {
+      fail("encoding a frame: " + len.status().message(), now);
+      return;
+    }
+    f.len = static_cast<uint32_t>(*len);
+    counters_.tx_bytes += f.len;
+    ++used;
+  };
+  while (used < frames.size() && !control_.empty() && !failed()) {
+    emit(control_.front().packet, control_.front().address);
+    control_.pop_front();
+  }
+  // Data: one packet per ready connection per round, so QPs share the port fairly.
+  bool sent_in_round = true;
+  while (used < frames.size() && sent_in_round && !failed()) {
+    sent_in_round = false;
+    for (auto& [key, c] : connections_) {
+      if (used >= frames.size()) break;
+      if (!c.requester.ready_to_send()) continue;
+      if (config_.pace_gbps > 0 && pace_tokens_ < kMaxFrameBytes) break;
+      auto p = c.requester.next_packet(now);
+      if (!p) continue;
+      emit(*p, c.to_peer);
+      if (config_.pace_gbps > 0) pace_tokens_ -= p->wire_bytes();
+      sent_in_round = true;
+    }
+  }
+  if (used < frames.size()) {
+    port_->release(std::span<backend::Frame>(frames).subspan(used));
+  }
+  if (used == 0) return;
+  progress = true;
+  counters_.tx_frames += used;
+  const uint16_t taken = port_->submit(std::span<backend::Frame>(frames.data(), used));
+  unsent_.assign(frames.begin() + taken, frames.begin() + static_cast<long>(used));
+}
+
+bool Engine::poll() {
+  if (failed()) return false;
+  const Nanos now = clock_();
+  bool progress = false;
+  std::vector<backend::Frame> rx(config_.burst);
+  for (int i = 0; i < kRxBurstsPerPoll; ++i) {
+    const uint16_t n = port_->receive(rx);
+    for (uint16_t j = 0; j < n; ++j) handle_frame(rx[j], now);
+    if (n > 0) {
+      port_->release(std::span<backend::Frame>(rx.data(), n));
+      progress = true;
+    }
+    if (n < rx.size()) break;
+  }
+  run_timers(now, progress);
+  start_ready_steps(now, progress);
+  transmit(now, progress);
+  for (auto& [rank, runner] : runners_) {
+    for (OpRecord& r : runner.take_records()) records_.push_back(std::move(r));
+  }
+  return progress;
+}
+
+std::optional<Nanos> Engine::next_deadline() const {
+  std::optional<Nanos> next;
+  auto consider = [&](std::optional<Nanos> t) {
+    if (t && (!next || *t < *next)) next = t;
+  };
+  if (!local_.empty()) consider(local_.top().at);
+  for (const auto& [rank, runner] : runners_) consider(runner.wake_at());
+  for (const auto& [key, c] : connections_) {
+    consider(c.requester.timer_deadline());
+    if (c.requester.ready_to_send() && config_.pace_gbps > 0) {
+      const double missing = std::max(0.0, kMaxFrameBytes - pace_tokens_);
+      consider(pace_updated_ + static_cast<Nanos>(missing * 8 / config_.pace_gbps) + 1);
+    }
+  }
+  return next;
+}
+
+bool Engine::finished() const {
+  if (failed()) return true;
+  for (const auto& [rank, runner] : runners_) {
+    if (!runner.finished()) return false;
+  }
+  return control_.empty() && unsent_.empty();
+}
+
+Status Engine::run(std::chrono::nanoseconds timeout) {
+  const Nanos deadline = clock_() + static_cast<Nanos>(timeout.count());
+  while (!finished()) {
+    const bool progress = poll();
+    if (failed()) break;
+    const Nanos now = clock_();
+    if (now >= deadline) return deadline_exceeded("replay did not finish in time");
+    if (progress) continue;
+    auto wait = config_.max_idle_wait;
+    if (auto next = next_deadline(); next && *next > now) {
+      wait = std::min(wait, std::chrono::duration_cast<std::chrono::microseconds>(
+                                std::chrono::nanoseconds(*next - now)));
+    } else if (next) {
+      continue;
+    }
+    port_->wait_for_frames(wait);
+  }
+  if (failed()) return unavailable(failure_);
+  return {};
+}
+
+void Engine::fail(const std::string& why, Nanos now) {
+  if (failed()) return;
+  failure_ = why;
+  logging::get("replayer")->error("{}", why);
+  for (auto& [rank, runner] : runners_) {
+    runner.fail(why, now);
+    for (OpRecord& r : runner.take_records()) records_.push_back(std::move(r));
+  }
+}
+
+std::vector<OpRecord> Engine::take_records() {
+  std::vector<OpRecord> out;
+  out.swap(records_);
+  return out;
+}
+
+EngineCounters Engine::counters() const {
+  EngineCounters total = counters_;
+  for (const auto& [key, c] : connections_) {
+    const auto& rq = c.requester.counters();
+    total.requesters.packets_sent += rq.packets_sent;
+    total.requesters.bytes_sent += rq.bytes_sent;
+    total.requesters.retransmitted_packets += rq.retransmitted_packets;
+    total.requesters.acks += rq.acks;
+    total.requesters.naks += rq.naks;
+    total.requesters.timeouts += rq.timeouts;
+    total.requesters.cnps += rq.cnps;
+    const auto& rs = c.responder.counters();
+    total.responders.packets_received += rs.packets_received;
+    total.responders.bytes_received += rs.bytes_received;
+    total.responders.duplicates += rs.duplicates;
+    total.responders.out_of_order += rs.out_of_order;
+    total.responders.naks_sent += rs.naks_sent;
+    total.responders.acks_sent += rs.acks_sent;
+    total.responders.cnps_sent += rs.cnps_sent;
+    total.responders.ecn_marked += rs.ecn_marked;
+  }
+  return total;
+}
+
+std::vector<QpCounters> Engine::qp_counters() const {
+  std::vector<QpCounters> out;
+  for (const auto& [key, c] : connections_) {
+    const auto& [local, peer, qpn] = key;
+    out.push_back({local, peer, qpn, c.requester.counters(), c.responder.counters()});
+  }
+  return out;
+}
+
+}  // namespace collide::replayer::engine

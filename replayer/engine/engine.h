@@ -1,0 +1,153 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <queue>
+#include <set>
+#include <string>
+#include <tuple>
+#include <unordered_map>
+#include <vector>
+
+#include "collide/trace.pb.h"
+#include "common/result.h"
+#include "replayer/backend/packet_port.h"
+#include "replayer/collectives/expander.h"
+#include "replayer/engine/op_record.h"
+#include "replayer/engine/rank_runner.h"
+#include "replayer/transport/frame_codec.h"
+#include "replayer/transport/requester.h"
+#include "replayer/transport/responder.h"
+
+namespace collide::replayer::engine {
+
+struct EngineConfig {
+  transport::QpConfig qp;
+  bool verify_payload = true;        // fill payloads with the pattern and check what arrives
+  bool honor_compute_gaps = false;   // wait Op.compute_before_ns between ops (trace timing)
+  double pace_gbps = 0;              // 0: as fast as the port takes frames
+  uint32_t burst = 32;               // frames per submit
+  std::chrono::microseconds max_idle_wait{500};
+};
+
+// How ranks are reached: each rank has its own IPv4 address (several ranks may share a NIC), and
+// frames for a rank go to the MAC of its NIC or of the next hop towards it.
+struct RankAddressing {
+  std::function<wire::Ipv4Address(uint32_t rank)> ip_of;
+  std::function<wire::MacAddress(uint32_t rank)> next_hop_mac;
+};
+
+struct EngineCounters {
+  uint64_t rx_frames = 0;
+  uint64_t rx_foreign = 0;      // not RoCEv2 or not for our ranks
+  uint64_t icrc_errors = 0;     // dropped, as a NIC would
+  uint64_t pattern_errors = 0;  // payload differed from what its QP and PSN must carry
+  uint64_t tx_frames = 0;
+  uint64_t tx_bytes = 0;
+  transport::RequesterCounters requesters;  // summed over QPs
+  transport::ResponderCounters responders;
+};
+
+struct QpCounters {
+  uint32_t rank = 0;       // the local end
+  uint32_t peer = 0;
+  uint32_t qpn = 0;
+  transport::RequesterCounters requester;
+  transport::ResponderCounters responder;
+};
+
+// Runs the expanded programs of the ranks one host holds over one packet port: starts each step
+// when its dependencies are met, carries network transfers over reliable connected QPs (one per
+// peer, communicator, channel and QP index, as NCCL connects), completes steps between ranks of
+// this host after their modeled NVLink time, and records when every op started and ended.
+// Single-threaded: call poll() (or run()) from one thread.
+class Engine {
+ public:
+  using Clock = std::function<transport::Nanos()>;
+
+  static Result<std::unique_ptr<Engine>> create(EngineConfig config,
+                                                const v1::TraceHeader& header,
+                                                collectives::Placement placement,
+                                                collectives::ExpandOptions expand,
+                                                std::map<uint32_t, std::vector<v1::Op>> programs,
+                                                RankAddressing addressing,
+                                                backend::PacketPort& port, Clock clock);
+
+  // Does what can be done now. Returns whether anything happened (a frame, a step, a timer).
+  bool poll();
+  // The next time something is due without a frame arriving (timer, compute gap, local step).
+  std::optional<transport::Nanos> next_deadline() const;
+  // Polls until every rank is done, the run fails, or `timeout` passes; idles without spinning.
+  Status run(std::chrono::nanoseconds timeout);
+
+  bool finished() const;
+  bool failed() const { return !failure_.empty(); }
+  const std::string& failure() const { return failure_; }
+  std::vector<OpRecord> take_records();
+  EngineCounters counters() const;
+  std::vector<QpCounters> qp_counters() const;
+
+ private:
+  struct Connection {
+    Connection(uint32_t qpn, const transport::QpConfig& config)
+        : requester(qpn, config), responder(qpn, config) {}
+    transport::Requester requester;
+    transport::Responder responder;
+    transport::FrameAddress to_peer;
+    std::unordered_map<uint64_t, StepRef> sends_by_tag;  // tags posted and not yet acknowledged
+  };
+  // (local rank, peer rank, qpn)
+  using ConnectionKey = std::tuple<uint32_t, uint32_t, uint32_t>;
+  // A transfer as both ends know it: (sender, receiver, qpn, packed tag).
+  using TransferKey = std::tuple<uint32_t, uint32_t, uint32_t, uint64_t>;
+  struct LocalDelivery {
+    transport::Nanos at;
+    uint32_t sender;
+    StepRef send;
+    TransferKey transfer;
+    bool operator>(const LocalDelivery& o) const { return at > o.at; }
+  };
+  struct PendingControl {
+    transport::Packet packet;
+    transport::FrameAddress address;
+  };
+
+  Engine() = default;
+  Connection& connection(uint32_t local, uint32_t peer, uint32_t qpn);
+  Result<uint32_t> qpn_for(const std::string& comm, uint16_t channel, uint16_t qp) const;
+  void start_ready_steps(transport::Nanos now, bool& progress);
+  void start_step(RankRunner& runner, const ReadyStep& ready, transport::Nanos now);
+  void arrive(const TransferKey& transfer, transport::Nanos now);
+  void handle_frame(const backend::Frame& frame, transport::Nanos now);
+  void run_timers(transport::Nanos now, bool& progress);
+  void transmit(transport::Nanos now, bool& progress);
+  void fail(const std::string& why, transport::Nanos now);
+
+  EngineConfig config_;
+  collectives::Placement placement_;
+  std::unique_ptr<collectives::Expander> expander_;
+  RankAddressing addressing_;
+  backend::PacketPort* port_ = nullptr;
+  Clock clock_;
+  std::unordered_map<std::string, uint32_t> comm_index_;
+  std::unordered_map<uint32_t, uint32_t> rank_of_ip_;
+  std::map<uint32_t, RankRunner> runners_;
+  std::map<ConnectionKey, Connection> connections_;
+  std::set<TransferKey> arrived_;                 // delivered before their receive step was ready
+  std::map<TransferKey, std::pair<uint32_t, StepRef>> waiting_receives_;
+  std::priority_queue<LocalDelivery, std::vector<LocalDelivery>, std::greater<>> local_;
+  std::deque<PendingControl> control_;
+  std::vector<backend::Frame> unsent_;  // built, not yet taken by the port
+  double pace_tokens_ = 0;              // bytes the pacer allows now
+  transport::Nanos pace_updated_ = 0;
+  std::vector<OpRecord> records_;
+  EngineCounters counters_;
+  std::string failure_;
+};
+
+}  // namespace collide::replayer::engine
