@@ -36,6 +36,7 @@ Result<std::unique_ptr<Engine>> Engine::create(EngineConfig config, const v1::Tr
                                                RankAddressing addressing,
                                                backend::PacketPort& port, Clock clock) {
   COLLIDE_RETURN_IF_ERROR(transport::validate(config.qp));
+  if (config.dcqcn.enabled) COLLIDE_RETURN_IF_ERROR(transport::validate(config.dcqcn));
   if (header.communicators_size() > static_cast<int>(kMaxComms)) {
     return invalid_argument(fmt::format("{} communicators; the engine handles at most {}",
                                         header.communicators_size(), kMaxComms));
@@ -89,7 +90,22 @@ Engine::Connection& Engine::connection(uint32_t local, uint32_t peer, uint32_t q
   c.to_peer.src_ip = addressing_.ip_of(local);
   c.to_peer.dst_ip = addressing_.ip_of(peer);
   c.to_peer.udp_src_port = entropy_port(local, peer, qpn);
+  if (config_.dcqcn.enabled) {
+    c.dcqcn.emplace(config_.dcqcn, clock_());
+    c.tokens_at = clock_();
+  }
   return c;
+}
+
+bool Engine::rate_allows(Connection& c, Nanos now) const {
+  if (!c.dcqcn) return true;
+  c.dcqcn->on_time(now);
+  // Up to two packets of burst: a rate-limited QP sends smoothly, as a NIC's shaper does.
+  const double cap = 2.0 * (config_.qp.mtu + 128);
+  c.rate_tokens = std::min(cap, c.rate_tokens + static_cast<double>(now - c.tokens_at) *
+                                                    c.dcqcn->rate_gbps() / 8);
+  c.tokens_at = now;
+  return c.rate_tokens >= config_.qp.mtu;
 }
 
 void Engine::arrive(const TransferKey& transfer, Nanos now) {
@@ -186,6 +202,7 @@ void Engine::handle_frame(const backend::Frame& frame, Nanos now) {
     p.sack_psn = transport::unwrap_psn(static_cast<uint32_t>(p.sack_psn), reference);
   }
   c.requester.on_response(p, now);
+  if (p.type == PacketType::kCnp && c.dcqcn) c.dcqcn->on_cnp(now);
   for (const transport::MessageCompletion& done : c.requester.take_completions()) {
     auto it = c.sends_by_tag.find(done.tag);
     if (it == c.sends_by_tag.end()) continue;
@@ -256,12 +273,16 @@ void Engine::transmit(Nanos now, bool& progress) {
     sent_in_round = false;
     for (auto& [key, c] : connections_) {
       if (used >= frames.size()) break;
-      if (!c.requester.ready_to_send()) continue;
+      if (!c.requester.ready_to_send() || !rate_allows(c, now)) continue;
       if (config_.pace_gbps > 0 && pace_tokens_ < kMaxFrameBytes) break;
       auto p = c.requester.next_packet(now);
       if (!p) continue;
       emit(*p, c.to_peer);
       if (config_.pace_gbps > 0) pace_tokens_ -= p->wire_bytes();
+      if (c.dcqcn) {
+        c.rate_tokens -= p->wire_bytes();
+        c.dcqcn->on_bytes_sent(p->wire_bytes(), now);
+      }
       sent_in_round = true;
     }
   }
@@ -307,6 +328,10 @@ std::optional<Nanos> Engine::next_deadline() const {
   for (const auto& [rank, runner] : runners_) consider(runner.wake_at());
   for (const auto& [key, c] : connections_) {
     consider(c.requester.timer_deadline());
+    if (c.requester.ready_to_send() && c.dcqcn) {
+      const double missing = std::max(0.0, config_.qp.mtu - c.rate_tokens);
+      consider(c.tokens_at + static_cast<Nanos>(missing * 8 / c.dcqcn->rate_gbps()) + 1);
+    }
     if (c.requester.ready_to_send() && config_.pace_gbps > 0) {
       const double missing = std::max(0.0, kMaxFrameBytes - pace_tokens_);
       consider(pace_updated_ + static_cast<Nanos>(missing * 8 / config_.pace_gbps) + 1);

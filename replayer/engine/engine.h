@@ -20,6 +20,7 @@
 #include "replayer/collectives/expander.h"
 #include "replayer/engine/op_record.h"
 #include "replayer/engine/rank_runner.h"
+#include "replayer/transport/dcqcn.h"
 #include "replayer/transport/frame_codec.h"
 #include "replayer/transport/requester.h"
 #include "replayer/transport/responder.h"
@@ -28,6 +29,7 @@ namespace collide::replayer::engine {
 
 struct EngineConfig {
   transport::QpConfig qp;
+  transport::DcqcnConfig dcqcn;      // per-QP rate control on CNPs (off unless enabled)
   bool verify_payload = true;        // fill payloads with the pattern and check what arrives
   bool honor_compute_gaps = false;   // wait Op.compute_before_ns between ops (trace timing)
   double pace_gbps = 0;              // 0: as fast as the port takes frames
@@ -100,7 +102,13 @@ class Engine {
     transport::Responder responder;
     transport::FrameAddress to_peer;
     std::unordered_map<uint64_t, StepRef> sends_by_tag;  // tags posted and not yet acknowledged
+    // DCQCN: the QP's rate and the bytes it may send now.
+    std::optional<transport::Dcqcn> dcqcn;
+    double rate_tokens = 0;
+    transport::Nanos tokens_at = 0;
   };
+  // Refills a rate-controlled QP's tokens; true if it may send a full packet now.
+  bool rate_allows(Connection& c, transport::Nanos now) const;
   // (local rank, peer rank, qpn)
   using ConnectionKey = std::tuple<uint32_t, uint32_t, uint32_t>;
   // A transfer as both ends know it: (sender, receiver, qpn, packed tag).

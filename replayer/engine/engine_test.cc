@@ -6,7 +6,9 @@
 
 #include <gtest/gtest.h>
 
+#include "common/bytes.h"
 #include "replayer/engine/flow_tag_codec.h"
+#include "replayer/wire/roce_frame.h"
 
 namespace collide::replayer::engine {
 namespace {
@@ -19,6 +21,7 @@ struct FakeWire {
   Nanos now = 0;
   Nanos delay = 2'000;
   double loss = 0;
+  bool mark_ce = false;  // ECN CE on every ECN-capable frame, as a congested switch would
   std::mt19937_64 rng{1};
   std::set<uint64_t> drop;  // frame numbers (both directions, in submit order)
   uint64_t submitted = 0;
@@ -46,6 +49,11 @@ class FakePort : public backend::PacketPort {
       const uint64_t number = wire_.submitted++;
       const bool lost = wire_.drop.count(number) ||
                         std::uniform_real_distribution<double>(0, 1)(wire_.rng) < wire_.loss;
+      if (wire_.mark_ce && f.len > 34 && (f.data[15] & 0x03) == 0x02) {
+        f.data[15] |= 0x03;
+        f.data[24] = f.data[25] = 0;
+        bytes::store_be16(f.data + 24, wire::ipv4_header_checksum({f.data + 14, 20}));
+      }
       if (lost) {
         ++wire_.dropped;
       } else {
@@ -101,7 +109,8 @@ struct TwoHostRun {
 
 // 4 ranks, 2 per host, one communicator; host A runs ranks 0-1, host B ranks 2-3.
 TwoHostRun run_two_hosts(FakeWire& wire, const std::vector<v1::Op>& per_rank_template,
-                         transport::Recovery recovery, Nanos limit = 10'000'000'000ull) {
+                         transport::Recovery recovery, Nanos limit = 10'000'000'000ull,
+                         bool dcqcn = false) {
   v1::TraceHeader header;
   header.set_world_size(4);
   auto* comm = header.add_communicators();
@@ -116,6 +125,7 @@ TwoHostRun run_two_hosts(FakeWire& wire, const std::vector<v1::Op>& per_rank_tem
   config.qp.recovery = recovery;
   config.qp.mtu = 1024;
   config.qp.timeout_exponent = 10;  // 4 ms
+  config.dcqcn.enabled = dcqcn;
 
   const auto mac_a = *wire::MacAddress::parse("02:00:00:00:00:0a");
   const auto mac_b = *wire::MacAddress::parse("02:00:00:00:00:0b");
@@ -221,6 +231,24 @@ TEST_P(EngineTest, BlackholeFailsTheJobWithNcclsError) {
   EXPECT_TRUE(any_failed);
   // 8 attempts of 4.096 us * 2^10 each before giving up.
   EXPECT_GE(run.end, 8 * 4096ull * 1024);
+}
+
+TEST(EngineDcqcnTest, CongestionMarksSlowTheSendersOnlyWithDcqcn) {
+  const uint64_t bytes = 4 << 20;
+  FakeWire plain;
+  plain.mark_ce = true;
+  const auto without = run_two_hosts(plain, {all_reduce(bytes)}, transport::Recovery::kGoBackN,
+                                     10'000'000'000ull, false);
+  FakeWire controlled;
+  controlled.mark_ce = true;
+  const auto with = run_two_hosts(controlled, {all_reduce(bytes)}, transport::Recovery::kGoBackN,
+                                  10'000'000'000ull, true);
+  ASSERT_TRUE(without.failure.empty()) << without.failure;
+  ASSERT_TRUE(with.failure.empty()) << with.failure;
+  // Receivers answer CE marks with CNPs either way; only DCQCN senders slow down for them.
+  EXPECT_GT(without.a.responders.cnps_sent + without.b.responders.cnps_sent, 0u);
+  EXPECT_GT(with.a.requesters.cnps + with.b.requesters.cnps, 0u);
+  EXPECT_GT(with.end, 3 * without.end) << "with " << with.end << " without " << without.end;
 }
 
 INSTANTIATE_TEST_SUITE_P(Recoveries, EngineTest,
