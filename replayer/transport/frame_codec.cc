@@ -52,7 +52,35 @@ wire::RoceHeaders headers_for(const Packet& p, const FrameAddress& a) {
   return h;
 }
 
+// The seed of a packet's pattern: a SplitMix64 step over its QP and PSN.
+uint64_t pattern_seed(uint32_t qpn, uint32_t psn24) {
+  uint64_t z = (uint64_t{qpn} << 24 | psn24) + 0x9e3779b97f4a7c15ull;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+constexpr uint64_t kPatternStride = 0x9e3779b97f4a7c15ull;
+
 }  // namespace
+
+void fill_payload_pattern(std::span<uint8_t> payload, uint32_t qpn, uint32_t psn24) {
+  uint64_t word = pattern_seed(qpn, psn24);
+  size_t i = 0;
+  for (; i + 8 <= payload.size(); i += 8, word += kPatternStride) {
+    std::memcpy(payload.data() + i, &word, 8);
+  }
+  std::memcpy(payload.data() + i, &word, payload.size() - i);
+}
+
+bool payload_matches_pattern(std::span<const uint8_t> payload, uint32_t qpn, uint32_t psn24) {
+  uint64_t word = pattern_seed(qpn, psn24);
+  size_t i = 0;
+  for (; i + 8 <= payload.size(); i += 8, word += kPatternStride) {
+    if (std::memcmp(payload.data() + i, &word, 8) != 0) return false;
+  }
+  return std::memcmp(payload.data() + i, &word, payload.size() - i) == 0;
+}
 
 uint64_t unwrap_psn(uint32_t wire_psn, uint64_t reference) {
   constexpr int64_t kSpan = int64_t{1} << 24;
@@ -81,10 +109,8 @@ Result<size_t> encode_frame(std::span<uint8_t> out, const Packet& p, const Frame
                                             payload_buffer.size()));
       }
       if (fill_pattern) {
-        const auto psn24 = static_cast<uint32_t>(p.psn & wire::kMaxPsn);
-        for (size_t i = 0; i < p.payload_bytes; ++i) {
-          payload_buffer[i] = payload_pattern_byte(p.qpn, psn24, i);
-        }
+        fill_payload_pattern({payload_buffer.data(), p.payload_bytes}, p.qpn,
+                             static_cast<uint32_t>(p.psn & wire::kMaxPsn));
       } else {
         std::memset(payload_buffer.data(), 0, p.payload_bytes);
       }
@@ -131,14 +157,7 @@ Result<DecodedFrame> decode_frame(std::span<const uint8_t> frame, bool verify_pa
         p.message_tag = h.reth->virtual_address;
         p.message_bytes = h.reth->dma_length;
       }
-      if (verify_pattern) {
-        for (size_t i = 0; i < parsed->payload.size(); ++i) {
-          if (parsed->payload[i] != payload_pattern_byte(p.qpn, h.bth.psn, i)) {
-            d.pattern_ok = false;
-            break;
-          }
-        }
-      }
+      if (verify_pattern) d.pattern_ok = payload_matches_pattern(parsed->payload, p.qpn, h.bth.psn);
       return d;
     case wire::Opcode::kAcknowledge: {
       const uint8_t syndrome = h.aeth ? h.aeth->syndrome : 0xff;

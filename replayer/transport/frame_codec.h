@@ -26,12 +26,10 @@ struct FrameAddress {
   uint16_t udp_src_port = 0xc000;
 };
 
-// The payload byte at `offset` of the data packet with `psn` on QP `qpn`: every packet's payload
-// differs, so the receiver can prove each byte arrived where it belongs.
-inline uint8_t payload_pattern_byte(uint32_t qpn, uint32_t psn24, size_t offset) {
-  return static_cast<uint8_t>((qpn * 0x9e3779b1u) ^ (psn24 * 2654435761u) ^ (offset * 131u) ^
-                              (offset >> 8));
-}
+// The payload of the data packet with `psn` on QP `qpn`: 64-bit words that differ for every
+// packet and every position, so the receiver can prove each byte arrived where it belongs.
+void fill_payload_pattern(std::span<uint8_t> payload, uint32_t qpn, uint32_t psn24);
+bool payload_matches_pattern(std::span<const uint8_t> payload, uint32_t qpn, uint32_t psn24);
 
 // Writes the frame into `out`; the payload of data packets is the pattern, or zeros.
 Result<size_t> encode_frame(std::span<uint8_t> out, const Packet& p, const FrameAddress& address,

@@ -99,6 +99,21 @@ TEST(FrameCodecTest, AcksNaksAndCnps) {
   EXPECT_EQ(c.packet.qpn, 77u);
 }
 
+TEST(FrameCodecTest, PatternDiffersPerPacketAndPosition) {
+  std::array<uint8_t, 37> a{}, b{};  // an odd length exercises the tail
+  fill_payload_pattern(a, 1, 100);
+  fill_payload_pattern(b, 1, 101);
+  EXPECT_NE(a, b);
+  EXPECT_TRUE(payload_matches_pattern(a, 1, 100));
+  EXPECT_FALSE(payload_matches_pattern(a, 2, 100));
+  a[36] ^= 0x10;
+  EXPECT_FALSE(payload_matches_pattern(a, 1, 100));
+  std::array<uint8_t, 16> words{};
+  fill_payload_pattern(words, 3, 3);
+  EXPECT_NE(std::vector<uint8_t>(words.begin(), words.begin() + 8),
+            std::vector<uint8_t>(words.begin() + 8, words.end()));
+}
+
 TEST(FrameCodecTest, UnwrapsAcrossTheWrap) {
   const uint64_t ref = (uint64_t{1} << 24) - 3;  // just before the first wrap
   EXPECT_EQ(unwrap_psn(2, ref), (uint64_t{1} << 24) + 2);
