@@ -24,7 +24,8 @@ struct QpConfig {
   uint32_t timeout_exponent = 20;
   uint32_t retry_count = 7;
   double timeout_scale = 1.0;
-  // Selective repeat: resend a hole at most once per this many ns (about an RTT).
+  // Selective repeat: resend a hole at most once per this many ns, or per 1.5 measured RTTs if
+  // that is longer (NAKs caused by packets already in flight must not resend it again).
   Nanos sack_retransmit_guard_ns = 20'000;
 
   Nanos timeout_ns() const;

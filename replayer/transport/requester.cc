@@ -73,7 +73,14 @@ std::optional<Packet> Requester::next_packet(Nanos now) {
     ++next_psn_;
     highest_sent_ = std::max(highest_sent_, next_psn_);
   }
-  if (out->retransmission) ++counters_.retransmitted_packets;
+  if (out->retransmission) {
+    ++counters_.retransmitted_packets;
+    // Karn's rule: a resent packet's ACK cannot be told from the original's.
+    if (probe_psn_ && *probe_psn_ == out->psn) probe_psn_.reset();
+  } else if (!probe_psn_) {
+    probe_psn_ = out->psn;
+    probe_sent_at_ = now;
+  }
   if (nothing_outstanding) last_progress_ = now;  // the timer starts with the first packet out
   ++counters_.packets_sent;
   counters_.bytes_sent += out->payload_bytes;
@@ -84,6 +91,11 @@ void Requester::acknowledge_through(uint64_t psn_exclusive, Nanos now) {
   if (psn_exclusive <= acked_psn_) return;
   psn_exclusive = std::min(psn_exclusive, highest_sent_);
   acked_psn_ = psn_exclusive;
+  if (probe_psn_ && *probe_psn_ < acked_psn_) {
+    const double sample = static_cast<double>(now - probe_sent_at_);
+    smoothed_rtt_ns_ = smoothed_rtt_ns_ == 0 ? sample : 0.875 * smoothed_rtt_ns_ + 0.125 * sample;
+    probe_psn_.reset();
+  }
   last_progress_ = now;
   retries_left_ = config_.retry_count;  // progress resets the retry budget, as on a real HCA
   sacked_.erase(sacked_.begin(), sacked_.lower_bound(acked_psn_));
@@ -135,19 +147,38 @@ void Requester::on_response(const Packet& r, Nanos now) {
 void Requester::queue_resend(uint64_t psn, Nanos now) {
   if (psn < acked_psn_ || psn >= highest_sent_ || sacked_.count(psn)) return;
   auto it = last_resent_.find(psn);
-  if (it != last_resent_.end() && now < it->second + config_.sack_retransmit_guard_ns) return;
+  if (it != last_resent_.end() && now < it->second + resend_guard()) return;
   last_resent_[psn] = now;
   resend_.push_back(psn);
 }
 
+Nanos Requester::resend_guard() const {
+  return std::max(config_.sack_retransmit_guard_ns, static_cast<Nanos>(1.5 * smoothed_rtt_ns_));
+}
+
+std::optional<Nanos> Requester::hole_deadline() const {
+  if (config_.recovery != Recovery::kSelectiveRepeat) return std::nullopt;
+  auto it = last_resent_.find(acked_psn_);
+  if (it == last_resent_.end()) return std::nullopt;
+  return it->second + 2 * resend_guard();
+}
+
 std::optional<Nanos> Requester::timer_deadline() const {
   if (failed() || acked_psn_ >= highest_sent_) return std::nullopt;
-  return last_progress_ + config_.timeout_ns();
+  const Nanos timeout = last_progress_ + config_.timeout_ns();
+  const auto hole = hole_deadline();
+  return hole ? std::min(*hole, timeout) : timeout;
 }
 
 void Requester::on_timer(Nanos now) {
   auto deadline = timer_deadline();
   if (!deadline || now < *deadline) return;
+  if (auto hole = hole_deadline(); hole && now >= *hole &&
+                                   now < last_progress_ + config_.timeout_ns()) {
+    last_resent_.erase(acked_psn_);
+    queue_resend(acked_psn_, now);
+    return;
+  }
   ++counters_.timeouts;
   if (retries_left_ == 0) {
     failure_ = fmt::format(

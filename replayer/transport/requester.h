@@ -66,6 +66,8 @@ class Requester {
   // Why the QP failed, phrased as NCCL reports it.
   const std::string& failure() const { return failure_; }
   const RequesterCounters& counters() const { return counters_; }
+  // Smoothed round-trip time; 0 until measured.
+  Nanos smoothed_rtt_ns() const { return static_cast<Nanos>(smoothed_rtt_ns_); }
   const QpConfig& config() const { return config_; }
 
  private:
@@ -83,6 +85,10 @@ class Requester {
   void acknowledge_through(uint64_t psn_exclusive, Nanos now);
   // Selective repeat: queue `psn` for resending unless it was resent less than a guard ago.
   void queue_resend(uint64_t psn, Nanos now);
+  Nanos resend_guard() const;
+  // Selective repeat: when the oldest hole, already resent, is due to be resent again because
+  // nothing more arrived to NAK it (IRN's short timer; it does not use up NCCL's retries).
+  std::optional<Nanos> hole_deadline() const;
 
   uint32_t remote_qpn_;
   QpConfig config_;
@@ -98,6 +104,10 @@ class Requester {
   std::deque<uint64_t> resend_;
   std::map<uint64_t, Nanos> last_resent_;
   uint64_t inferred_through_ = 0;
+  // Round-trip time, sampled from one probe packet at a time (as TCP times one segment).
+  std::optional<uint64_t> probe_psn_;
+  Nanos probe_sent_at_ = 0;
+  double smoothed_rtt_ns_ = 0;
   Nanos last_progress_ = 0;
   uint32_t retries_left_;
   std::vector<MessageCompletion> completions_;
