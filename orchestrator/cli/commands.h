@@ -12,5 +12,6 @@ inline constexpr int kExitUsage = 2;    // bad arguments or bad input files
 inline constexpr int kExitFailed = 1;   // the work itself failed
 
 void add_plan_command(CLI::App& app);
+void add_testbed_command(CLI::App& app);
 
 }  // namespace collide::cli

@@ -26,6 +26,7 @@ int main(int argc, char** argv) {
   // Subcommands, one line per area (see commands.h).
   collide::cli::add_trace_commands(app);
   collide::cli::add_plan_command(app);
+  collide::cli::add_testbed_command(app);
 
   try {
     app.parse(argc, argv);

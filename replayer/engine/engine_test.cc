@@ -154,7 +154,10 @@ TwoHostRun run_two_hosts(FakeWire& wire, const std::vector<v1::Op>& per_rank_tem
 
   TwoHostRun out;
   while (!((*a)->finished() && (*b)->finished()) && wire.now < limit) {
-    const bool progress = (*a)->poll() | (*b)->poll();
+    // Both engines poll every round, whether or not the first made progress.
+    const bool progress_a = (*a)->poll();
+    const bool progress_b = (*b)->poll();
+    const bool progress = progress_a || progress_b;
     if (progress) continue;
     std::optional<Nanos> next = wire.next_arrival();
     for (auto* e : {a->get(), b->get()}) {

@@ -1,4 +1,4 @@
-#include "tests/support/command.h"
+#include "common/process.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -16,7 +16,7 @@
 
 extern char** environ;
 
-namespace collide::testing {
+namespace collide::process {
 namespace {
 
 // Starts argv with stdout (and, if asked, stderr) going to a new pipe; returns (pid, read end).
@@ -161,4 +161,4 @@ std::string ChildProcess::remaining_output() {
   return std::exchange(buffer_, {});
 }
 
-}  // namespace collide::testing
+}  // namespace collide::process

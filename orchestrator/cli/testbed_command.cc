@@ -1,0 +1,129 @@
+// `collide testbed up|down|show|list`: a virtual leaf-spine fabric of network namespaces.
+#include <iostream>
+#include <memory>
+#include <string>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "orchestrator/cli/commands.h"
+#include "orchestrator/testbed/virtual_testbed.h"
+
+namespace collide::cli {
+namespace {
+
+namespace tb = orchestrator::testbed;
+
+struct TestbedOptions {
+  v1::VirtualTestbedSpec spec;
+  uint32_t hosts = 2;
+  uint32_t nics = 1;
+  uint32_t leaves = 2;
+  uint32_t spines = 2;
+  double host_gbps = 0;
+  double fabric_gbps = 0;
+  uint32_t mtu = 0;
+  std::string name = "demo";
+  bool json = false;
+};
+
+[[noreturn]] void fail(int code, const std::string& message) {
+  std::cerr << "collide testbed: " << message << "\n";
+  throw CLI::RuntimeError(code);
+}
+
+v1::VirtualTestbedSpec spec_of(const TestbedOptions& o) {
+  v1::VirtualTestbedSpec s;
+  s.set_name(o.name);
+  s.set_hosts(o.hosts);
+  s.set_nics_per_host(o.nics);
+  s.set_leaves(o.leaves);
+  s.set_spines(o.spines);
+  s.set_host_link_gbps(o.host_gbps);
+  s.set_fabric_link_gbps(o.fabric_gbps);
+  s.set_mtu(o.mtu);
+  return s;
+}
+
+void print_plan(const tb::TestbedPlan& plan, bool json) {
+  if (json) {
+    nlohmann::json nics = nlohmann::json::array();
+    for (const tb::HostNic& n : plan.nics) {
+      nics.push_back({{"host", n.host}, {"nic", n.nic}, {"netns", n.netns}, {"ifname", n.ifname},
+                      {"mac", n.mac}, {"gateway_mac", n.gateway_mac},
+                      {"rank_subnet", n.rank_subnet}});
+    }
+    nlohmann::json namespaces = nlohmann::json::array();
+    for (const auto& ns : plan.namespaces) namespaces.push_back(ns.name);
+    std::cout << nlohmann::json{{"name", plan.name}, {"namespaces", namespaces}, {"nics", nics},
+                                {"links", plan.links.size()}}
+                     .dump(2)
+              << "\n";
+    return;
+  }
+  std::cout << fmt::format("testbed {}: {} namespaces, {} links\n", plan.name,
+                           plan.namespaces.size(), plan.links.size());
+  std::cout << fmt::format("{:<12} {:<7} {:<18} {:<18} {}\n", "host netns", "nic", "mac",
+                           "gateway mac", "rank subnet");
+  for (const tb::HostNic& n : plan.nics) {
+    std::cout << fmt::format("{:<12} {:<7} {:<18} {:<18} {}\n", n.netns, n.ifname, n.mac,
+                             n.gateway_mac, n.rank_subnet);
+  }
+}
+
+void add_spec_options(CLI::App* cmd, TestbedOptions& o) {
+  cmd->add_option("--name", o.name, "testbed name (1-6 lowercase letters/digits)")->capture_default_str();
+  cmd->add_option("--hosts", o.hosts, "hosts")->capture_default_str();
+  cmd->add_option("--nics", o.nics, "NICs (rails) per host")->capture_default_str();
+  cmd->add_option("--leaves", o.leaves, "leaf switches")->capture_default_str();
+  cmd->add_option("--spines", o.spines, "spine switches (0: one leaf only)")->capture_default_str();
+  cmd->add_option("--host-gbps", o.host_gbps, "shape host links to this rate (0: unshaped)");
+  cmd->add_option("--fabric-gbps", o.fabric_gbps, "shape leaf-spine links (0: unshaped)");
+  cmd->add_option("--mtu", o.mtu, "MTU of every link (default 1500)");
+  cmd->add_flag("--json", o.json, "print JSON");
+}
+
+}  // namespace
+
+void add_testbed_command(CLI::App& app) {
+  CLI::App* testbed = app.add_subcommand(
+      "testbed", "A virtual leaf-spine fabric: hosts and switches as network namespaces");
+  testbed->require_subcommand(1);
+
+  auto up = std::make_shared<TestbedOptions>();
+  CLI::App* up_cmd = testbed->add_subcommand("up", "Build a testbed and leave it running");
+  add_spec_options(up_cmd, *up);
+  up_cmd->callback([up] {
+    auto plan = tb::plan_testbed(spec_of(*up));
+    if (!plan.ok()) fail(kExitUsage, plan.status().message());
+    auto built = tb::VirtualTestbed::create(*plan);
+    if (!built.ok()) fail(kExitFailed, built.status().message());
+    (*built)->keep();
+    print_plan((*built)->plan(), up->json);
+  });
+
+  auto show = std::make_shared<TestbedOptions>();
+  CLI::App* show_cmd = testbed->add_subcommand("show", "Print a testbed's plan (hosts, MACs, subnets)");
+  add_spec_options(show_cmd, *show);
+  show_cmd->callback([show] {
+    auto plan = tb::plan_testbed(spec_of(*show));
+    if (!plan.ok()) fail(kExitUsage, plan.status().message());
+    print_plan(*plan, show->json);
+  });
+
+  auto down_name = std::make_shared<std::string>();
+  CLI::App* down = testbed->add_subcommand("down", "Remove a testbed (also a crashed run's)");
+  down->add_option("name", *down_name, "testbed name")->required();
+  down->callback([down_name] {
+    if (Status s = tb::remove_testbed(*down_name); !s.ok()) fail(kExitFailed, s.message());
+  });
+
+  CLI::App* list = testbed->add_subcommand("list", "List the testbeds on this machine");
+  list->callback([] {
+    auto names = tb::list_testbeds();
+    if (!names.ok()) fail(kExitFailed, names.status().message());
+    for (const std::string& n : *names) std::cout << n << "\n";
+  });
+}
+
+}  // namespace collide::cli

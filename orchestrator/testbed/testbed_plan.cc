@@ -1,0 +1,126 @@
+#include "orchestrator/testbed/testbed_plan.h"
+
+#include <map>
+#include <regex>
+
+#include <fmt/format.h>
+
+namespace collide::orchestrator::testbed {
+namespace {
+
+constexpr uint32_t kMaxHosts = 255;
+constexpr uint32_t kMaxNics = 8;
+constexpr uint32_t kMaxSwitches = 64;
+constexpr uint32_t kLinkBase = (198u << 24) | (18u << 16);  // 198.18.0.0/16: /31 per link
+constexpr uint32_t kRankBase = (198u << 24) | (19u << 16);  // 198.19.0.0/16: /27 per host NIC
+
+std::string ip(uint32_t a) {
+  return fmt::format("{}.{}.{}.{}", a >> 24, (a >> 16) & 0xff, (a >> 8) & 0xff, a & 0xff);
+}
+
+// Locally administered MACs that say where they are: 02:c0:<namespace>:<namespace>:<port>:00.
+std::string mac_of(uint32_t ns_id, uint32_t port) {
+  return fmt::format("02:c0:{:02x}:{:02x}:{:02x}:00", (ns_id >> 8) & 0xff, ns_id & 0xff, port);
+}
+
+}  // namespace
+
+uint32_t rank_address(uint32_t host, uint32_t nic, uint32_t slot) {
+  return kRankBase | (host << 8) | (nic * 32 + slot + 1);
+}
+
+Status validate(const v1::VirtualTestbedSpec& s) {
+  static const std::regex kName("[a-z][a-z0-9]{0,5}");
+  if (!std::regex_match(s.name(), kName)) {
+    return invalid_argument(fmt::format(
+        "testbed name '{}': 1-6 lowercase letters or digits, starting with a letter (interface "
+        "names are short)", s.name()));
+  }
+  if (s.hosts() == 0 || s.hosts() > kMaxHosts) {
+    return invalid_argument(fmt::format("hosts: {} not in 1..{}", s.hosts(), kMaxHosts));
+  }
+  if (s.nics_per_host() == 0 || s.nics_per_host() > kMaxNics) {
+    return invalid_argument(fmt::format("nics_per_host: {} not in 1..{}", s.nics_per_host(), kMaxNics));
+  }
+  if (s.leaves() == 0 || s.leaves() > kMaxSwitches || s.spines() > kMaxSwitches) {
+    return invalid_argument(fmt::format("leaves {} / spines {}: want 1..{} leaves, 0..{} spines",
+                                        s.leaves(), s.spines(), kMaxSwitches, kMaxSwitches));
+  }
+  if (s.spines() == 0 && s.leaves() > 1) {
+    return invalid_argument("several leaves need spines to reach each other");
+  }
+  if (s.host_link_gbps() < 0 || s.fabric_link_gbps() < 0) return invalid_argument("negative link rate");
+  if (s.mtu() != 0 && (s.mtu() < 1280 || s.mtu() > 9000)) {
+    return invalid_argument(fmt::format("mtu {} not in 1280..9000", s.mtu()));
+  }
+  return {};
+}
+
+Result<TestbedPlan> plan_testbed(const v1::VirtualTestbedSpec& spec) {
+  COLLIDE_RETURN_IF_ERROR(validate(spec));
+  TestbedPlan plan;
+  plan.name = spec.name();
+  plan.mtu = spec.mtu() == 0 ? 1500 : spec.mtu();
+  auto ns_name = [&](const char* role, uint32_t i) { return fmt::format("{}-{}{}", spec.name(), role, i); };
+  const uint32_t hosts = spec.hosts();
+  const uint32_t leaves = spec.leaves();
+  const uint32_t spines = spec.spines();
+  // Namespace ids for MACs: hosts first, then leaves, then spines.
+  auto host_id = [](uint32_t h) { return h; };
+  auto leaf_id = [&](uint32_t l) { return hosts + l; };
+  auto spine_id = [&](uint32_t s) { return hosts + leaves + s; };
+  for (uint32_t h = 0; h < hosts; ++h) plan.namespaces.push_back({ns_name("h", h), Role::kHost, h});
+  for (uint32_t l = 0; l < leaves; ++l) plan.namespaces.push_back({ns_name("leaf", l), Role::kLeaf, l});
+  for (uint32_t s = 0; s < spines; ++s) plan.namespaces.push_back({ns_name("spine", s), Role::kSpine, s});
+
+  uint32_t next_link = 0;
+  auto link_addresses = [&](uint32_t& a, uint32_t& b) {
+    a = kLinkBase + 2 * next_link;
+    b = a + 1;
+    ++next_link;
+  };
+  std::vector<uint32_t> leaf_ports(leaves, 0);
+  // Leaf routes towards its hosts' rank subnets, collected for the spines too.
+  std::map<uint32_t, std::vector<std::string>> subnets_of_leaf;
+  for (uint32_t h = 0; h < hosts; ++h) {
+    for (uint32_t n = 0; n < spec.nics_per_host(); ++n) {
+      // Rail-aligned: NIC n of every host on the same leaf when there are enough leaves.
+      const uint32_t leaf = (h * spec.nics_per_host() + n) % leaves;
+      uint32_t host_ip, leaf_ip;
+      link_addresses(host_ip, leaf_ip);
+      const uint32_t port = leaf_ports[leaf]++;
+      PlannedLink link;
+      link.a = {ns_name("h", h), fmt::format("eth{}", n), mac_of(host_id(h), n), ip(host_ip) + "/31"};
+      link.b = {ns_name("leaf", leaf), fmt::format("p{}", port), mac_of(leaf_id(leaf), port),
+                ip(leaf_ip) + "/31"};
+      link.gbps = spec.host_link_gbps();
+      const std::string subnet = ip(rank_address(h, n, 0) - 1) + "/27";
+      plan.routes.push_back({link.b.netns, subnet, {ip(host_ip)}});
+      plan.neighbors.push_back({link.b.netns, ip(host_ip), link.a.mac, link.b.ifname});
+      plan.nics.push_back({h, n, link.a.netns, link.a.ifname, link.a.mac, link.b.mac, subnet});
+      subnets_of_leaf[leaf].push_back(subnet);
+      plan.links.push_back(std::move(link));
+    }
+  }
+  std::vector<std::vector<std::string>> leaf_uplinks(leaves);  // spine addresses seen by a leaf
+  for (uint32_t l = 0; l < leaves; ++l) {
+    for (uint32_t s = 0; s < spines; ++s) {
+      uint32_t leaf_ip, spine_ip;
+      link_addresses(leaf_ip, spine_ip);
+      PlannedLink link;
+      const uint32_t port = leaf_ports[l]++;
+      link.a = {ns_name("leaf", l), fmt::format("p{}", port), mac_of(leaf_id(l), port), ip(leaf_ip) + "/31"};
+      link.b = {ns_name("spine", s), fmt::format("p{}", l), mac_of(spine_id(s), l), ip(spine_ip) + "/31"};
+      link.gbps = spec.fabric_link_gbps();
+      leaf_uplinks[l].push_back(ip(spine_ip));
+      for (const std::string& subnet : subnets_of_leaf[l]) {
+        plan.routes.push_back({link.b.netns, subnet, {ip(leaf_ip)}});
+      }
+      plan.links.push_back(std::move(link));
+    }
+    if (spines > 0) plan.routes.push_back({ns_name("leaf", l), "198.19.0.0/16", leaf_uplinks[l]});
+  }
+  return plan;
+}
+
+}  // namespace collide::orchestrator::testbed

@@ -1,0 +1,81 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "collide/testbed.pb.h"
+#include "common/result.h"
+
+// What a virtual leaf-spine fabric consists of, worked out before anything is created: pure, so
+// addressing and routing are unit-tested without root.
+//
+// Addressing: every link is a /31 from 198.18.0.0/16 (RFC 2544's benchmarking range). Ranks get
+// addresses of their own, 198.19.<host>.<nic*32 + slot + 1>, one /27 per host NIC; leaves route
+// each NIC's /27 to it (with a permanent neighbour entry, because the NIC belongs to DPDK and
+// answers no ARP) and spread everything else over the spines (ECMP, L4 hash). MACs are fixed by
+// the plan, so frames can be addressed before the fabric exists.
+namespace collide::orchestrator::testbed {
+
+enum class Role { kHost, kLeaf, kSpine };
+
+struct PlannedNamespace {
+  std::string name;
+  Role role = Role::kHost;
+  uint32_t index = 0;
+};
+
+struct LinkEnd {
+  std::string netns;
+  std::string ifname;
+  std::string mac;
+  std::string address;  // "a.b.c.d/31"
+};
+
+struct PlannedLink {
+  LinkEnd a;  // the host side, or the leaf side of a leaf-spine link
+  LinkEnd b;
+  double gbps = 0;  // 0: unshaped
+};
+
+struct PlannedRoute {
+  std::string netns;
+  std::string prefix;
+  std::vector<std::string> via;  // next hops; more than one is ECMP
+};
+
+struct PlannedNeighbor {
+  std::string netns;
+  std::string ip;
+  std::string mac;
+  std::string dev;
+};
+
+// One NIC of one host: where a replay agent attaches and how it addresses frames.
+struct HostNic {
+  uint32_t host = 0;
+  uint32_t nic = 0;
+  std::string netns;
+  std::string ifname;
+  std::string mac;
+  std::string gateway_mac;  // the leaf port: every frame leaves towards it
+  std::string rank_subnet;  // "198.19.h.x/27"
+};
+
+struct TestbedPlan {
+  std::string name;
+  std::vector<PlannedNamespace> namespaces;
+  std::vector<PlannedLink> links;
+  std::vector<PlannedRoute> routes;
+  std::vector<PlannedNeighbor> neighbors;
+  std::vector<HostNic> nics;
+  uint32_t mtu = 1500;
+};
+
+Status validate(const v1::VirtualTestbedSpec& spec);
+Result<TestbedPlan> plan_testbed(const v1::VirtualTestbedSpec& spec);
+
+// The address of the `slot`-th rank (0..30) on NIC `nic` of `host` (host-order integer).
+uint32_t rank_address(uint32_t host, uint32_t nic, uint32_t slot);
+
+}  // namespace collide::orchestrator::testbed

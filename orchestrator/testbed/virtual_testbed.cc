@@ -1,0 +1,169 @@
+#include "orchestrator/testbed/virtual_testbed.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "common/logging.h"
+#include "common/process.h"
+
+namespace collide::orchestrator::testbed {
+namespace {
+
+using process::run_checked;
+using process::run_command;
+
+std::string tbf_args(double gbps) {
+  // A burst of ~1 ms at the rate keeps the shaper accurate at veth speeds.
+  const auto rate_mbit = static_cast<uint64_t>(gbps * 1000);
+  const uint64_t burst = std::max<uint64_t>(static_cast<uint64_t>(gbps * 1e9 / 8 / 1000), 64 * 1024);
+  return fmt::format("rate {}mbit burst {} latency 20ms", rate_mbit, burst);
+}
+
+// Runs `ip -batch` in one namespace: one process for all of its addresses, links and routes.
+Status ip_batch(const std::string& netns, const std::vector<std::string>& lines) {
+  if (lines.empty()) return {};
+  const std::string path = fmt::format("{}/collide-ip-batch-{}-{}",
+                                       std::filesystem::temp_directory_path().string(), getpid(),
+                                       netns);
+  {
+    std::ofstream out(path);
+    for (const std::string& l : lines) out << l << "\n";
+  }
+  Status s = run_checked({"ip", "-n", netns, "-batch", path});
+  std::filesystem::remove(path);
+  return s.with_context(fmt::format("configuring namespace {}", netns));
+}
+
+}  // namespace
+
+Result<std::unique_ptr<VirtualTestbed>> VirtualTestbed::create(TestbedPlan plan) {
+  std::unique_ptr<VirtualTestbed> tb(new VirtualTestbed(std::move(plan)));
+  if (Status s = tb->build(); !s.ok()) return s;  // the destructor removes what was made
+  return tb;
+}
+
+Status VirtualTestbed::build() {
+  auto log = logging::get("testbed");
+  auto existing = list_testbeds();
+  if (existing.ok()) {
+    for (const std::string& n : *existing) {
+      if (n == plan_.name) {
+        return failed_precondition(fmt::format(
+            "testbed {} already exists (remove it with `collide testbed down {}`)", n, n));
+      }
+    }
+  }
+  for (const PlannedNamespace& ns : plan_.namespaces) {
+    COLLIDE_RETURN_IF_ERROR(run_checked({"ip", "netns", "add", ns.name}));
+    created_.push_back(ns.name);
+    std::vector<std::string> args = {"ip", "netns", "exec", ns.name, "sysctl", "-qw",
+                                     "net.ipv6.conf.all.disable_ipv6=1",
+                                     "net.ipv6.conf.default.disable_ipv6=1"};
+    if (ns.role != Role::kHost) {
+      for (const char* s : {"net.ipv4.ip_forward=1", "net.ipv4.fib_multipath_hash_policy=1",
+                            "net.ipv4.conf.all.rp_filter=0", "net.ipv4.conf.default.rp_filter=0"}) {
+        args.push_back(s);
+      }
+    }
+    COLLIDE_RETURN_IF_ERROR(run_checked(args));
+  }
+  const std::string mtu = std::to_string(plan_.mtu);
+  std::map<std::string, std::vector<std::string>> batch;
+  for (const PlannedLink& l : plan_.links) {
+    COLLIDE_RETURN_IF_ERROR(run_checked({"ip", "link", "add", l.a.ifname, "netns", l.a.netns,
+                                         "address", l.a.mac, "mtu", mtu, "type", "veth", "peer",
+                                         "name", l.b.ifname, "netns", l.b.netns, "address",
+                                         l.b.mac, "mtu", mtu}));
+    for (const LinkEnd* e : {&l.a, &l.b}) {
+      batch[e->netns].push_back(fmt::format("addr add {} dev {}", e->address, e->ifname));
+      batch[e->netns].push_back(fmt::format("link set {} up", e->ifname));
+    }
+  }
+  for (const PlannedNamespace& ns : plan_.namespaces) batch[ns.name].push_back("link set lo up");
+  for (const PlannedNeighbor& n : plan_.neighbors) {
+    batch[n.netns].push_back(fmt::format("neigh replace {} lladdr {} dev {} nud permanent", n.ip,
+                                         n.mac, n.dev));
+  }
+  // Routes last: their next hops must be on links that are up.
+  std::map<std::string, std::vector<std::string>> routes;
+  for (const PlannedRoute& r : plan_.routes) {
+    std::string line = "route replace " + r.prefix;
+    if (r.via.size() == 1) {
+      line += " via " + r.via[0];
+    } else {
+      for (const std::string& v : r.via) line += " nexthop via " + v;
+    }
+    routes[r.netns].push_back(line);
+  }
+  for (const auto& [netns, lines] : batch) COLLIDE_RETURN_IF_ERROR(ip_batch(netns, lines));
+  for (const auto& [netns, lines] : routes) COLLIDE_RETURN_IF_ERROR(ip_batch(netns, lines));
+  for (const PlannedLink& l : plan_.links) {
+    for (const LinkEnd* e : {&l.a, &l.b}) {
+      COLLIDE_RETURN_IF_ERROR(run_checked({"ip", "netns", "exec", e->netns, "ethtool", "-K",
+                                           e->ifname, "tso", "off", "gso", "off", "gro", "off",
+                                           "tx", "off", "rx", "off"}));
+      if (l.gbps > 0) {
+        std::vector<std::string> tc = {"tc", "-n", e->netns, "qdisc", "replace", "dev",
+                                       e->ifname, "root", "tbf"};
+        std::istringstream words(tbf_args(l.gbps));
+        for (std::string w; words >> w;) tc.push_back(w);
+        COLLIDE_RETURN_IF_ERROR(run_checked(tc));
+      }
+    }
+  }
+  log->info("testbed {} up: {} namespaces, {} links", plan_.name, plan_.namespaces.size(),
+            plan_.links.size());
+  return {};
+}
+
+VirtualTestbed::~VirtualTestbed() {
+  if (keep_) return;
+  // Deleting a namespace deletes its veth ends, and with them their peers.
+  for (auto it = created_.rbegin(); it != created_.rend(); ++it) {
+    (void)run_command({"ip", "netns", "del", *it});
+  }
+}
+
+Result<std::vector<std::string>> list_testbeds() {
+  auto out = run_command({"ip", "netns", "list"});
+  if (!out.ok()) return out.status();
+  std::set<std::string> names;
+  std::istringstream lines(out->output);
+  for (std::string line; std::getline(lines, line);) {
+    const std::string ns = line.substr(0, line.find(' '));
+    // "<name>-h0", "<name>-leaf1", "<name>-spine0"
+    const auto dash = ns.rfind('-');
+    if (dash == std::string::npos) continue;
+    const std::string role = ns.substr(dash + 1);
+    if (role.rfind("h", 0) == 0 || role.rfind("leaf", 0) == 0 || role.rfind("spine", 0) == 0) {
+      names.insert(ns.substr(0, dash));
+    }
+  }
+  return std::vector<std::string>(names.begin(), names.end());
+}
+
+Status remove_testbed(const std::string& name) {
+  auto out = run_command({"ip", "netns", "list"});
+  if (!out.ok()) return out.status();
+  std::istringstream lines(out->output);
+  int removed = 0;
+  for (std::string line; std::getline(lines, line);) {
+    const std::string ns = line.substr(0, line.find(' '));
+    if (ns.rfind(name + "-", 0) == 0) {
+      COLLIDE_RETURN_IF_ERROR(run_checked({"ip", "netns", "del", ns}));
+      ++removed;
+    }
+  }
+  if (removed == 0) return not_found(fmt::format("no testbed named {}", name));
+  return {};
+}
+
+}  // namespace collide::orchestrator::testbed

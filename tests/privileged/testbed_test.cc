@@ -1,0 +1,82 @@
+// The virtual fabric for real: a leaf-spine testbed is built, carries traffic between the rank
+// addresses of two hosts across the spines, and leaves nothing behind.
+#include <gtest/gtest.h>
+
+#include "common/process.h"
+#include "orchestrator/testbed/virtual_testbed.h"
+#include "tests/support/privileged.h"
+
+namespace collide::orchestrator::testbed {
+namespace {
+
+using process::run_checked;
+using process::run_command;
+
+v1::VirtualTestbedSpec small_fabric() {
+  v1::VirtualTestbedSpec s;
+  s.set_name("cltb");
+  s.set_hosts(2);
+  s.set_nics_per_host(1);
+  s.set_leaves(2);
+  s.set_spines(2);
+  return s;
+}
+
+std::string ip_string(uint32_t a) {
+  return std::to_string(a >> 24) + "." + std::to_string((a >> 16) & 0xff) + "." +
+         std::to_string((a >> 8) & 0xff) + "." + std::to_string(a & 0xff);
+}
+
+TEST(VirtualTestbedTest, RoutesRankAddressesAcrossTheSpinesAndCleansUp) {
+  COLLIDE_REQUIRE(testing::missing_netns());
+  COLLIDE_REQUIRE(testing::missing_tool("ethtool"));
+  COLLIDE_REQUIRE(testing::missing_tool("ping"));
+  (void)remove_testbed("cltb");  // a crashed earlier run's leftovers
+  auto plan = plan_testbed(small_fabric());
+  ASSERT_TRUE(plan.ok());
+  {
+    auto tb = VirtualTestbed::create(*plan);
+    ASSERT_TRUE(tb.ok()) << tb.status().to_string();
+    auto listed = list_testbeds();
+    ASSERT_TRUE(listed.ok());
+    EXPECT_NE(std::find(listed->begin(), listed->end(), "cltb"), listed->end());
+
+    // Give each host's kernel its first rank address so ping can stand in for the replayer:
+    // the hosts reach each other only through leaf -> spine -> leaf.
+    for (const HostNic& nic : (*tb)->plan().nics) {
+      const std::string rank_ip = ip_string(rank_address(nic.host, nic.nic, 0));
+      std::string gateway;
+      for (const PlannedLink& l : (*tb)->plan().links) {
+        if (l.a.mac == nic.mac) gateway = l.b.address.substr(0, l.b.address.find('/'));
+      }
+      ASSERT_TRUE(run_checked({"ip", "-n", nic.netns, "addr", "add", rank_ip + "/32", "dev", nic.ifname}).ok());
+      ASSERT_TRUE(run_checked({"ip", "-n", nic.netns, "route", "add", "198.19.0.0/16", "via", gateway,
+                               "src", rank_ip}).ok());
+    }
+    auto ping = run_command({"ip", "netns", "exec", "cltb-h0", "ping", "-c", "3", "-i", "0.2", "-W",
+                             "2", ip_string(rank_address(1, 0, 0))});
+    ASSERT_TRUE(ping.ok());
+    EXPECT_EQ(ping->exit_code, 0) << ping->output;
+    EXPECT_NE(ping->output.find("ttl=61"), std::string::npos)  // three routers: leaf, spine, leaf
+        << ping->output;
+  }
+  auto after = list_testbeds();
+  ASSERT_TRUE(after.ok());
+  EXPECT_EQ(std::find(after->begin(), after->end(), "cltb"), after->end());
+  EXPECT_EQ(remove_testbed("cltb").code(), StatusCode::kNotFound);
+}
+
+TEST(VirtualTestbedTest, RefusesASecondTestbedOfTheSameName) {
+  COLLIDE_REQUIRE(testing::missing_netns());
+  COLLIDE_REQUIRE(testing::missing_tool("ethtool"));
+  (void)remove_testbed("cltb");
+  auto plan = plan_testbed(small_fabric());
+  auto first = VirtualTestbed::create(*plan);
+  ASSERT_TRUE(first.ok()) << first.status().to_string();
+  auto second = VirtualTestbed::create(*plan);
+  ASSERT_FALSE(second.ok());
+  EXPECT_NE(second.status().message().find("already exists"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace collide::orchestrator::testbed
