@@ -1,0 +1,75 @@
+// `collide plan` through the real binary: a small trace in, tables and JSON out.
+#include <unistd.h>
+
+#include <filesystem>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "common/process.h"
+#include "traces/trace_io.h"
+
+namespace collide {
+namespace {
+
+class PlanCommandTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    path_ = (std::filesystem::temp_directory_path() /
+             ("collide-plan-" + std::to_string(getpid()) + ".trace")).string();
+    v1::TraceHeader h;
+    h.set_world_size(16);
+    auto* comm = h.add_communicators();
+    comm->set_id("world");
+    for (uint32_t r = 0; r < 16; ++r) comm->add_ranks(r);
+    auto writer = traces::TraceWriter::create(path_, h);
+    ASSERT_TRUE(writer.ok());
+    for (uint32_t r = 0; r < 16; ++r) {
+      v1::Op op;
+      op.set_rank(r);
+      op.set_kind(v1::OP_KIND_ALL_REDUCE);
+      op.set_comm("world");
+      op.set_bytes(16 << 20);
+      ASSERT_TRUE((*writer)->write(op).ok());
+    }
+    ASSERT_TRUE((*writer)->close().ok());
+  }
+  void TearDown() override { std::filesystem::remove(path_); }
+  std::string path_;
+};
+
+TEST_F(PlanCommandTest, JsonAccountsHostPairsOfARingAllReduce) {
+  auto out = process::run_command({COLLIDE_BIN, "plan", path_, "--ranks-per-host=8", "--json"});
+  ASSERT_TRUE(out.ok());
+  ASSERT_EQ(out->exit_code, 0) << out->output;
+  const auto j = nlohmann::json::parse(out->output);
+  // 16 ranks on 2 hosts: per channel the ring crosses each way once; the crossing rank sends
+  // 2(n-1)/n of its channel's share.
+  const uint64_t per_crossing = 2 * 15 * ((16u << 20) / 16);
+  EXPECT_EQ(j["total_network_bytes"].get<uint64_t>(), 2 * per_crossing);
+  ASSERT_EQ(j["host_pairs"].size(), 2u);
+  EXPECT_EQ(j["host_pairs"][0]["bytes"].get<uint64_t>(), per_crossing);
+  EXPECT_EQ(j["ranks"].size(), 16u);
+}
+
+TEST_F(PlanCommandTest, TableAndPerOpLines) {
+  auto out = process::run_command({COLLIDE_BIN, "plan", path_, "--ops", "--rank=3"});
+  ASSERT_TRUE(out.ok());
+  ASSERT_EQ(out->exit_code, 0) << out->output;
+  EXPECT_NE(out->output.find("all_reduce"), std::string::npos);
+  EXPECT_NE(out->output.find("Per host pair"), std::string::npos);
+  EXPECT_NE(out->output.find("1.875"), std::string::npos);  // busbw factor 2(n-1)/n
+}
+
+TEST_F(PlanCommandTest, BadInputIsAClearError) {
+  auto missing = process::run_command({COLLIDE_BIN, "plan", "/nonexistent.trace"});
+  ASSERT_TRUE(missing.ok());
+  EXPECT_EQ(missing->exit_code, 2);
+  EXPECT_NE(missing->output.find("/nonexistent.trace"), std::string::npos);
+  auto bad_option = process::run_command({COLLIDE_BIN, "plan", path_, "--channels=0"});
+  ASSERT_TRUE(bad_option.ok());
+  EXPECT_NE(bad_option->exit_code, 0);
+}
+
+}  // namespace
+}  // namespace collide
