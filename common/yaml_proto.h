@@ -1,0 +1,21 @@
+#pragma once
+
+#include <string>
+
+#include <google/protobuf/message.h>
+
+#include "common/result.h"
+
+// Configs are YAML for people and protobuf messages for code. This maps a YAML document onto any
+// message by its descriptor: mappings to messages (keys are field names), sequences to repeated
+// fields, scalars to numbers, booleans, strings and enums (by value name, with or without the
+// enum's prefix, any case). Sizes and durations may carry units: "4KiB", "1.5GB", "10ms", "2s".
+// Every error names the file, the field path and the line, and nothing is half-filled: on error
+// the message is left as it was.
+namespace collide::config {
+
+Status parse_yaml_file(const std::string& path, google::protobuf::Message& message);
+Status parse_yaml_string(const std::string& text, const std::string& source_name,
+                         google::protobuf::Message& message);
+
+}  // namespace collide::config

@@ -1,0 +1,82 @@
+#include "common/yaml_proto.h"
+
+#include <gtest/gtest.h>
+
+#include "collide/port.pb.h"
+#include "collide/testbed.pb.h"
+#include "collide/trace.pb.h"
+
+namespace collide::config {
+namespace {
+
+TEST(YamlProtoTest, FillsScalarsListsMapsEnumsAndNestedMessages) {
+  v1::TraceHeader h;
+  const Status s = parse_yaml_string(R"(
+source_format: nccl-log
+world_size: 4
+source_files: [a.log, b.log]
+metadata:
+  model: llama3-70b
+  tp: "8"
+communicators:
+  - id: world
+    ranks: [0, 1, 2, 3]
+    rings:
+      - {channel: 0, ranks: [0, 2, 1, 3]}
+)", "test.yaml", h);
+  ASSERT_TRUE(s.ok()) << s.to_string();
+  EXPECT_EQ(h.source_format(), v1::SOURCE_FORMAT_NCCL_LOG);
+  EXPECT_EQ(h.world_size(), 4u);
+  EXPECT_EQ(h.source_files_size(), 2);
+  EXPECT_EQ(h.metadata().at("model"), "llama3-70b");
+  ASSERT_EQ(h.communicators_size(), 1);
+  EXPECT_EQ(h.communicators(0).rings(0).ranks(1), 2u);
+}
+
+TEST(YamlProtoTest, UnitsFollowTheFieldName) {
+  v1::Op op;
+  const Status s = parse_yaml_string(R"(
+peer_bytes: [4KiB, 1.5GB, 12]
+compute_before_ns: 10ms
+enqueue_time_ns: 250us
+)", "units.yaml", op);
+  ASSERT_TRUE(s.ok()) << s.to_string();
+  EXPECT_EQ(op.peer_bytes(0), 4096u);
+  EXPECT_EQ(op.peer_bytes(1), 1500000000u);
+  EXPECT_EQ(op.peer_bytes(2), 12u);
+  EXPECT_EQ(op.compute_before_ns(), 10000000u);
+  EXPECT_EQ(op.enqueue_time_ns(), 250000u);
+  v1::VirtualTestbedSpec t;
+  EXPECT_FALSE(parse_yaml_string("hosts: 4KiB", "u.yaml", t).ok()) << "no size units on a count";
+}
+
+TEST(YamlProtoTest, ErrorsNameFileLineAndFieldAndChangeNothing) {
+  v1::VirtualTestbedSpec t;
+  t.set_hosts(7);
+  Status s = parse_yaml_string("name: demo\nhosts: 2\nleafs: 2\n", "fabric.yaml", t);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("fabric.yaml:3: leafs: unknown field"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("leaves"), std::string::npos) << "lists the known fields";
+  EXPECT_EQ(t.hosts(), 7u) << "nothing half-filled";
+
+  s = parse_yaml_string("name: demo\nhosts: two\n", "fabric.yaml", t);
+  EXPECT_NE(s.message().find("fabric.yaml:2: hosts: 'two' is not a number"), std::string::npos)
+      << s.message();
+  s = parse_yaml_string("hosts: -1\n", "f.yaml", t);
+  EXPECT_NE(s.message().find("out of range"), std::string::npos) << s.message();
+  s = parse_yaml_string("hosts: [1, 2]\n", "f.yaml", t);
+  EXPECT_NE(s.message().find("expected a single value"), std::string::npos) << s.message();
+  s = parse_yaml_string("hosts: 2\n  bad indent: [\n", "f.yaml", t);
+  EXPECT_NE(s.message().find("not valid YAML"), std::string::npos) << s.message();
+
+  v1::TraceHeader h;
+  s = parse_yaml_string("source_format: csv\n", "h.yaml", h);
+  EXPECT_NE(s.message().find("'csv' is not one of"), std::string::npos) << s.message();
+  v1::DpdkPortConfig p;
+  s = parse_yaml_string("promiscuous: maybe\n", "p.yaml", p);
+  EXPECT_NE(s.message().find("not true or false"), std::string::npos) << s.message();
+  EXPECT_EQ(parse_yaml_file("/nonexistent.yaml", p).code(), StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace collide::config
