@@ -23,6 +23,7 @@ using google::protobuf::Reflection;
 
 struct Context {
   std::string source;
+  FieldLines* lines = nullptr;
 };
 
 Status error_at(const Context& ctx, const YAML::Node& node, const std::string& path,
@@ -97,6 +98,7 @@ Status fill_message(const Context& ctx, const YAML::Node& node, const std::strin
   for (const auto& entry : node) {
     const std::string key = entry.first.as<std::string>();
     const std::string field_path = path.empty() ? key : path + "." + key;
+    if (ctx.lines != nullptr) (*ctx.lines)[field_path] = entry.first.Mark().line + 1;
     const FieldDescriptor* f = desc->FindFieldByName(key);
     if (f == nullptr) {
       std::string known;
@@ -254,8 +256,8 @@ Status parse_node(const YAML::Node& root, const Context& ctx, Message& message) 
 }  // namespace
 
 Status parse_yaml_string(const std::string& text, const std::string& source_name,
-                         google::protobuf::Message& message) {
-  const Context ctx{source_name};
+                         google::protobuf::Message& message, FieldLines* lines) {
+  const Context ctx{source_name, lines};
   try {
     return parse_node(YAML::Load(text), ctx, message);
   } catch (const YAML::Exception& e) {
@@ -264,8 +266,9 @@ Status parse_yaml_string(const std::string& text, const std::string& source_name
   }
 }
 
-Status parse_yaml_file(const std::string& path, google::protobuf::Message& message) {
-  const Context ctx{path};
+Status parse_yaml_file(const std::string& path, google::protobuf::Message& message,
+                       FieldLines* lines) {
+  const Context ctx{path, lines};
   try {
     return parse_node(YAML::LoadFile(path), ctx, message);
   } catch (const YAML::BadFile&) {

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <map>
 #include <string>
 
 #include <google/protobuf/message.h>
@@ -14,8 +15,13 @@
 // the message is left as it was.
 namespace collide::config {
 
-Status parse_yaml_file(const std::string& path, google::protobuf::Message& message);
+// Where each field came from: "faults[1].probability" -> line 12, so that checks made after
+// parsing can still point at the line.
+using FieldLines = std::map<std::string, int>;
+
+Status parse_yaml_file(const std::string& path, google::protobuf::Message& message,
+                       FieldLines* lines = nullptr);
 Status parse_yaml_string(const std::string& text, const std::string& source_name,
-                         google::protobuf::Message& message);
+                         google::protobuf::Message& message, FieldLines* lines = nullptr);
 
 }  // namespace collide::config

@@ -33,6 +33,15 @@ communicators:
   EXPECT_EQ(h.communicators(0).rings(0).ranks(1), 2u);
 }
 
+TEST(YamlProtoTest, RecordsTheLineOfEveryField) {
+  v1::TraceHeader h;
+  FieldLines lines;
+  ASSERT_TRUE(parse_yaml_string("world_size: 2\ncommunicators:\n  - id: a\n    ranks: [0, 1]\n",
+                                "l.yaml", h, &lines).ok());
+  EXPECT_EQ(lines.at("world_size"), 1);
+  EXPECT_EQ(lines.at("communicators[0].ranks"), 4);
+}
+
 TEST(YamlProtoTest, UnitsFollowTheFieldName) {
   v1::Op op;
   const Status s = parse_yaml_string(R"(

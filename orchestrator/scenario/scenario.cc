@@ -1,0 +1,157 @@
+#include "orchestrator/scenario/scenario.h"
+
+#include <set>
+
+#include <fmt/format.h>
+
+#include "common/yaml_proto.h"
+#include "orchestrator/testbed/testbed_plan.h"
+
+namespace collide::orchestrator {
+namespace {
+
+class Checker {
+ public:
+  Checker(std::string source, const config::FieldLines* lines)
+      : source_(std::move(source)), lines_(lines) {}
+
+  Status error(const std::string& field, const std::string& what) const {
+    int line = 0;
+    if (lines_ != nullptr) {
+      // The field itself, or the nearest enclosing one that was written down.
+      for (std::string f = field; !f.empty(); f = f.substr(0, f.find_last_of(".["))) {
+        if (auto it = lines_->find(f); it != lines_->end()) {
+          line = it->second;
+          break;
+        }
+        if (f.find_last_of(".[") == std::string::npos) break;
+      }
+    }
+    return invalid_argument(fmt::format("{}:{}: {}: {}", source_, line > 0 ? std::to_string(line) : "?",
+                                        field, what));
+  }
+
+ private:
+  std::string source_;
+  const config::FieldLines* lines_;
+};
+
+void apply_defaults(v1::Scenario& s) {
+  v1::Testbed& t = *s.mutable_testbed();
+  if (t.ranks_per_host() == 0) t.set_ranks_per_host(2);
+  if (t.port().empty()) t.set_port("af_xdp");
+  if (t.agents_size() == 0) {
+    v1::VirtualTestbedSpec& v = *t.mutable_virtual_();
+    if (v.name().empty()) v.set_name("demo");
+    if (v.hosts() == 0) v.set_hosts(2);
+    if (v.nics_per_host() == 0) v.set_nics_per_host(1);
+    if (v.leaves() == 0) v.set_leaves(v.spines() == 0 ? 1 : 2);
+  }
+  if (s.workload().iterations() == 0) s.mutable_workload()->set_iterations(1);
+  if (s.workload().bytes_scale() == 0) s.mutable_workload()->set_bytes_scale(1);
+  if (s.runs().repetitions() == 0) s.mutable_runs()->set_repetitions(1);
+  if (s.outputs().directory().empty()) {
+    s.mutable_outputs()->set_directory("collide-results/" + s.name());
+  }
+}
+
+Status check(const v1::Scenario& s, const Checker& c) {
+  if (s.name().empty()) return c.error("name", "a scenario needs a name");
+  const v1::Testbed& t = s.testbed();
+  const bool virtual_bed = t.agents_size() == 0;
+  if (!virtual_bed && t.has_virtual_()) {
+    return c.error("testbed", "give either a virtual testbed or agents, not both");
+  }
+  std::set<std::string> links;
+  uint32_t hosts = 0;
+  if (virtual_bed) {
+    if (Status v = testbed::validate(t.virtual_()); !v.ok()) return c.error("testbed.virtual", v.message());
+    hosts = t.virtual_().hosts();
+    for (uint32_t l = 0; l < t.virtual_().leaves(); ++l) {
+      for (uint32_t sp = 0; sp < t.virtual_().spines(); ++sp) {
+        links.insert(fmt::format("leaf{}-spine{}", l, sp));
+      }
+    }
+  } else {
+    hosts = static_cast<uint32_t>(t.agents_size());
+    for (int i = 0; i < t.agents_size(); ++i) {
+      if (t.agents(i).address().empty()) {
+        return c.error(fmt::format("testbed.agents[{}].address", i), "an agent needs an address");
+      }
+    }
+  }
+  for (uint32_t h = 0; h < hosts; ++h) links.insert(fmt::format("h{}", h));
+  if (t.port() != "af_xdp" && t.port() != "af_packet") {
+    return c.error("testbed.port", fmt::format("'{}' is not af_xdp or af_packet", t.port()));
+  }
+  const v1::Workload& w = s.workload();
+  if (w.trace().empty() == w.synth_model().empty()) {
+    return c.error("workload", "give exactly one of trace or synth_model");
+  }
+  if (w.bytes_scale() < 0) return c.error("workload.bytes_scale", "must be positive");
+  std::set<std::string> fault_names;
+  for (int i = 0; i < s.faults_size(); ++i) {
+    const v1::Fault& f = s.faults(i);
+    const std::string at = fmt::format("faults[{}]", i);
+    if (f.name().empty()) return c.error(at + ".name", "every fault needs a name");
+    if (!fault_names.insert(f.name()).second) {
+      return c.error(at + ".name", fmt::format("'{}' is used twice", f.name()));
+    }
+    if (f.kind() == v1::Fault::KIND_UNSPECIFIED) return c.error(at + ".kind", "missing");
+    const std::string link = f.link().substr(0, f.link().find('.'));
+    if (!links.count(link)) {
+      return c.error(at + ".link", fmt::format("no link '{}' in this testbed", f.link()));
+    }
+    if (f.probability() < 0 || f.probability() > 1) {
+      return c.error(at + ".probability", "must be within 0..1 (or 0%..100%)");
+    }
+    const bool needs_probability = f.kind() == v1::Fault::KIND_LOSS ||
+                                   f.kind() == v1::Fault::KIND_BURST_LOSS ||
+                                   f.kind() == v1::Fault::KIND_CORRUPT ||
+                                   f.kind() == v1::Fault::KIND_ECN_MARK;
+    if (needs_probability && f.probability() == 0) {
+      return c.error(at + ".probability", "this kind of fault needs a probability");
+    }
+    if (f.kind() == v1::Fault::KIND_BURST_LOSS && f.mean_burst() < 1) {
+      return c.error(at + ".mean_burst", "burst loss needs a mean burst of at least 1 packet");
+    }
+    if (f.kind() == v1::Fault::KIND_RATE_LIMIT && f.rate_gbps() <= 0) {
+      return c.error(at + ".rate_gbps", "a rate limit needs a positive rate");
+    }
+    if ((f.kind() == v1::Fault::KIND_LINK_FLAP || f.kind() == v1::Fault::KIND_BLACKHOLE) &&
+        f.duration_ns() == 0) {
+      return c.error(at + ".duration_ns", "a flap or blackhole needs a duration");
+    }
+  }
+  for (int i = 0; i < s.runs().variants_size(); ++i) {
+    const v1::Variant& v = s.runs().variants(i);
+    if (v.name().empty()) return c.error(fmt::format("runs.variants[{}].name", i), "missing");
+    for (int j = 0; j < v.faults_size(); ++j) {
+      if (!fault_names.count(v.faults(j))) {
+        return c.error(fmt::format("runs.variants[{}].faults[{}]", i, j),
+                       fmt::format("no fault named '{}'", v.faults(j)));
+      }
+    }
+  }
+  if (!s.runs().baseline() && s.runs().variants_size() == 0) {
+    return c.error("runs", "nothing to run: set baseline or add variants");
+  }
+  return {};
+}
+
+}  // namespace
+
+Status validate_scenario(const v1::Scenario& scenario, const std::string& source) {
+  return check(scenario, Checker(source, nullptr));
+}
+
+Result<v1::Scenario> load_scenario(const std::string& path) {
+  v1::Scenario scenario;
+  config::FieldLines lines;
+  COLLIDE_RETURN_IF_ERROR(config::parse_yaml_file(path, scenario, &lines));
+  apply_defaults(scenario);
+  COLLIDE_RETURN_IF_ERROR(check(scenario, Checker(path, &lines)));
+  return scenario;
+}
+
+}  // namespace collide::orchestrator
