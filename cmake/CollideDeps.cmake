@@ -7,6 +7,7 @@ find_package(fmt REQUIRED)
 find_package(CLI11 QUIET)
 find_package(ZLIB REQUIRED)
 find_package(Boost 1.74 REQUIRED)
+find_package(nlohmann_json REQUIRED)
 
 if(NOT TARGET CLI11::CLI11)
   find_path(CLI11_INCLUDE_DIR CLI/CLI.hpp REQUIRED)

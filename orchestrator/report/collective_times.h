@@ -1,0 +1,35 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "orchestrator/report/run_result.h"
+
+namespace collide::orchestrator::report {
+
+// One collective as the job saw it: all ranks of its communicator took part, and it was done
+// when the last of them finished. The k-th collective of a communicator is the same one on every
+// rank.
+struct CollectiveTime {
+  std::string comm;
+  uint64_t sequence = 0;  // k: its position among the communicator's collectives
+  v1::OpKind kind = v1::OP_KIND_UNSPECIFIED;
+  uint32_t comm_size = 0;
+  uint64_t bytes = 0;
+  uint32_t iteration = 0;
+  uint64_t start_ns = 0;  // the first rank's start
+  uint64_t end_ns = 0;    // the last rank's end
+  uint32_t ranks_seen = 0;
+  bool failed = false;
+
+  double seconds() const { return static_cast<double>(end_ns - start_ns) / 1e9; }
+};
+
+std::vector<CollectiveTime> collective_times(const RunResult& run);
+
+// Job completion time of the run, and of each iteration (index = iteration number).
+uint64_t job_completion_ns(const RunResult& run);
+std::vector<uint64_t> iteration_completion_ns(const RunResult& run);
+
+}  // namespace collide::orchestrator::report

@@ -1,0 +1,191 @@
+#include "orchestrator/report/html_report.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "traces/op_types.h"
+
+namespace collide::orchestrator::report {
+namespace {
+
+constexpr const char* kColors[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd",
+                                   "#8c564b", "#e377c2", "#17becf"};
+
+std::string escape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '&': out += "&amp;"; break;
+      case '"': out += "&quot;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+std::string color(size_t i) { return kColors[i % std::size(kColors)]; }
+
+// Empirical CDFs of collective completion time, one line per variant, log-scaled time axis.
+std::string cdf_svg(const Report& report) {
+  constexpr double kW = 760, kH = 320, kLeft = 60, kBottom = 40, kTop = 10, kRight = 20;
+  double lo = 1e300, hi = 0;
+  for (const VariantSummary& v : report.variants) {
+    for (double t : v.collective_us) {
+      lo = std::min(lo, std::max(t, 1.0));
+      hi = std::max(hi, t);
+    }
+  }
+  if (hi <= 0) return "<p>No completed collectives.</p>";
+  const double llo = std::floor(std::log10(lo)), lhi = std::ceil(std::log10(std::max(hi, lo * 10)));
+  auto x = [&](double t) {
+    return kLeft + (std::log10(std::max(t, 1.0)) - llo) / (lhi - llo) * (kW - kLeft - kRight);
+  };
+  auto y = [&](double f) { return kTop + (1 - f) * (kH - kTop - kBottom); };
+  std::string svg = fmt::format(
+      "<svg class=\"chart\" id=\"cdf\" viewBox=\"0 0 {} {}\" width=\"{}\" height=\"{}\" "
+      "xmlns=\"http://www.w3.org/2000/svg\">",
+      kW, kH, kW, kH);
+  for (double d = llo; d <= lhi; d += 1) {
+    svg += fmt::format("<line x1=\"{0:.1f}\" x2=\"{0:.1f}\" y1=\"{1}\" y2=\"{2}\" class=\"grid\"/>"
+                       "<text x=\"{0:.1f}\" y=\"{3}\" class=\"tick\">{4}</text>",
+                       x(std::pow(10, d)), kTop, kH - kBottom, kH - kBottom + 16,
+                       fmt::format("10^{:.0f} us", d));
+  }
+  for (double f : {0.0, 0.5, 0.9, 0.99, 1.0}) {
+    svg += fmt::format("<line x1=\"{0}\" x2=\"{1}\" y1=\"{2:.1f}\" y2=\"{2:.1f}\" class=\"grid\"/>"
+                       "<text x=\"5\" y=\"{3:.1f}\" class=\"tick\">{4}</text>",
+                       kLeft, kW - kRight, y(f), y(f) + 4, f);
+  }
+  for (size_t i = 0; i < report.variants.size(); ++i) {
+    std::vector<double> t = report.variants[i].collective_us;
+    if (t.empty()) continue;
+    std::sort(t.begin(), t.end());
+    std::string points;
+    for (size_t k = 0; k < t.size(); ++k) {
+      points += fmt::format("{:.1f},{:.1f} {:.1f},{:.1f} ", x(t[k]), y(static_cast<double>(k) / t.size()),
+                            x(t[k]), y(static_cast<double>(k + 1) / t.size()));
+    }
+    svg += fmt::format("<polyline points=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\" "
+                       "class=\"cdf-line\" data-variant=\"{}\"/>",
+                       points, color(i), escape(report.variants[i].name));
+    svg += fmt::format("<text x=\"{}\" y=\"{}\" fill=\"{}\" class=\"legend\">{}</text>", kLeft + 10,
+                       kTop + 16 + 16 * i, color(i), escape(report.variants[i].name));
+  }
+  svg += fmt::format("<text x=\"{}\" y=\"{}\" class=\"axis\">collective completion time</text>",
+                     kW / 2 - 80, kH - 4);
+  return svg + "</svg>";
+}
+
+// Every rank's ops as bars on a shared time axis; fault windows shaded behind them.
+std::string timeline_svg(const RunResult& run, const std::string& id) {
+  if (run.ops.empty()) return "<p>No ops recorded.</p>";
+  uint64_t t0 = UINT64_MAX, t1 = 0;
+  uint32_t ranks = 0;
+  for (const OpTiming& op : run.ops) {
+    t0 = std::min(t0, op.start_ns);
+    t1 = std::max(t1, op.end_ns);
+    ranks = std::max(ranks, op.rank + 1);
+  }
+  const double span = static_cast<double>(std::max<uint64_t>(t1 - t0, 1));
+  constexpr double kW = 760, kLeft = 60, kRight = 20, kRow = 16, kTop = 10;
+  const double h = kTop + ranks * kRow + 30;
+  auto x = [&](uint64_t t) {
+    return kLeft + static_cast<double>(t - std::min(t, t0)) / span * (kW - kLeft - kRight);
+  };
+  std::string svg = fmt::format(
+      "<svg class=\"chart timeline\" id=\"{}\" viewBox=\"0 0 {} {:.0f}\" width=\"{}\" "
+      "height=\"{:.0f}\" xmlns=\"http://www.w3.org/2000/svg\">",
+      id, kW, h, kW, h);
+  for (const FaultWindow& f : run.faults) {
+    const uint64_t end = f.end_ns == 0 ? t1 : f.end_ns;
+    svg += fmt::format("<rect class=\"fault\" x=\"{:.1f}\" y=\"{}\" width=\"{:.1f}\" height=\"{}\">"
+                       "<title>{} ({})</title></rect>",
+                       x(f.start_ns), kTop, std::max(1.0, x(end) - x(f.start_ns)), ranks * kRow,
+                       escape(f.name), escape(f.kind));
+  }
+  for (uint32_t r = 0; r < ranks; ++r) {
+    svg += fmt::format("<text x=\"5\" y=\"{:.0f}\" class=\"tick\">rank {}</text>",
+                       kTop + r * kRow + 12, r);
+  }
+  for (const OpTiming& op : run.ops) {
+    svg += fmt::format(
+        "<rect class=\"op{}\" x=\"{:.1f}\" y=\"{:.0f}\" width=\"{:.1f}\" height=\"{}\" fill=\"{}\">"
+        "<title>rank {} op {} {} {} B: {:.1f} us</title></rect>",
+        op.failed ? " failed" : "", x(op.start_ns), kTop + op.rank * kRow + 2,
+        std::max(0.5, x(op.end_ns) - x(op.start_ns)), kRow - 4,
+        op.failed ? "#000" : color(static_cast<size_t>(op.kind)), op.rank, op.op_index,
+        traces::op_kind_name(op.kind), op.bytes,
+        static_cast<double>(op.end_ns - op.start_ns) / 1e3);
+  }
+  svg += fmt::format("<text x=\"{}\" y=\"{:.0f}\" class=\"axis\">{:.3f} ms</text>", kW - 90, h - 6,
+                     span / 1e6);
+  return svg + "</svg>";
+}
+
+}  // namespace
+
+std::string render_html(const Report& report, const std::vector<RunResult>& runs) {
+  std::string html = fmt::format(R"(<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>collide report: {0}</title>
+<style>
+body {{ font-family: sans-serif; margin: 2em; color: #222; max-width: 960px; }}
+table {{ border-collapse: collapse; margin: 1em 0; }}
+td, th {{ border: 1px solid #ccc; padding: 4px 8px; text-align: right; }}
+th {{ background: #f4f4f4; }} td.name {{ text-align: left; }}
+.grid {{ stroke: #e5e5e5; }} .tick {{ font-size: 11px; fill: #555; }}
+.axis {{ font-size: 12px; fill: #333; }} .legend {{ font-size: 13px; font-weight: bold; }}
+.fault {{ fill: #ffb3b3; opacity: 0.6; }} .failed {{ stroke: #000; }}
+pre {{ background: #f8f8f8; padding: 8px; overflow-x: auto; }}
+.failure {{ color: #b00; }}
+</style></head><body>
+<h1>collide report: {0}</h1>
+<h2>Job completion</h2>
+<table id="summary"><tr><th>variant</th><th>runs</th><th>failed</th><th>JCT mean (s)</th>
+<th>JCT 95% CI (s)</th><th>slowdown vs baseline</th><th>p50 (us)</th><th>p99 (us)</th>
+<th>p99.9 (us)</th><th>max (us)</th><th>retransmitted</th><th>timeouts</th></tr>
+)",
+                                 escape(report.scenario));
+  for (const VariantSummary& v : report.variants) {
+    html += fmt::format(
+        "<tr><td class=\"name\">{}</td><td>{}</td><td>{}</td><td>{:.4f}</td><td>{:.4f} .. {:.4f}</td>"
+        "<td>{}</td><td>{:.1f}</td><td>{:.1f}</td><td>{:.1f}</td><td>{:.1f}</td><td>{}</td><td>{}</td></tr>\n",
+        escape(v.name), v.runs, v.failed_runs, v.jct.mean, v.jct.low, v.jct.high,
+        v.slowdown.n > 0 ? fmt::format("{:.3f}x ({:.3f} .. {:.3f})", v.slowdown.mean,
+                                       v.slowdown.low, v.slowdown.high)
+                         : "-",
+        v.p50_us, v.p99_us, v.p999_us, v.max_us, v.retransmitted_packets, v.timeouts);
+  }
+  html += "</table>\n";
+  for (const VariantSummary& v : report.variants) {
+    for (const std::string& f : v.failures) {
+      html += fmt::format("<p class=\"failure\">{}: {}</p>\n", escape(v.name), escape(f));
+    }
+  }
+  html += "<h2>Collective completion times (CDF)</h2>\n" + cdf_svg(report) + "\n";
+  html += "<h2>Per collective size (nccl-tests layout)</h2>\n";
+  for (const VariantSummary& v : report.variants) html += "<pre>" + escape(size_table(v)) + "</pre>\n";
+  html += "<h2>Injected faults (ground truth)</h2>\n<table><tr><th>variant</th><th>fault</th>"
+          "<th>kind</th><th>packets matched</th><th>packets acted on</th></tr>\n";
+  for (const VariantSummary& v : report.variants) {
+    for (const FaultWindow& f : v.faults) {
+      html += fmt::format("<tr><td class=\"name\">{}</td><td class=\"name\">{}</td><td "
+                          "class=\"name\">{}</td><td>{}</td><td>{}</td></tr>\n",
+                          escape(v.name), escape(f.name), escape(f.kind), f.packets_matched,
+                          f.packets_acted);
+    }
+  }
+  html += "</table>\n<h2>Timelines (first repetition; fault windows shaded)</h2>\n";
+  for (const VariantSummary& v : report.variants) {
+    auto it = std::find_if(runs.begin(), runs.end(),
+                           [&](const RunResult& r) { return r.variant == v.name; });
+    if (it == runs.end()) continue;
+    html += fmt::format("<h3>{}</h3>\n", escape(v.name)) + timeline_svg(*it, "timeline-" + v.name) + "\n";
+  }
+  return html + "</body></html>\n";
+}
+
+}  // namespace collide::orchestrator::report

@@ -1,0 +1,47 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "collide/trace.pb.h"
+
+// What one run (a variant, one repetition) produced, as the report reads it: every op of every
+// rank with its start and end on one time base, and what the injectors did.
+namespace collide::orchestrator::report {
+
+struct OpTiming {
+  uint32_t rank = 0;
+  uint64_t op_index = 0;
+  v1::OpKind kind = v1::OP_KIND_UNSPECIFIED;
+  std::string comm;
+  uint32_t comm_size = 0;
+  uint64_t bytes = 0;
+  uint32_t iteration = 0;
+  uint64_t start_ns = 0;
+  uint64_t end_ns = 0;
+  bool failed = false;
+};
+
+struct FaultWindow {
+  std::string name;
+  std::string kind;
+  uint64_t start_ns = 0;
+  uint64_t end_ns = 0;
+  uint64_t packets_matched = 0;  // ground truth from the injector's counters
+  uint64_t packets_acted = 0;
+};
+
+struct RunResult {
+  std::string variant;  // "baseline" or a variant's name
+  uint32_t repetition = 0;
+  bool failed = false;
+  std::string failure;
+  std::vector<OpTiming> ops;
+  std::vector<FaultWindow> faults;
+  uint64_t retransmitted_packets = 0;
+  uint64_t timeouts = 0;
+  uint64_t packets_sent = 0;
+};
+
+}  // namespace collide::orchestrator::report
