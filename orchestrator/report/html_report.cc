@@ -31,7 +31,7 @@ std::string color(size_t i) { return kColors[i % std::size(kColors)]; }
 
 // Empirical CDFs of collective completion time, one line per variant, log-scaled time axis.
 std::string cdf_svg(const Report& report) {
-  constexpr double kW = 760, kH = 320, kLeft = 60, kBottom = 40, kTop = 10, kRight = 20;
+  constexpr double kW = 760, kH = 320, kLeft = 60, kBottom = 40, kTop = 10, kRight = 50;
   double lo = 1e300, hi = 0;
   for (const VariantSummary& v : report.variants) {
     for (double t : v.collective_us) {
@@ -55,7 +55,7 @@ std::string cdf_svg(const Report& report) {
                        x(std::pow(10, d)), kTop, kH - kBottom, kH - kBottom + 16,
                        fmt::format("10^{:.0f} us", d));
   }
-  for (double f : {0.0, 0.5, 0.9, 0.99, 1.0}) {
+  for (double f : {0.0, 0.5, 0.9, 0.99}) {
     svg += fmt::format("<line x1=\"{0}\" x2=\"{1}\" y1=\"{2:.1f}\" y2=\"{2:.1f}\" class=\"grid\"/>"
                        "<text x=\"5\" y=\"{3:.1f}\" class=\"tick\">{4}</text>",
                        kLeft, kW - kRight, y(f), y(f) + 4, f);
@@ -91,7 +91,7 @@ std::string timeline_svg(const RunResult& run, const std::string& id) {
     ranks = std::max(ranks, op.rank + 1);
   }
   const double span = static_cast<double>(std::max<uint64_t>(t1 - t0, 1));
-  constexpr double kW = 760, kLeft = 60, kRight = 20, kRow = 16, kTop = 10;
+  constexpr double kW = 760, kLeft = 60, kRight = 20, kRow = 16, kTop = 14;
   const double h = kTop + ranks * kRow + 30;
   auto x = [&](uint64_t t) {
     return kLeft + static_cast<double>(t - std::min(t, t0)) / span * (kW - kLeft - kRight);
@@ -102,9 +102,10 @@ std::string timeline_svg(const RunResult& run, const std::string& id) {
       id, kW, h, kW, h);
   for (const FaultWindow& f : run.faults) {
     const uint64_t end = f.end_ns == 0 ? t1 : f.end_ns;
+    // Taller than the rows, so the window shows above and below the ops it covers.
     svg += fmt::format("<rect class=\"fault\" x=\"{:.1f}\" y=\"{}\" width=\"{:.1f}\" height=\"{}\">"
                        "<title>{} ({})</title></rect>",
-                       x(f.start_ns), kTop, std::max(1.0, x(end) - x(f.start_ns)), ranks * kRow,
+                       x(f.start_ns), kTop - 6, std::max(1.0, x(end) - x(f.start_ns)), ranks * kRow + 12,
                        escape(f.name), escape(f.kind));
   }
   for (uint32_t r = 0; r < ranks; ++r) {
@@ -132,13 +133,13 @@ std::string render_html(const Report& report, const std::vector<RunResult>& runs
   std::string html = fmt::format(R"(<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>collide report: {0}</title>
 <style>
-body {{ font-family: sans-serif; margin: 2em; color: #222; max-width: 960px; }}
+body {{ font-family: sans-serif; margin: 2em; color: #222; max-width: 1200px; }}
 table {{ border-collapse: collapse; margin: 1em 0; }}
-td, th {{ border: 1px solid #ccc; padding: 4px 8px; text-align: right; }}
+td, th {{ border: 1px solid #ccc; padding: 3px 6px; text-align: right; font-size: 13px; }}
 th {{ background: #f4f4f4; }} td.name {{ text-align: left; }}
 .grid {{ stroke: #e5e5e5; }} .tick {{ font-size: 11px; fill: #555; }}
 .axis {{ font-size: 12px; fill: #333; }} .legend {{ font-size: 13px; font-weight: bold; }}
-.fault {{ fill: #ffb3b3; opacity: 0.6; }} .failed {{ stroke: #000; }}
+.fault {{ fill: #ff9999; }} .op {{ opacity: 0.75; }} .failed {{ stroke: #000; }}
 pre {{ background: #f8f8f8; padding: 8px; overflow-x: auto; }}
 .failure {{ color: #b00; }}
 </style></head><body>
