@@ -1,0 +1,17 @@
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "common/result.h"
+#include "replayer/backend/packet_port.h"
+
+namespace collide::replayer::backend {
+
+// Opens a packet port from a spec:
+//   dpdk:<device>      a DPDK port, e.g. dpdk:net_af_xdp0,iface=veth0 or dpdk:0000:3b:00.0
+//   af_packet:<iface>  the kernel path, for hosts without DPDK
+// `lcore` is the CPU the DPDK EAL runs its main thread on.
+Result<std::unique_ptr<PacketPort>> open_port(const std::string& spec, int lcore);
+
+}  // namespace collide::replayer::backend
