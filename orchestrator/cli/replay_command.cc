@@ -47,6 +47,7 @@ struct ReplayOptions {
   uint32_t mtu = 4096;
   std::string recovery = "go-back-n";
   uint32_t ack_every = 16;
+  uint32_t max_outstanding = 4096;
   uint32_t timeout_exponent = 14;
   double timeout_scale = 1.0;
   uint32_t retry_count = 7;
@@ -56,6 +57,7 @@ struct ReplayOptions {
   std::string algorithm = "ring";
   bool dcqcn = false;
   double line_rate_gbps = 100;
+  double pace_gbps = 0;
   bool no_verify = false;
   std::string timing = "fast";
   double timeout_s = 600;
@@ -159,12 +161,14 @@ void run_replay(const ReplayOptions& opt) {
   config.qp.mtu = opt.mtu;
   config.qp.recovery = *recovery;
   config.qp.ack_every = opt.ack_every;
+  config.qp.max_outstanding = opt.max_outstanding;
   config.qp.timeout_exponent = opt.timeout_exponent;
   config.qp.timeout_scale = opt.timeout_scale;
   config.qp.retry_count = opt.retry_count;
   config.dcqcn.enabled = opt.dcqcn;
   config.dcqcn.line_rate_gbps = opt.line_rate_gbps;
   config.verify_payload = !opt.no_verify;
+  config.pace_gbps = opt.pace_gbps;
   config.honor_compute_gaps = opt.timing == "trace";
   coll::ExpandOptions expand;
   expand.channels = opt.channels;
@@ -274,6 +278,9 @@ void add_replay_command(CLI::App& app) {
   cmd->add_option("--mtu", opt->mtu, "RoCE payload bytes per packet")->capture_default_str();
   cmd->add_option("--recovery", opt->recovery, "go-back-n or selective-repeat")->capture_default_str();
   cmd->add_option("--ack-every", opt->ack_every, "request an ACK every N packets")->capture_default_str();
+  cmd->add_option("--max-outstanding", opt->max_outstanding,
+                  "packets a QP may have unacknowledged (bounds what is in flight)")
+      ->capture_default_str();
   cmd->add_option("--timeout-exponent", opt->timeout_exponent,
                   "NCCL_IB_TIMEOUT: 4.096 us * 2^t per attempt")->capture_default_str();
   cmd->add_option("--timeout-scale", opt->timeout_scale, "multiply the timeout (testbeds)")
@@ -287,6 +294,8 @@ void add_replay_command(CLI::App& app) {
       ->check(CLI::IsMember({"ring", "tree"}))->capture_default_str();
   cmd->add_flag("--dcqcn", opt->dcqcn, "react to CNPs with DCQCN");
   cmd->add_option("--line-rate-gbps", opt->line_rate_gbps, "DCQCN's line rate")->capture_default_str();
+  cmd->add_option("--pace-gbps", opt->pace_gbps,
+                  "pace this host's transmissions (0: as fast as the port takes them)");
   cmd->add_flag("--no-verify", opt->no_verify, "skip the payload pattern (faster, less proof)");
   cmd->add_option("--timing", opt->timing, "fast (back to back) or trace (the trace's compute gaps)")
       ->check(CLI::IsMember({"fast", "trace"}))->capture_default_str();

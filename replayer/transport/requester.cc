@@ -157,10 +157,18 @@ Nanos Requester::resend_guard() const {
 }
 
 std::optional<Nanos> Requester::hole_deadline() const {
-  if (config_.recovery != Recovery::kSelectiveRepeat) return std::nullopt;
+  if (config_.recovery != Recovery::kSelectiveRepeat || acked_psn_ >= highest_sent_) {
+    return std::nullopt;
+  }
   auto it = last_resent_.find(acked_psn_);
-  if (it == last_resent_.end()) return std::nullopt;
-  return it->second + 2 * resend_guard();
+  if (it != last_resent_.end()) return it->second + 2 * resend_guard();
+  // A loss among the last few packets of a burst leaves nothing behind it to cause a NAK
+  // (IRN's RTO_low case): resend the oldest once things have been quiet for a while.
+  constexpr uint64_t kFewOutstanding = 3;
+  if (highest_sent_ - acked_psn_ <= kFewOutstanding && next_psn_ >= end_psn_) {
+    return last_progress_ + 2 * resend_guard();
+  }
+  return std::nullopt;
 }
 
 std::optional<Nanos> Requester::timer_deadline() const {
