@@ -160,7 +160,6 @@ TEST_P(ReplayVethTest, OneGibAllReduceOverDpdkAfXdpIsByteExact) {
   // Ring over 4 ranks on 2 hosts: per channel, 2 of the 4 ring edges cross hosts, and each
   // crossing rank sends 2(n-1)/n of its share: 2 x 1.5 x 1 GiB in all, every byte received once.
   EXPECT_EQ(received, 3 * kBytes);
-  }
   std::cout << "1 GiB all-reduce (" << GetParam() << ") took " << seconds << " s, "
             << 3.0 * kBytes * 8 / seconds / 1e9 << " Gb/s of cross-host payload\n";
 }
