@@ -1,7 +1,10 @@
 // The replayer end to end: two hosts (namespaces) joined through a switch namespace (a bridge),
 // each running `collide replay` on DPDK's net_af_xdp for two of four ranks. A 1 GiB ring
 // all-reduce must complete with every payload byte verified against its pattern.
+#include <net/if.h>
 #include <unistd.h>
+
+#include <cmath>
 
 #include <chrono>
 #include <filesystem>
@@ -11,6 +14,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "injectors/roce_drop.h"
 #include "tests/support/command.h"
 #include "tests/support/netns.h"
 #include "tests/support/privileged.h"
@@ -87,7 +91,12 @@ std::string write_all_reduce_trace(const std::filesystem::path& dir) {
   return path;
 }
 
-class ReplayVethTest : public ::testing::TestWithParam<std::string> {
+struct ReplayCase {
+  std::string recovery;
+  double loss;  // on the fabric port towards host B (host B's receive side)
+};
+
+class ReplayVethTest : public ::testing::TestWithParam<ReplayCase> {
  protected:
   void SetUp() override {
     COLLIDE_REQUIRE(testing::missing_netns());
@@ -107,7 +116,7 @@ class ReplayVethTest : public ::testing::TestWithParam<std::string> {
         {COLLIDE_BIN, "replay", trace_, "--ranks=" + ranks, "--ranks-per-host=2",
          "--port=dpdk:net_af_xdp" + std::to_string(lcore) + ",iface=" + iface,
          "--netns=" + ns.name(), "--lcore=" + std::to_string(lcore), "--mtu=1024",
-         "--recovery=" + GetParam(), "--timeout-exponent=14", "--slice-bytes=1048576",
+         "--recovery=" + GetParam().recovery, "--timeout-exponent=14", "--slice-bytes=1048576",
          "--host-mac=" + std::to_string(peer_host) + "=" + peer_host_mac,
          "--results=" + results, "--wait-for-file=" + (dir_ / "go").string(), "--timeout=300",
          // Bounding what is in flight keeps the fabric namespace's backlog from overflowing
@@ -123,7 +132,19 @@ class ReplayVethTest : public ::testing::TestWithParam<std::string> {
 };
 
 TEST_P(ReplayVethTest, OneGibAllReduceOverDpdkAfXdpIsByteExact) {
+  const ReplayCase& param = GetParam();
+  if (param.loss > 0) COLLIDE_REQUIRE(testing::missing_bpf());
   trace_ = write_all_reduce_trace(dir_);
+  // Loss on the fabric's port towards host B: every frame host B receives passes it.
+  std::unique_ptr<injectors::RoceDrop> drop;
+  if (param.loss > 0) {
+    auto loaded = injectors::RoceDrop::load(param.loss, 7);
+    ASSERT_TRUE(loaded.ok()) << loaded.status().to_string();
+    drop = std::move(loaded).value();
+    auto scope = testing::NetnsScope::enter(bed_.fabric->name());
+    ASSERT_TRUE(scope.ok());
+    ASSERT_TRUE(drop->attach(static_cast<int>(if_nametoindex("fb")), injectors::Direction::kEgress).ok());
+  }
   const std::string results_a = (dir_ / "a.json").string();
   const std::string results_b = (dir_ / "b.json").string();
   ChildProcess a = start_host(*bed_.host_a, "a0", "0,1", 0, bed_.mac_b, 1, results_a);
@@ -144,6 +165,7 @@ TEST_P(ReplayVethTest, OneGibAllReduceOverDpdkAfXdpIsByteExact) {
   EXPECT_EQ(*code_b, 0);
 
   uint64_t received = 0;
+  std::vector<nlohmann::json> counters;
   for (const std::string& path : {results_a, results_b}) {
     std::ifstream in(path);
     ASSERT_TRUE(in.good()) << "no results at " << path;
@@ -155,19 +177,47 @@ TEST_P(ReplayVethTest, OneGibAllReduceOverDpdkAfXdpIsByteExact) {
     EXPECT_EQ(c["pattern_errors"].get<uint64_t>(), 0u);
     EXPECT_EQ(c["icrc_errors"].get<uint64_t>(), 0u);
     received += c["payload_bytes_received"].get<uint64_t>();
+    counters.push_back(c);
     std::cout << path << ": " << c.dump() << " port " << r["port_counters"].dump() << "\n";
   }
   // Ring over 4 ranks on 2 hosts: per channel, 2 of the 4 ring edges cross hosts, and each
   // crossing rank sends 2(n-1)/n of its share: 2 x 1.5 x 1 GiB in all, every byte received once.
   EXPECT_EQ(received, 3 * kBytes);
-  std::cout << "1 GiB all-reduce (" << GetParam() << ") took " << seconds << " s, "
-            << 3.0 * kBytes * 8 / seconds / 1e9 << " Gb/s of cross-host payload\n";
+  ASSERT_EQ(counters.size(), 2u);
+
+  // Every lost data packet A sent to B was sent again: each resend made up for a loss or for a
+  // copy B already had (a duplicate; with go-back-N also the packets B discarded after a gap).
+  const auto& sender = counters[0];
+  const auto& receiver = counters[1];
+  const uint64_t lost =
+      sender["packets_sent"].get<uint64_t>() - receiver["packets_received"].get<uint64_t>();
+  uint64_t resends_explained = lost + receiver["duplicates"].get<uint64_t>();
+  if (param.recovery == "go-back-n") resends_explained += receiver["out_of_order"].get<uint64_t>();
+  EXPECT_EQ(sender["retransmitted_packets"].get<uint64_t>(), resends_explained);
+  if (drop) {
+    auto dropped = drop->counts();
+    ASSERT_TRUE(dropped.ok());
+    // 1% of what crossed the port, within 3 sigma; all of it was lost and resent.
+    const double expected = param.loss * static_cast<double>(dropped->matched);
+    EXPECT_NEAR(static_cast<double>(dropped->dropped), expected, 3 * std::sqrt(expected));
+    EXPECT_GE(lost, dropped->dropped);
+    std::cout << "injected drops " << dropped->dropped << " of " << dropped->matched
+              << "; lost A->B " << lost << " (" << lost - dropped->dropped << " by the veth fabric "
+              << "itself); A resent " << sender["retransmitted_packets"] << "\n";
+  }
+  std::cout << "1 GiB all-reduce (" << param.recovery << ", loss " << param.loss << ") took "
+            << seconds << " s, " << 3.0 * kBytes * 8 / seconds / 1e9
+            << " Gb/s of cross-host payload\n";
 }
 
 INSTANTIATE_TEST_SUITE_P(Recoveries, ReplayVethTest,
-                         ::testing::Values("go-back-n", "selective-repeat"),
+                         ::testing::Values(ReplayCase{"go-back-n", 0}, ReplayCase{"selective-repeat", 0},
+                                           ReplayCase{"go-back-n", 0.01},
+                                           ReplayCase{"selective-repeat", 0.01}),
                          [](const auto& info) {
-                           return info.param == "go-back-n" ? "GoBackN" : "SelectiveRepeat";
+                           return std::string(info.param.recovery == "go-back-n" ? "GoBackN"
+                                                                                 : "SelectiveRepeat") +
+                                  (info.param.loss > 0 ? "OnePercentLoss" : "Lossless");
                          });
 
 }  // namespace
