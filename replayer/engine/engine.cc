@@ -14,7 +14,10 @@ using transport::Nanos;
 using transport::Packet;
 using transport::PacketType;
 
-constexpr uint32_t kMaxComms = 1024;    // qpn: comm (10 bits) | channel (6) | QP index (8)
+// QP numbers: 1 (bit 23) | comm (9 bits) | channel (6) | QP index (8). The top bit keeps them off
+// QP0 and QP1, which InfiniBand reserves for subnet and general management.
+constexpr uint32_t kQpnBase = 1u << 23;
+constexpr uint32_t kMaxComms = 512;
 constexpr uint32_t kMaxChannels = 64;
 constexpr uint32_t kMaxQpIndex = 256;
 constexpr int kRxBurstsPerPoll = 4;
@@ -77,7 +80,7 @@ Result<std::unique_ptr<Engine>> Engine::create(EngineConfig config, const v1::Tr
 Result<uint32_t> Engine::qpn_for(const std::string& comm, uint16_t channel, uint16_t qp) const {
   auto it = comm_index_.find(comm);
   if (it == comm_index_.end()) return not_found("unknown communicator " + comm);
-  return (it->second << 14) | (uint32_t{channel} << 8) | qp;
+  return kQpnBase | (it->second << 14) | (uint32_t{channel} << 8) | qp;
 }
 
 Engine::Connection& Engine::connection(uint32_t local, uint32_t peer, uint32_t qpn) {

@@ -11,10 +11,17 @@
 #include <fstream>
 #include <iostream>
 
+#include <pcap/pcap.h>
+
+#include <map>
+#include <sstream>
+#include <thread>
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "injectors/roce_drop.h"
+#include "replayer/wire/roce_frame.h"
 #include "tests/support/command.h"
 #include "tests/support/netns.h"
 #include "tests/support/privileged.h"
@@ -67,7 +74,7 @@ Status build_testbed(Testbed& t) {
   return {};
 }
 
-std::string write_all_reduce_trace(const std::filesystem::path& dir) {
+std::string write_all_reduce_trace(const std::filesystem::path& dir, uint64_t bytes) {
   const std::string path = (dir / "allreduce.trace").string();
   v1::TraceHeader h;
   h.set_world_size(4);
@@ -82,8 +89,8 @@ std::string write_all_reduce_trace(const std::filesystem::path& dir) {
     op.set_kind(v1::OP_KIND_ALL_REDUCE);
     op.set_comm("world");
     op.set_datatype(v1::DATA_TYPE_BFLOAT16);
-    op.set_count(kBytes / 2);
-    op.set_bytes(kBytes);
+    op.set_count(bytes / 2);
+    op.set_bytes(bytes);
     op.set_root(-1);
     EXPECT_TRUE((*writer)->write(op).ok());
   }
@@ -96,7 +103,10 @@ struct ReplayCase {
   double loss;  // on the fabric port towards host B (host B's receive side)
 };
 
-class ReplayVethTest : public ::testing::TestWithParam<ReplayCase> {
+void PrintTo(const ReplayCase& c, std::ostream* os) { *os << c.recovery << ", loss " << c.loss; }
+
+// Two hosts and a fabric namespace, and a way to start `collide replay` on each host.
+class ReplayTestbed : public ::testing::Test {
  protected:
   void SetUp() override {
     COLLIDE_REQUIRE(testing::missing_netns());
@@ -106,17 +116,20 @@ class ReplayVethTest : public ::testing::TestWithParam<ReplayCase> {
     Status s = build_testbed(bed_);
     ASSERT_TRUE(s.ok()) << s.to_string();
   }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
+  // COLLIDE_KEEP_TEST_FILES=1 keeps traces, results and captures for a look afterwards.
+  void TearDown() override {
+    if (getenv("COLLIDE_KEEP_TEST_FILES") == nullptr) std::filesystem::remove_all(dir_);
+  }
 
   // Starts one host's replay; it prints "ready" once its port is up, then waits for `go`.
   ChildProcess start_host(const TestNetns& ns, const std::string& iface, const std::string& ranks,
                           int lcore, const std::string& peer_host_mac, int peer_host,
-                          const std::string& results) {
+                          const std::string& results, const std::string& recovery) {
     auto child = ChildProcess::spawn(
         {COLLIDE_BIN, "replay", trace_, "--ranks=" + ranks, "--ranks-per-host=2",
          "--port=dpdk:net_af_xdp" + std::to_string(lcore) + ",iface=" + iface,
          "--netns=" + ns.name(), "--lcore=" + std::to_string(lcore), "--mtu=1024",
-         "--recovery=" + GetParam().recovery, "--timeout-exponent=14", "--slice-bytes=1048576",
+         "--recovery=" + recovery, "--timeout-exponent=14", "--slice-bytes=1048576",
          "--host-mac=" + std::to_string(peer_host) + "=" + peer_host_mac,
          "--results=" + results, "--wait-for-file=" + (dir_ / "go").string(), "--timeout=300",
          // Bounding what is in flight keeps the fabric namespace's backlog from overflowing
@@ -126,15 +139,37 @@ class ReplayVethTest : public ::testing::TestWithParam<ReplayCase> {
     return std::move(child).value();
   }
 
+  // Starts both hosts, waits until both ports are up, says go, waits for both to finish.
+  void run_both(const std::string& recovery, const std::string& results_a,
+                const std::string& results_b, double& seconds) {
+    ChildProcess a = start_host(*bed_.host_a, "a0", "0,1", 0, bed_.mac_b, 1, results_a, recovery);
+    ChildProcess b = start_host(*bed_.host_b, "b0", "2,3", 1, bed_.mac_a, 0, results_b, recovery);
+    for (ChildProcess* c : {&a, &b}) {
+      auto line = c->read_line(60s);
+      ASSERT_TRUE(line.ok()) << "replay did not start: " << line.status().to_string();
+      ASSERT_EQ(line->rfind("ready", 0), 0u) << *line;
+    }
+    const auto started = std::chrono::steady_clock::now();
+    std::ofstream(dir_ / "go").close();
+    auto code_a = a.wait(400s);
+    auto code_b = b.wait(400s);
+    seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    ASSERT_TRUE(code_a.ok() && code_b.ok());
+    EXPECT_EQ(*code_a, 0);
+    EXPECT_EQ(*code_b, 0);
+  }
+
   std::filesystem::path dir_;
   Testbed bed_;
   std::string trace_;
 };
 
+class ReplayVethTest : public ReplayTestbed, public ::testing::WithParamInterface<ReplayCase> {};
+
 TEST_P(ReplayVethTest, OneGibAllReduceOverDpdkAfXdpIsByteExact) {
   const ReplayCase& param = GetParam();
   if (param.loss > 0) COLLIDE_REQUIRE(testing::missing_bpf());
-  trace_ = write_all_reduce_trace(dir_);
+  trace_ = write_all_reduce_trace(dir_, kBytes);
   // Loss on the fabric's port towards host B: every frame host B receives passes it.
   std::unique_ptr<injectors::RoceDrop> drop;
   if (param.loss > 0) {
@@ -147,22 +182,9 @@ TEST_P(ReplayVethTest, OneGibAllReduceOverDpdkAfXdpIsByteExact) {
   }
   const std::string results_a = (dir_ / "a.json").string();
   const std::string results_b = (dir_ / "b.json").string();
-  ChildProcess a = start_host(*bed_.host_a, "a0", "0,1", 0, bed_.mac_b, 1, results_a);
-  ChildProcess b = start_host(*bed_.host_b, "b0", "2,3", 1, bed_.mac_a, 0, results_b);
-  for (ChildProcess* c : {&a, &b}) {
-    auto line = c->read_line(60s);
-    ASSERT_TRUE(line.ok()) << "replay did not start: " << line.status().to_string();
-    ASSERT_EQ(line->rfind("ready", 0), 0u) << *line;
-  }
-  const auto started = std::chrono::steady_clock::now();
-  std::ofstream(dir_ / "go").close();
-  auto code_a = a.wait(400s);
-  auto code_b = b.wait(400s);
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  ASSERT_TRUE(code_a.ok() && code_b.ok());
-  EXPECT_EQ(*code_a, 0);
-  EXPECT_EQ(*code_b, 0);
+  double seconds = 0;
+  run_both(param.recovery, results_a, results_b, seconds);
+  if (::testing::Test::HasFatalFailure()) return;
 
   uint64_t received = 0;
   std::vector<nlohmann::json> counters;
@@ -208,6 +230,75 @@ TEST_P(ReplayVethTest, OneGibAllReduceOverDpdkAfXdpIsByteExact) {
   std::cout << "1 GiB all-reduce (" << param.recovery << ", loss " << param.loss << ") took "
             << seconds << " s, " << 3.0 * kBytes * 8 / seconds / 1e9
             << " Gb/s of cross-host payload\n";
+}
+
+class ReplayCaptureTest : public ReplayTestbed {};
+
+// What goes over the fabric is RoCEv2 as tools know it: tshark dissects every captured frame as
+// InfiniBand over UDP 4791 (RDMA WRITEs and ACKNOWLEDGEs), and every frame's ICRC (which this
+// tshark shows but does not check) matches a CRC recomputed from the captured bytes.
+TEST_F(ReplayCaptureTest, TsharkDecodesTheTrafficAsRoceWithValidIcrc) {
+  COLLIDE_REQUIRE(testing::missing_tool("tshark"));
+  trace_ = write_all_reduce_trace(dir_, 4 << 20);
+  const std::string pcap = (dir_ / "fabric.pcap").string();
+  auto capture = ChildProcess::spawn({"ip", "netns", "exec", bed_.fabric->name(), "tshark", "-q",
+                                      "-i", "fa", "-w", pcap, "-f", "udp port 4791", "-a",
+                                      "duration:30", "-c", "3000"});
+  ASSERT_TRUE(capture.ok());
+  // dumpcap announces nothing on stdout; give it a moment to open the interface.
+  std::this_thread::sleep_for(1500ms);
+  double seconds = 0;
+  run_both("selective-repeat", (dir_ / "a.json").string(), (dir_ / "b.json").string(), seconds);
+  auto captured = capture->wait(60s);
+  ASSERT_TRUE(captured.ok());
+
+  // Only tshark's standard output: as root it warns on stderr.
+  auto fields = testing::run_command(
+      {"sh", "-c", "tshark -r '" + pcap + "' -T fields -E separator=, -e frame.protocols "
+                   "-e infiniband.bth.opcode -e infiniband.invariant.crc 2>/dev/null"});
+  ASSERT_TRUE(fields.ok());
+  ASSERT_EQ(fields->exit_code, 0) << fields->output;
+  std::vector<uint32_t> tshark_icrc;
+  std::map<int, int> opcodes;
+  std::istringstream lines(fields->output);
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream cols(line);
+    std::string protocols, opcode, icrc;
+    std::getline(cols, protocols, ',');
+    std::getline(cols, opcode, ',');
+    std::getline(cols, icrc, ',');
+    EXPECT_NE(protocols.find("udp:infiniband"), std::string::npos) << line;
+    if (opcode.empty() || icrc.empty()) {
+      ADD_FAILURE() << "tshark did not decode a BTH and ICRC: " << line;
+      break;
+    }
+    opcodes[std::stoi(opcode)]++;
+    tshark_icrc.push_back(static_cast<uint32_t>(std::stoul(icrc, nullptr, 16)));
+  }
+  ASSERT_GE(tshark_icrc.size(), 1000u);
+  EXPECT_GT(opcodes[0x06] + opcodes[0x07] + opcodes[0x08] + opcodes[0x0a], 0) << "RDMA WRITEs";
+  EXPECT_GT(opcodes[0x11], 0) << "ACKNOWLEDGEs";
+
+  // The same frames read with libpcap: tshark's ICRC is the last four bytes as the wire has
+  // them, and it must be the CRC of the frame.
+  char errbuf[PCAP_ERRBUF_SIZE];
+  pcap_t* handle = pcap_open_offline(pcap.c_str(), errbuf);
+  ASSERT_NE(handle, nullptr) << errbuf;
+  size_t index = 0;
+  pcap_pkthdr* header;
+  const u_char* bytes;
+  while (pcap_next_ex(handle, &header, &bytes) == 1 && index < tshark_icrc.size()) {
+    auto parsed = replayer::wire::parse_roce_frame({bytes, header->caplen});
+    ASSERT_TRUE(parsed.ok()) << "frame " << index << ": " << parsed.status().to_string();
+    EXPECT_TRUE(parsed->icrc_ok()) << "frame " << index;
+    EXPECT_EQ(tshark_icrc[index], __builtin_bswap32(parsed->icrc_on_wire)) << "frame " << index;
+    ++index;
+  }
+  pcap_close(handle);
+  EXPECT_EQ(index, tshark_icrc.size());
+  std::cout << "tshark decoded " << index << " RoCEv2 frames; opcodes:";
+  for (const auto& [op, n] : opcodes) std::cout << " 0x" << std::hex << op << std::dec << "=" << n;
+  std::cout << "\n";
 }
 
 INSTANTIATE_TEST_SUITE_P(Recoveries, ReplayVethTest,
