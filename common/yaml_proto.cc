@@ -60,7 +60,7 @@ bool split_number(const std::string& text, double& value, std::string& unit) {
 // Multiplier that turns `unit` into the field's own unit, judged by the field name's suffix.
 std::optional<double> unit_scale(const std::string& field, const std::string& unit) {
   if (unit.empty()) return 1.0;
-  if (ends_with(field, "_bytes")) {
+  if (field == "bytes" || ends_with(field, "_bytes")) {
     static const std::pair<const char*, double> kSizes[] = {
         {"b", 1},       {"kb", 1e3},      {"mb", 1e6},      {"gb", 1e9},     {"tb", 1e12},
         {"kib", 1024.0}, {"mib", 1048576.0}, {"gib", 1073741824.0}, {"tib", 1099511627776.0}};

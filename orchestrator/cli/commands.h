@@ -14,5 +14,6 @@ inline constexpr int kExitFailed = 1;   // the work itself failed
 void add_plan_command(CLI::App& app);
 void add_testbed_command(CLI::App& app);
 void add_replay_command(CLI::App& app);
+void add_run_command(CLI::App& app);
 
 }  // namespace collide::cli

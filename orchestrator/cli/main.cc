@@ -28,6 +28,7 @@ int main(int argc, char** argv) {
   collide::cli::add_plan_command(app);
   collide::cli::add_testbed_command(app);
   collide::cli::add_replay_command(app);
+  collide::cli::add_run_command(app);
 
   try {
     app.parse(argc, argv);

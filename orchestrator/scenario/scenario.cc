@@ -85,8 +85,13 @@ Status check(const v1::Scenario& s, const Checker& c) {
     return c.error("testbed.port", fmt::format("'{}' is not af_xdp or af_packet", t.port()));
   }
   const v1::Workload& w = s.workload();
-  if (w.trace().empty() == w.synth_model().empty()) {
-    return c.error("workload", "give exactly one of trace or synth_model");
+  const int sources = !w.trace().empty() + !w.synth_model().empty() + w.has_collectives();
+  if (sources != 1) {
+    return c.error("workload", "give exactly one of trace, synth_model or collectives");
+  }
+  if (w.has_collectives() && (w.collectives().kind() == v1::OP_KIND_UNSPECIFIED ||
+                              w.collectives().bytes() == 0)) {
+    return c.error("workload.collectives", "needs a kind and a size in bytes");
   }
   if (w.bytes_scale() < 0) return c.error("workload.bytes_scale", "must be positive");
   std::set<std::string> fault_names;

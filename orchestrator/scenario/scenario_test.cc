@@ -70,7 +70,7 @@ TEST_F(ScenarioTest, RejectsWhatCannotRun) {
     auto s = load_scenario(write(yaml));
     return s.ok() ? std::string("ok") : s.status().message();
   };
-  EXPECT_NE(msg("name: x\nworkload: {}\nruns: {baseline: true}\n").find("exactly one of trace"),
+  EXPECT_NE(msg("name: x\nworkload: {}\nruns: {baseline: true}\n").find("exactly one of trace, synth_model or collectives"),
             std::string::npos);
   EXPECT_NE(msg("name: x\nworkload: {trace: t}\n").find("nothing to run"), std::string::npos);
   EXPECT_NE(msg("name: x\nworkload: {trace: t}\nruns: {baseline: true, variants: [{name: v, "

@@ -1,0 +1,17 @@
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+#include "collide/scenario.pb.h"
+#include "common/result.h"
+
+namespace collide::orchestrator {
+
+// Writes the scenario's workload as a collide trace for `world` ranks into `dir` and returns its
+// path: the given trace (scaled by bytes_scale), or `collectives` as the same op on every rank of
+// one communicator, `count` times per iteration.
+Result<std::string> prepare_workload(const v1::Scenario& scenario, uint32_t world,
+                                     const std::filesystem::path& dir);
+
+}  // namespace collide::orchestrator
