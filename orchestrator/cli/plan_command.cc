@@ -31,11 +31,6 @@ struct PlanOptions {
   bool json = false;
 };
 
-[[noreturn]] void fail(int code, const std::string& message) {
-  std::cerr << "collide plan: " << message << "\n";
-  throw CLI::RuntimeError(code);
-}
-
 std::string human_bytes(uint64_t bytes) {
   const char* units[] = {"B", "KB", "MB", "GB", "TB", "PB"};
   double value = static_cast<double>(bytes);
@@ -58,14 +53,14 @@ nlohmann::json op_json(const coll::OpPlan& p) {
 
 void run_plan(const PlanOptions& opt) {
   auto reader = traces::TraceReader::open(opt.trace);
-  if (!reader.ok()) fail(kExitUsage, reader.status().message());
+  if (!reader.ok()) fail("plan", kExitUsage, reader.status().message());
   const v1::TraceHeader& header = (*reader)->header();
-  if (header.world_size() == 0) fail(kExitUsage, opt.trace + ": the trace has no ranks");
+  if (header.world_size() == 0) fail("plan", kExitUsage, opt.trace + ": the trace has no ranks");
 
   auto placement = coll::Placement::uniform(
       header.world_size(), opt.ranks_per_host,
       opt.nics_per_host == 0 ? opt.ranks_per_host : opt.nics_per_host);
-  if (!placement.ok()) fail(kExitUsage, placement.status().message());
+  if (!placement.ok()) fail("plan", kExitUsage, placement.status().message());
   coll::ExpandOptions options;
   options.channels = opt.channels;
   options.slice_bytes = opt.slice_bytes;
@@ -73,7 +68,7 @@ void run_plan(const PlanOptions& opt) {
   options.all_reduce =
       opt.algorithm == "tree" ? coll::AllReduceAlgorithm::kTree : coll::AllReduceAlgorithm::kRing;
   auto expander = coll::Expander::create(header, *placement, options);
-  if (!expander.ok()) fail(kExitUsage, opt.trace + ": " + expander.status().message());
+  if (!expander.ok()) fail("plan", kExitUsage, opt.trace + ": " + expander.status().message());
 
   std::unordered_map<std::string, uint32_t> comm_sizes;
   for (const auto& c : header.communicators()) comm_sizes[c.id()] = c.ranks_size();
@@ -88,14 +83,14 @@ void run_plan(const PlanOptions& opt) {
   v1::Op op;
   while (true) {
     auto more = (*reader)->next(op);
-    if (!more.ok()) fail(kExitFailed, more.status().message());
+    if (!more.ok()) fail("plan", kExitFailed, more.status().message());
     if (!*more) break;
     if (op.rank() >= header.world_size()) {
-      fail(kExitUsage, fmt::format("{}: op {} names rank {} of a {}-rank trace", opt.trace,
+      fail("plan", kExitUsage, fmt::format("{}: op {} names rank {} of a {}-rank trace", opt.trace,
                                    op.index(), op.rank(), header.world_size()));
     }
     auto expanded = expander->expand(op);
-    if (!expanded.ok()) fail(kExitUsage, opt.trace + ": " + expanded.status().message());
+    if (!expanded.ok()) fail("plan", kExitUsage, opt.trace + ": " + expanded.status().message());
     const coll::OpPlan line = summary.add(op, comm_sizes[op.comm()], *expanded, *placement);
     if (!opt.per_op || (opt.only_rank >= 0 && op.rank() != opt.only_rank)) continue;
     if (opt.json) {

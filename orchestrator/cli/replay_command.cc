@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "common/netns.h"
 #include "orchestrator/cli/commands.h"
 #include "orchestrator/testbed/testbed_plan.h"
 #include "replayer/backend/port_factory.h"
@@ -65,21 +66,6 @@ struct ReplayOptions {
   std::string wait_for_file;
 };
 
-[[noreturn]] void fail(int code, const std::string& message) {
-  std::cerr << "collide replay: " << message << "\n";
-  throw CLI::RuntimeError(code);
-}
-
-void enter_netns(const std::string& name) {
-  const std::string path = "/run/netns/" + name;
-  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) fail(kExitUsage, fmt::format("no network namespace {} ({})", name, path));
-  const int rc = setns(fd, CLONE_NEWNET);
-  close(fd);
-  if (rc != 0) fail(kExitUsage, fmt::format("cannot enter network namespace {}: {}", name,
-                                            std::strerror(errno)));
-}
-
 // "H=aa:bb:cc:dd:ee:ff" pairs: the MAC that frames for ranks on host H go to.
 std::map<uint32_t, wire::MacAddress> parse_host_macs(const std::vector<std::string>& specs) {
   std::map<uint32_t, wire::MacAddress> out;
@@ -87,7 +73,7 @@ std::map<uint32_t, wire::MacAddress> parse_host_macs(const std::vector<std::stri
     const auto eq = spec.find('=');
     auto mac = eq == std::string::npos ? Result<wire::MacAddress>(invalid_argument(""))
                                        : wire::MacAddress::parse(spec.substr(eq + 1));
-    if (!mac.ok()) fail(kExitUsage, fmt::format("--host-mac wants HOST=MAC, got '{}'", spec));
+    if (!mac.ok()) fail("replay", kExitUsage, fmt::format("--host-mac wants HOST=MAC, got '{}'", spec));
     out[static_cast<uint32_t>(std::stoul(spec.substr(0, eq)))] = *mac;
   }
   return out;
@@ -134,28 +120,31 @@ nlohmann::json counters_json(const eng::EngineCounters& c) {
 }
 
 void run_replay(const ReplayOptions& opt) {
-  if (!opt.netns.empty()) enter_netns(opt.netns);  // before any thread or socket exists
+  // Before any thread or socket exists, so all of them live in the namespace.
+  if (!opt.netns.empty()) {
+    if (Status s = netns::enter(opt.netns); !s.ok()) fail("replay", kExitUsage, s.message());
+  }
   auto recovery = tp::parse_recovery(opt.recovery);
-  if (!recovery.ok()) fail(kExitUsage, recovery.status().message());
+  if (!recovery.ok()) fail("replay", kExitUsage, recovery.status().message());
   auto ip_base = wire::Ipv4Address::parse(opt.rank_ip_base);
-  if (!ip_base.ok()) fail(kExitUsage, ip_base.status().message());
+  if (!ip_base.ok()) fail("replay", kExitUsage, ip_base.status().message());
   std::optional<wire::MacAddress> next_hop;
   if (!opt.next_hop_mac.empty()) {
     auto mac = wire::MacAddress::parse(opt.next_hop_mac);
-    if (!mac.ok()) fail(kExitUsage, mac.status().message());
+    if (!mac.ok()) fail("replay", kExitUsage, mac.status().message());
     next_hop = *mac;
   }
   const auto host_macs = parse_host_macs(opt.host_macs);
-  if (!next_hop && host_macs.empty()) fail(kExitUsage, "give --next-hop-mac or --host-mac");
+  if (!next_hop && host_macs.empty()) fail("replay", kExitUsage, "give --next-hop-mac or --host-mac");
 
   const std::set<uint32_t> local(opt.ranks.begin(), opt.ranks.end());
   auto programs = traces::read_rank_programs(opt.trace, local);
-  if (!programs.ok()) fail(kExitUsage, programs.status().message());
+  if (!programs.ok()) fail("replay", kExitUsage, programs.status().message());
   const v1::TraceHeader& header = programs->header;
   auto placement = coll::Placement::uniform(
       header.world_size(), opt.ranks_per_host,
       opt.nics_per_host == 0 ? opt.ranks_per_host : opt.nics_per_host);
-  if (!placement.ok()) fail(kExitUsage, placement.status().message());
+  if (!placement.ok()) fail("replay", kExitUsage, placement.status().message());
 
   eng::EngineConfig config;
   config.qp.mtu = opt.mtu;
@@ -178,7 +167,7 @@ void run_replay(const ReplayOptions& opt) {
                                               : coll::AllReduceAlgorithm::kRing;
 
   auto port = replayer::backend::open_port(opt.port, opt.lcore);
-  if (!port.ok()) fail(kExitUsage, port.status().message());
+  if (!port.ok()) fail("replay", kExitUsage, port.status().message());
 
   const collide::replayer::collectives::Placement& pl = *placement;
   eng::RankAddressing addressing;
@@ -205,7 +194,7 @@ void run_replay(const ReplayOptions& opt) {
   };
   auto engine = eng::Engine::create(config, header, *placement, expand,
                                     std::move(programs).value().ops, addressing, **port, clock);
-  if (!engine.ok()) fail(kExitUsage, engine.status().message());
+  if (!engine.ok()) fail("replay", kExitUsage, engine.status().message());
 
   std::cout << "ready " << (*port)->mac().to_string() << std::endl;
   if (!opt.wait_for_file.empty()) {
@@ -247,7 +236,7 @@ void run_replay(const ReplayOptions& opt) {
                            c.requesters.packets_sent, c.requesters.retransmitted_packets,
                            c.requesters.timeouts, c.responders.bytes_received, c.icrc_errors,
                            c.pattern_errors);
-  if (!run.ok()) fail(kExitFailed, run.message());
+  if (!run.ok()) fail("replay", kExitFailed, run.message());
 }
 
 }  // namespace

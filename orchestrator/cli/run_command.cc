@@ -23,11 +23,6 @@ struct RunOptions {
   double timeout_s = 600;
 };
 
-[[noreturn]] void fail(int code, const std::string& message) {
-  std::cerr << "collide run: " << message << "\n";
-  throw CLI::RuntimeError(code);
-}
-
 std::string self_path() {
   std::error_code ec;
   auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
@@ -36,7 +31,7 @@ std::string self_path() {
 
 void run(const RunOptions& opt) {
   auto scenario = orchestrator::load_scenario(opt.scenario);
-  if (!scenario.ok()) fail(kExitUsage, scenario.status().message());
+  if (!scenario.ok()) fail("run", kExitUsage, scenario.status().message());
   const std::filesystem::path out = opt.output.empty() ? scenario->outputs().directory() : opt.output;
   std::filesystem::create_directories(out);
   orchestrator::LocalRunOptions local;
@@ -45,7 +40,7 @@ void run(const RunOptions& opt) {
   local.run_timeout_s = opt.timeout_s;
   local.progress = [](const std::string& line) { std::cerr << "collide run: " << line << "\n"; };
   auto runs = orchestrator::run_locally(*scenario, local);
-  if (!runs.ok()) fail(kExitFailed, runs.status().message());
+  if (!runs.ok()) fail("run", kExitFailed, runs.status().message());
 
   const auto report = orchestrator::report::build_report(scenario->name(), *runs);
   std::ofstream(out / "report.json") << orchestrator::report::report_json(report).dump(2) << "\n";

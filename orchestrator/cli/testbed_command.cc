@@ -27,11 +27,6 @@ struct TestbedOptions {
   bool json = false;
 };
 
-[[noreturn]] void fail(int code, const std::string& message) {
-  std::cerr << "collide testbed: " << message << "\n";
-  throw CLI::RuntimeError(code);
-}
-
 v1::VirtualTestbedSpec spec_of(const TestbedOptions& o) {
   v1::VirtualTestbedSpec s;
   s.set_name(o.name);
@@ -95,9 +90,9 @@ void add_testbed_command(CLI::App& app) {
   add_spec_options(up_cmd, *up);
   up_cmd->callback([up] {
     auto plan = tb::plan_testbed(spec_of(*up));
-    if (!plan.ok()) fail(kExitUsage, plan.status().message());
+    if (!plan.ok()) fail("testbed", kExitUsage, plan.status().message());
     auto built = tb::VirtualTestbed::create(*plan);
-    if (!built.ok()) fail(kExitFailed, built.status().message());
+    if (!built.ok()) fail("testbed", kExitFailed, built.status().message());
     (*built)->keep();
     print_plan((*built)->plan(), up->json);
   });
@@ -107,7 +102,7 @@ void add_testbed_command(CLI::App& app) {
   add_spec_options(show_cmd, *show);
   show_cmd->callback([show] {
     auto plan = tb::plan_testbed(spec_of(*show));
-    if (!plan.ok()) fail(kExitUsage, plan.status().message());
+    if (!plan.ok()) fail("testbed", kExitUsage, plan.status().message());
     print_plan(*plan, show->json);
   });
 
@@ -115,13 +110,13 @@ void add_testbed_command(CLI::App& app) {
   CLI::App* down = testbed->add_subcommand("down", "Remove a testbed (also a crashed run's)");
   down->add_option("name", *down_name, "testbed name")->required();
   down->callback([down_name] {
-    if (Status s = tb::remove_testbed(*down_name); !s.ok()) fail(kExitFailed, s.message());
+    if (Status s = tb::remove_testbed(*down_name); !s.ok()) fail("testbed", kExitFailed, s.message());
   });
 
   CLI::App* list = testbed->add_subcommand("list", "List the testbeds on this machine");
   list->callback([] {
     auto names = tb::list_testbeds();
-    if (!names.ok()) fail(kExitFailed, names.status().message());
+    if (!names.ok()) fail("testbed", kExitFailed, names.status().message());
     for (const std::string& n : *names) std::cout << n << "\n";
   });
 }

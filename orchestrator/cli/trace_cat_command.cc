@@ -29,20 +29,14 @@ std::string to_json(const google::protobuf::Message& message) {
 
 void run_cat(const CatOptions& opt) {
   auto reader = traces::TraceReader::open(opt.path);
-  if (!reader.ok()) {
-    std::cerr << "collide trace cat: " << reader.status().message() << "\n";
-    throw CLI::RuntimeError(kExitUsage);
-  }
+  if (!reader.ok()) fail("trace cat", kExitUsage, reader.status().message());
   std::cout << to_json((*reader)->header()) << "\n";
   if (opt.header_only) return;
   v1::Op op;
   uint64_t printed = 0;
   while (opt.limit == 0 || printed < opt.limit) {
     auto more = (*reader)->next(op);
-    if (!more.ok()) {
-      std::cerr << "collide trace cat: " << more.status().message() << "\n";
-      throw CLI::RuntimeError(kExitFailed);
-    }
+    if (!more.ok()) fail("trace cat", kExitFailed, more.status().message());
     if (!*more) break;
     if (opt.rank >= 0 && op.rank() != static_cast<uint64_t>(opt.rank)) continue;
     std::cout << to_json(op) << "\n";

@@ -1,9 +1,6 @@
 #include "orchestrator/run/local_runner.h"
 
-#include <fcntl.h>
 #include <net/if.h>
-#include <sched.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <fstream>
@@ -13,6 +10,7 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include "common/netns.h"
 #include "common/process.h"
 #include "injectors/roce_drop.h"
 #include "orchestrator/run/workload.h"
@@ -99,23 +97,10 @@ Result<std::vector<ArmedFault>> arm(const std::vector<const v1::Fault*>& faults,
                                                     : injectors::Direction::kIngress};
     {
       // Attach from inside the leaf's namespace; the links stay when we leave it.
-      const std::string path = "/run/netns/" + port->first;
-      const int target = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-      const int self = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
-      if (target < 0 || self < 0 || setns(target, CLONE_NEWNET) != 0) {
-        if (target >= 0) close(target);
-        if (self >= 0) close(self);
-        return unavailable(fmt::format("cannot enter {} to arm fault {}", port->first, f->name()));
-      }
-      Status attached;
+      auto scope = netns::Scope::enter(port->first);
+      if (!scope.ok()) return scope.status().with_context("arming fault " + f->name());
       const int ifindex = static_cast<int>(if_nametoindex(port->second.c_str()));
-      for (injectors::Direction d : directions) {
-        if (attached.ok()) attached = (*drop)->attach(ifindex, d);
-      }
-      setns(self, CLONE_NEWNET);
-      close(self);
-      close(target);
-      COLLIDE_RETURN_IF_ERROR(attached);
+      for (injectors::Direction d : directions) COLLIDE_RETURN_IF_ERROR((*drop)->attach(ifindex, d));
     }
     armed.push_back({f, std::move(drop).value()});
   }

@@ -96,29 +96,25 @@ void tree_all_reduce(StepBuilder& b, const ChannelView& v, int which, uint64_t b
   }
 }
 
-void chain_broadcast(StepBuilder& b, const ChannelView& v, uint32_t root_pos, uint64_t bytes) {
-  const uint32_t n = v.n();
-  const uint64_t q = mod(static_cast<int64_t>(v.pos) - root_pos, n);  // hops from the root
+// A pipelined chain around the ring: the rank `hops` after the chain's start receives from the
+// one before it and, unless last, passes each slice on as soon as it has it.
+static void chain(StepBuilder& b, const ChannelView& v, uint64_t hops, uint64_t bytes) {
   SliceIds received;
   std::vector<const SliceIds*> after;
-  if (q > 0) {
+  if (hops > 0) {
     received = transfer(b, StepKind::kRecv, v.at(-1), bytes, v.tag(0));
     after.push_back(&received);
   }
-  if (q + 1 < n) transfer(b, StepKind::kSend, v.at(1), bytes, v.tag(0), after);
+  if (hops + 1 < v.n()) transfer(b, StepKind::kSend, v.at(1), bytes, v.tag(0), after);
+}
+
+void chain_broadcast(StepBuilder& b, const ChannelView& v, uint32_t root_pos, uint64_t bytes) {
+  chain(b, v, mod(static_cast<int64_t>(v.pos) - root_pos, v.n()), bytes);  // starts at the root
 }
 
 void chain_reduce(StepBuilder& b, const ChannelView& v, uint32_t root_pos, uint64_t bytes) {
-  const uint32_t n = v.n();
-  // The chain starts just after the root and ends at it.
-  const uint64_t q = mod(static_cast<int64_t>(v.pos) - root_pos - 1, n);
-  SliceIds received;
-  std::vector<const SliceIds*> after;
-  if (q > 0) {
-    received = transfer(b, StepKind::kRecv, v.at(-1), bytes, v.tag(0));
-    after.push_back(&received);
-  }
-  if (q + 1 < n) transfer(b, StepKind::kSend, v.at(1), bytes, v.tag(0), after);
+  // Starts just after the root and ends at it.
+  chain(b, v, mod(static_cast<int64_t>(v.pos) - root_pos - 1, v.n()), bytes);
 }
 
 void direct_gather(StepBuilder& b, const ChannelView& v, uint32_t root_pos,

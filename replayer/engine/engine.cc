@@ -391,23 +391,8 @@ std::vector<OpRecord> Engine::take_records() {
 EngineCounters Engine::counters() const {
   EngineCounters total = counters_;
   for (const auto& [key, c] : connections_) {
-    const auto& rq = c.requester.counters();
-    total.requesters.packets_sent += rq.packets_sent;
-    total.requesters.bytes_sent += rq.bytes_sent;
-    total.requesters.retransmitted_packets += rq.retransmitted_packets;
-    total.requesters.acks += rq.acks;
-    total.requesters.naks += rq.naks;
-    total.requesters.timeouts += rq.timeouts;
-    total.requesters.cnps += rq.cnps;
-    const auto& rs = c.responder.counters();
-    total.responders.packets_received += rs.packets_received;
-    total.responders.bytes_received += rs.bytes_received;
-    total.responders.duplicates += rs.duplicates;
-    total.responders.out_of_order += rs.out_of_order;
-    total.responders.naks_sent += rs.naks_sent;
-    total.responders.acks_sent += rs.acks_sent;
-    total.responders.cnps_sent += rs.cnps_sent;
-    total.responders.ecn_marked += rs.ecn_marked;
+    total.requesters += c.requester.counters();
+    total.responders += c.responder.counters();
   }
   return total;
 }

@@ -21,6 +21,17 @@ struct RequesterCounters {
   uint64_t naks = 0;
   uint64_t timeouts = 0;
   uint64_t cnps = 0;
+
+  RequesterCounters& operator+=(const RequesterCounters& o) {
+    packets_sent += o.packets_sent;
+    bytes_sent += o.bytes_sent;
+    retransmitted_packets += o.retransmitted_packets;
+    acks += o.acks;
+    naks += o.naks;
+    timeouts += o.timeouts;
+    cnps += o.cnps;
+    return *this;
+  }
 };
 
 struct MessageCompletion {

@@ -20,6 +20,18 @@ struct ResponderCounters {
   uint64_t acks_sent = 0;
   uint64_t cnps_sent = 0;
   uint64_t ecn_marked = 0;
+
+  ResponderCounters& operator+=(const ResponderCounters& o) {
+    packets_received += o.packets_received;
+    bytes_received += o.bytes_received;
+    duplicates += o.duplicates;
+    out_of_order += o.out_of_order;
+    naks_sent += o.naks_sent;
+    acks_sent += o.acks_sent;
+    cnps_sent += o.cnps_sent;
+    ecn_marked += o.ecn_marked;
+    return *this;
+  }
 };
 
 struct MessageDelivery {

@@ -20,6 +20,7 @@
 
 #include "collide/port.pb.h"
 #include "common/logging.h"
+#include "common/netns.h"
 #include "replayer/dpdk/dpdk_port.h"
 #include "replayer/dpdk/eal.h"
 #include "replayer/wire/roce_frame.h"
@@ -55,16 +56,6 @@ struct Options {
 // damaged frame shows up as a payload error even where its ICRC was recomputed.
 uint8_t pattern_byte(uint32_t psn, size_t offset) {
   return static_cast<uint8_t>(psn * 131 + offset * 7 + 1);
-}
-
-Status enter_netns(const std::string& name) {
-  const std::string path = "/run/netns/" + name;
-  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return errno_status(errno, "opening " + path);
-  const int rc = setns(fd, CLONE_NEWNET);
-  const int err = errno;
-  close(fd);
-  return rc == 0 ? Status{} : errno_status(err, "entering netns " + name);
 }
 
 void print_counters(const v1::FrameCounters& counters) {
@@ -215,7 +206,7 @@ int main(int argc, char** argv) {
 
   // Enter the namespace before the EAL starts threads, so every thread lives there.
   if (!opt.netns.empty()) {
-    if (Status s = enter_netns(opt.netns); !s.ok()) {
+    if (Status s = netns::enter(opt.netns); !s.ok()) {
       std::cerr << s.to_string() << "\n";
       return kExitFailure;
     }

@@ -33,26 +33,6 @@ Status TestNetns::exec(const std::vector<std::string>& argv) const {
   return run_checked(full);
 }
 
-Result<std::unique_ptr<NetnsScope>> NetnsScope::enter(const std::string& netns_name) {
-  std::unique_ptr<NetnsScope> scope(new NetnsScope());
-  scope->original_fd_ = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
-  if (scope->original_fd_ < 0) return errno_status(errno, "opening the current netns");
-  const std::string path = "/run/netns/" + netns_name;
-  const int target = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (target < 0) return errno_status(errno, fmt::format("opening {}", path));
-  const int rc = setns(target, CLONE_NEWNET);
-  const int err = errno;
-  close(target);
-  if (rc != 0) return errno_status(err, fmt::format("entering netns {}", netns_name));
-  return scope;
-}
-
-NetnsScope::~NetnsScope() {
-  if (original_fd_ < 0) return;
-  setns(original_fd_, CLONE_NEWNET);
-  close(original_fd_);
-}
-
 Status create_veth_pair(const TestNetns& a, const std::string& a_if, const TestNetns& b,
                         const std::string& b_if) {
   return run_checked({"ip", "link", "add", a_if, "netns", a.name(), "type", "veth", "peer", "name",

@@ -5,6 +5,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/netns.h"
 #include "common/result.h"
 
 // Network namespaces and veth pairs that a test creates for itself and removes when done, even on
@@ -30,17 +31,7 @@ class TestNetns {
 };
 
 // Enters a namespace on the calling thread for the lifetime of the object.
-class NetnsScope {
- public:
-  static Result<std::unique_ptr<NetnsScope>> enter(const std::string& netns_name);
-  ~NetnsScope();
-  NetnsScope(const NetnsScope&) = delete;
-  NetnsScope& operator=(const NetnsScope&) = delete;
-
- private:
-  NetnsScope() = default;
-  int original_fd_ = -1;
-};
+using NetnsScope = netns::Scope;
 
 // A veth pair whose ends are created directly inside two test namespaces.
 Status create_veth_pair(const TestNetns& a, const std::string& a_if, const TestNetns& b,
