@@ -22,8 +22,9 @@ case "$area" in
     "$build/replayer/replayer_wire_bench" --benchmark_min_time=0.5 | tee "$log"
     ;;
   replayer)
-    cmake --build "$build" -j"$(nproc)" --target replayer_goodput_vs_loss_bench
+    cmake --build "$build" -j"$(nproc)" --target replayer_goodput_vs_loss_bench replayer_tx_rate_bench
     "$build/replayer/replayer_goodput_vs_loss_bench" | tee "$log"
+    "$build/replayer/replayer_tx_rate_bench" 3 | tee -a "$log"
     ;;
   *) usage ;;
 esac

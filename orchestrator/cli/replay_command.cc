@@ -166,7 +166,8 @@ void run_replay(const ReplayOptions& opt) {
   expand.all_reduce = opt.algorithm == "tree" ? coll::AllReduceAlgorithm::kTree
                                               : coll::AllReduceAlgorithm::kRing;
 
-  auto port = replayer::backend::open_port(opt.port, opt.lcore);
+  // Room for the largest data frame: headers, RETH, payload, ICRC.
+  auto port = replayer::backend::open_port(opt.port, opt.lcore, opt.mtu + 128);
   if (!port.ok()) fail("replay", kExitUsage, port.status().message());
 
   const collide::replayer::collectives::Placement& pl = *placement;

@@ -1,5 +1,9 @@
 #include "replayer/backend/port_factory.h"
 
+#include <rte_mbuf.h>
+
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "replayer/backend/dpdk_backend.h"
@@ -7,7 +11,8 @@
 
 namespace collide::replayer::backend {
 
-Result<std::unique_ptr<PacketPort>> open_port(const std::string& spec, int lcore) {
+Result<std::unique_ptr<PacketPort>> open_port(const std::string& spec, int lcore,
+                                              uint32_t max_frame_bytes) {
   const auto colon = spec.find(':');
   const std::string kind = spec.substr(0, colon);
   const std::string target = colon == std::string::npos ? "" : spec.substr(colon + 1);
@@ -18,6 +23,7 @@ Result<std::unique_ptr<PacketPort>> open_port(const std::string& spec, int lcore
     config.set_rx_ring_size(4096);
     config.set_tx_ring_size(4096);
     config.set_mbuf_count(32767);
+    config.set_mbuf_data_room(std::max<uint32_t>(max_frame_bytes, 2048) + RTE_PKTMBUF_HEADROOM);
     auto port = dpdk::DpdkPort::open(config);
     if (!port.ok()) return port.status();
     return std::unique_ptr<PacketPort>(new DpdkBackendPort(std::move(port).value()));

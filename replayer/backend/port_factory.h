@@ -11,7 +11,9 @@ namespace collide::replayer::backend {
 // Opens a packet port from a spec:
 //   dpdk:<device>      a DPDK port, e.g. dpdk:net_af_xdp0,iface=veth0 or dpdk:0000:3b:00.0
 //   af_packet:<iface>  the kernel path, for hosts without DPDK
-// `lcore` is the CPU the DPDK EAL runs its main thread on.
-Result<std::unique_ptr<PacketPort>> open_port(const std::string& spec, int lcore);
+// `lcore` is the CPU the DPDK EAL runs its main thread on; buffers hold frames of at least
+// `max_frame_bytes` (2 KiB by default; 4 KiB RoCE MTUs need more).
+Result<std::unique_ptr<PacketPort>> open_port(const std::string& spec, int lcore,
+                                              uint32_t max_frame_bytes = 2048);
 
 }  // namespace collide::replayer::backend
