@@ -1,0 +1,80 @@
+// The HTML report as a person sees it: headless Chromium loads the file offline, the DOM it builds
+// holds the summary table and both charts, and it renders a screenshot.
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "common/process.h"
+#include "orchestrator/report/html_report.h"
+#include "tests/support/privileged.h"
+
+namespace collide::orchestrator::report {
+namespace {
+
+RunResult run(const std::string& variant, double us) {
+  RunResult r;
+  r.variant = variant;
+  uint64_t t = 0;
+  for (int k = 0; k < 20; ++k) {
+    for (uint32_t rank = 0; rank < 4; ++rank) {
+      OpTiming op;
+      op.rank = rank;
+      op.op_index = static_cast<uint64_t>(k);
+      op.kind = v1::OP_KIND_ALL_REDUCE;
+      op.comm = "world";
+      op.comm_size = 4;
+      op.bytes = 1 << 20;
+      op.start_ns = t;
+      op.end_ns = t + static_cast<uint64_t>(us * 1000 * (1 + 0.01 * k));
+      r.ops.push_back(op);
+    }
+    t += static_cast<uint64_t>(us * 1000 * 1.3);
+  }
+  return r;
+}
+
+std::vector<std::string> chromium(const std::filesystem::path& profile) {
+  // Flags for a closed network: no background fetches, no first-run work, no sandbox as root.
+  return {"chromium", "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+          "--no-first-run", "--disable-background-networking", "--disable-component-update",
+          "--disable-sync", "--user-data-dir=" + profile.string()};
+}
+
+TEST(HtmlReportBrowserTest, ChromiumRendersTablesAndCharts) {
+  COLLIDE_REQUIRE(collide::testing::missing_tool("chromium"));
+  const auto dir = std::filesystem::temp_directory_path() / ("collide-html-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  std::vector<RunResult> runs = {run("baseline", 100), run("lossy", 180)};
+  runs[1].faults.push_back({"lossy-h1", "loss", 500'000, 1'500'000, 1000, 10});
+  const std::string html = (dir / "report.html").string();
+  std::ofstream(html) << render_html(build_report("browser", runs), runs);
+
+  auto dom_args = chromium(dir / "profile");
+  dom_args.push_back("--dump-dom");
+  dom_args.push_back("file://" + html);
+  auto dom = process::run_command(dom_args);
+  ASSERT_TRUE(dom.ok());
+  ASSERT_EQ(dom->exit_code, 0) << dom->output;
+  EXPECT_NE(dom->output.find("<table id=\"summary\">"), std::string::npos);
+  EXPECT_NE(dom->output.find("id=\"cdf\""), std::string::npos);
+  EXPECT_NE(dom->output.find("data-variant=\"lossy\""), std::string::npos);
+  EXPECT_NE(dom->output.find("id=\"timeline-lossy\""), std::string::npos);
+  EXPECT_NE(dom->output.find("class=\"fault\""), std::string::npos);
+
+  auto shot_args = chromium(dir / "profile");
+  const std::string png = (dir / "report.png").string();
+  shot_args.push_back("--window-size=1100,1400");
+  shot_args.push_back("--screenshot=" + png);
+  shot_args.push_back("file://" + html);
+  auto shot = process::run_command(shot_args);
+  ASSERT_TRUE(shot.ok());
+  ASSERT_TRUE(std::filesystem::exists(png)) << shot->output;
+  EXPECT_GT(std::filesystem::file_size(png), 20'000u) << "a blank page compresses smaller";
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace collide::orchestrator::report
