@@ -6,6 +6,7 @@ void add_trace_commands(CLI::App& app) {
   CLI::App* trace = app.add_subcommand("trace", "Import, synthesize, inspect and check traces");
   trace->require_subcommand(1);
   add_trace_cat_command(*trace);
+  add_trace_import_command(*trace);
 }
 
 }  // namespace collide::cli

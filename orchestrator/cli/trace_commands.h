@@ -10,5 +10,6 @@ void add_trace_commands(CLI::App& app);
 
 // One function per subcommand file.
 void add_trace_cat_command(CLI::App& trace);
+void add_trace_import_command(CLI::App& trace);
 
 }  // namespace collide::cli

@@ -1,0 +1,101 @@
+// `collide trace import`: reads a trace in any supported format and writes a collide trace.
+// Problems in the input are reported with file and line and counted; --strict makes the first
+// one an error.
+#include <chrono>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "orchestrator/cli/commands.h"
+#include "orchestrator/cli/trace_commands.h"
+#include "traces/import/formats.h"
+
+namespace collide::cli {
+namespace {
+
+struct ImportCommandOptions {
+  std::string format;
+  std::vector<std::string> inputs;
+  std::string output;
+  bool strict = false;
+  bool quiet = false;
+  uint32_t max_problems = 20;
+};
+
+std::string format_list() {
+  std::string list;
+  for (const traces::ImportFormat& f : traces::import_formats()) {
+    list += fmt::format("\n  {:<12} {}", f.name, f.description);
+  }
+  return list;
+}
+
+// Progress on stderr at most twice a second, so a long import shows it is moving.
+std::function<void(uint64_t, uint64_t)> progress_printer(bool quiet) {
+  if (quiet) return {};
+  auto last = std::make_shared<std::chrono::steady_clock::time_point>();
+  return [last](uint64_t done, uint64_t total) {
+    const auto now = std::chrono::steady_clock::now();
+    if (now - *last < std::chrono::milliseconds(500)) return;
+    *last = now;
+    if (total > 0) {
+      std::cerr << fmt::format("\rimport: {:.0f} of {:.0f} MB ({:.0f}%)", done / 1e6, total / 1e6,
+                               100.0 * static_cast<double>(done) / static_cast<double>(total))
+                << std::flush;
+    } else {
+      std::cerr << fmt::format("\rimport: {:.0f} MB", done / 1e6) << std::flush;
+    }
+  };
+}
+
+void run_import(const ImportCommandOptions& opt) {
+  const traces::ImportFormat* format = traces::find_import_format(opt.format);
+  if (format == nullptr) {
+    fail("trace import", kExitUsage,
+         fmt::format("unknown format '{}'; known formats:{}", opt.format, format_list()));
+  }
+  traces::ImportOptions options;
+  options.strict = opt.strict;
+  options.max_reported_problems = opt.max_problems;
+  options.progress = progress_printer(opt.quiet);
+  const auto started = std::chrono::steady_clock::now();
+  auto report = format->import(opt.inputs, opt.output, options);
+  if (options.progress) std::cerr << "\r\033[K";
+  if (!report.ok()) fail("trace import", kExitUsage, report.status().message());
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  for (const traces::ImportProblem& p : report->problems) {
+    std::cerr << p.where << ": " << p.what << "\n";
+  }
+  if (report->problems_total > report->problems.size()) {
+    std::cerr << fmt::format("... and {} more problems\n",
+                             report->problems_total - report->problems.size());
+  }
+  std::cout << fmt::format(
+      "imported {} ops of {} ranks in {} communicators from {} {} in {:.2f} s; {} skipped; "
+      "wrote {}\n",
+      report->ops, report->ranks, report->communicators, report->units_read,
+      report->units_read == 1 ? "unit" : "units", seconds, report->problems_total, opt.output);
+}
+
+}  // namespace
+
+void add_trace_import_command(CLI::App& trace) {
+  auto opt = std::make_shared<ImportCommandOptions>();
+  CLI::App* cmd = trace.add_subcommand("import", "Convert a trace of another format to a collide trace");
+  cmd->add_option("--format,-f", opt->format, "input format (see below)")->required();
+  cmd->add_option("inputs", opt->inputs, "input files (or directories, where the format says)")
+      ->required();
+  cmd->add_option("--output,-o", opt->output, "the collide trace to write")->required();
+  cmd->add_flag("--strict", opt->strict, "fail on the first input that cannot be understood");
+  cmd->add_option("--max-problems", opt->max_problems, "problems to print word for word")
+      ->capture_default_str();
+  cmd->add_flag("--quiet,-q", opt->quiet, "no progress on stderr");
+  cmd->footer("Formats:" + format_list());
+  cmd->callback([opt] { run_import(*opt); });
+}
+
+}  // namespace collide::cli
