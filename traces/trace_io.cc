@@ -6,6 +6,7 @@
 #include <cerrno>
 
 #include <fmt/format.h>
+#include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl.h>
 #include <google/protobuf/util/delimited_message_util.h>
 
@@ -13,6 +14,21 @@ namespace collide::traces {
 
 using google::protobuf::util::ParseDelimitedFromZeroCopyStream;
 using google::protobuf::util::SerializeDelimitedToZeroCopyStream;
+
+namespace {
+
+// The header's metadata map would otherwise serialize in an order that changes from process to
+// process; the same trace must give the same bytes.
+bool write_header_deterministically(const v1::TraceHeader& header,
+                                    google::protobuf::io::ZeroCopyOutputStream* out) {
+  google::protobuf::io::CodedOutputStream coded(out);
+  coded.SetSerializationDeterministic(true);
+  coded.WriteVarint32(static_cast<uint32_t>(header.ByteSizeLong()));
+  header.SerializeWithCachedSizes(&coded);
+  return !coded.HadError();
+}
+
+}  // namespace
 
 Result<std::unique_ptr<TraceWriter>> TraceWriter::create(const std::string& path,
                                                          v1::TraceHeader header) {
@@ -27,7 +43,7 @@ Result<std::unique_ptr<TraceWriter>> TraceWriter::create(const std::string& path
   writer->stream_ = std::make_unique<google::protobuf::io::FileOutputStream>(writer->fd_);
   header.set_magic(std::string(kTraceMagic));
   header.set_schema_version(kTraceSchemaVersion);
-  if (!SerializeDelimitedToZeroCopyStream(header, writer->stream_.get())) {
+  if (!write_header_deterministically(header, writer->stream_.get())) {
     return errno_status(writer->stream_->GetErrno(), fmt::format("writing trace {}", path));
   }
   return writer;

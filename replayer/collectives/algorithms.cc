@@ -13,7 +13,7 @@ SliceIds transfer(StepBuilder& b, StepKind kind, uint32_t peer, uint64_t bytes, 
   const uint32_t slices = b.slice_count(bytes);
   SliceIds ids(slices);
   for (uint32_t j = 0; j < slices; ++j) {
-    std::vector<uint32_t> deps;
+    StepDeps deps;
     for (const SliceIds* prior : after) {
       // Transfers that feed each other carry the same bytes, hence the same slices; the guard
       // keeps a mismatch from reading past the end.

@@ -1,6 +1,7 @@
 #include "replayer/collectives/expander.h"
 
 #include <algorithm>
+#include <limits>
 
 #include <fmt/format.h>
 
@@ -56,6 +57,10 @@ Result<Expander> Expander::create(const v1::TraceHeader& header, Placement place
             e.placement_.world_size()));
       }
     }
+    const uint32_t first_host = e.placement_.host_of_rank[comm.ranks(0)];
+    e.host_local_[comm.id()] = std::all_of(comm.ranks().begin(), comm.ranks().end(), [&](uint32_t r) {
+      return e.placement_.host_of_rank[r] == first_host;
+    });
     if (!e.comms_.emplace(comm.id(), comm).second) {
       return invalid_argument(fmt::format("communicator {} is defined twice", comm.id()));
     }
@@ -109,7 +114,11 @@ Result<ExpandedOp> Expander::expand(const v1::Op& op) {
   out.op_index = op.index();
   out.comm = op.comm();
   const uint64_t seq = next_sequence(op, peer);
-  StepBuilder builder(out, placement_, options_.slice_bytes, options_.qps_per_connection);
+  // Pipelining slices only shape how a transfer crosses the network; a host-local communicator's
+  // modeled transfers take the same time whole, and a whole transfer is one step, not hundreds.
+  const uint64_t slice_bytes = host_local_[op.comm()] ? std::numeric_limits<uint64_t>::max()
+                                                      : options_.slice_bytes;
+  StepBuilder builder(out, placement_, slice_bytes, options_.qps_per_connection);
 
   for (uint32_t c = 0; c < options_.channels; ++c) {
     auto order_or = order_of(comm, c);

@@ -50,6 +50,9 @@ class Expander {
   Placement placement_;
   ExpandOptions options_;
   std::unordered_map<std::string, v1::Communicator> comms_;
+  // Communicators whose ranks all sit on one host: nothing of theirs reaches the network, their
+  // transfers take a modeled time, so they are not cut into slices.
+  std::unordered_map<std::string, bool> host_local_;
   std::map<std::pair<std::string, uint32_t>, std::vector<uint32_t>> orders_;
   // Per rank: collectives issued on each communicator; sends/recvs per (comm, peer, direction).
   std::map<std::pair<uint32_t, std::string>, uint64_t> collective_seq_;

@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include <boost/container/small_vector.hpp>
+
 // What one rank does on the wire for one operation: a set of steps (send or receive a number of
 // bytes to or from one peer) with the steps each must wait for. A collective is a chain of such
 // steps, so one slow link delays every step behind it, as on a real fabric.
@@ -23,6 +25,10 @@ struct FlowTag {
   auto operator<=>(const FlowTag&) const = default;
 };
 
+// A step waits for at most a few others (the previous slice of its chain, what it forwards), so
+// its dependencies live inside the step: expanding millions of steps makes no allocation per step.
+using StepDeps = boost::container::small_vector<uint32_t, 4>;
+
 struct Step {
   uint32_t id = 0;  // index in ExpandedOp::steps
   StepKind kind = StepKind::kSend;
@@ -35,7 +41,7 @@ struct Step {
   // A receive whose size only the sender knows (all-to-allv): `bytes` is 0 and the transfer
   // completes with whatever the matching send carries.
   bool size_from_sender = false;
-  std::vector<uint32_t> deps;  // ids of this op's steps that must complete first
+  StepDeps deps;  // ids of this op's steps that must complete first
 };
 
 struct ExpandedOp {

@@ -22,7 +22,7 @@ uint64_t StepBuilder::slice_bytes(uint64_t bytes, uint32_t slice) const {
 }
 
 uint32_t StepBuilder::add(StepKind kind, uint32_t peer, uint64_t bytes, FlowTag tag,
-                          std::vector<uint32_t> deps) {
+                          StepDeps deps) {
   Step step;
   step.id = static_cast<uint32_t>(out_.steps.size());
   step.kind = kind;

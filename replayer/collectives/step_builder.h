@@ -26,7 +26,7 @@ class StepBuilder {
 
   // Adds one slice of a transfer; returns its step id.
   uint32_t add(StepKind kind, uint32_t peer, uint64_t bytes, FlowTag tag,
-               std::vector<uint32_t> deps = {});
+               StepDeps deps = {});
   void mark_size_from_sender(uint32_t id) { out_.steps[id].size_from_sender = true; }
 
  private:

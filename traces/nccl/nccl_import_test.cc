@@ -1,0 +1,400 @@
+#include "traces/nccl/nccl_import.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <set>
+#include <string>
+
+#include "traces/nccl/nccl_test_util.h"
+
+namespace collide::traces::nccl {
+namespace {
+
+using testing::comm_by_id;
+using testing::import_files;
+using testing::Imported;
+using testing::ops_of;
+using testing::ranks_of;
+using testing::testdata;
+using testing::write_file;
+
+Imported load(const std::string& fixture) {
+  auto t = import_files({testdata(fixture)});
+  EXPECT_TRUE(t.ok()) << t.status().to_string();
+  return t.ok() ? std::move(*t) : Imported{};
+}
+
+void expect_indices_in_order(const Imported& t) {
+  for (uint32_t r = 0; r < t.header.world_size(); ++r) {
+    const auto ops = ops_of(t, r);
+    for (size_t i = 0; i < ops.size(); ++i) EXPECT_EQ(ops[i].index(), i) << "rank " << r;
+  }
+}
+
+TEST(NcclImport, Version2_4) {
+  const Imported t = load("nccl_2_4.log");
+  EXPECT_EQ(t.report.problems_total, 0u);
+  EXPECT_EQ(t.header.source_format(), v1::SOURCE_FORMAT_NCCL_LOG);
+  EXPECT_EQ(t.header.nccl_version(), "2.4.8+cuda10.1");
+  EXPECT_EQ(t.header.world_size(), 2u);
+  ASSERT_EQ(t.header.communicators_size(), 1);
+  EXPECT_EQ(ranks_of(t.header.communicators(0)), (std::vector<uint32_t>{0, 1}));
+  EXPECT_EQ(t.header.communicators(0).name(), "world");
+  ASSERT_EQ(t.ops.size(), 6u);
+  // Both processes print the same comm pointer; each op still finds its own rank.
+  EXPECT_EQ(t.ops[0].rank(), 0u);
+  EXPECT_EQ(t.ops[1].rank(), 1u);
+  EXPECT_EQ(t.ops[0].kind(), v1::OP_KIND_ALL_REDUCE);
+  EXPECT_EQ(t.ops[0].datatype(), v1::DATA_TYPE_FLOAT32);
+  EXPECT_EQ(t.ops[0].bytes(), 4096u);
+  EXPECT_EQ(t.ops[0].reduce_op(), v1::REDUCE_OP_SUM);
+  EXPECT_EQ(t.ops[0].root(), -1);
+  EXPECT_EQ(t.ops[0].source(), testdata("nccl_2_4.log") + ":5");
+  EXPECT_EQ(t.ops[2].kind(), v1::OP_KIND_BROADCAST);
+  EXPECT_EQ(t.ops[2].root(), 1);
+  EXPECT_EQ(t.ops[2].reduce_op(), v1::REDUCE_OP_UNSPECIFIED);
+  EXPECT_EQ(t.ops[5].kind(), v1::OP_KIND_REDUCE);
+  EXPECT_EQ(t.ops[5].reduce_op(), v1::REDUCE_OP_MAX);
+  EXPECT_EQ(t.ops[5].bytes(), 16u * 8);
+  EXPECT_EQ(t.ops[5].op_count(), 2u);
+  EXPECT_FALSE(t.ops[0].has_enqueue_time_ns());
+  ASSERT_EQ(t.header.ranks_size(), 2);
+  EXPECT_EQ(t.header.ranks(1).host(), "node-a");
+  EXPECT_EQ(t.header.ranks(1).pid(), 2002u);
+  EXPECT_EQ(t.header.ranks(1).device(), 1);
+  EXPECT_EQ(t.header.ranks(0).nics_size(), 1);
+  EXPECT_EQ(t.header.ranks(0).nics(0), "eth0");
+  expect_indices_in_order(t);
+}
+
+TEST(NcclImport, OldSendConventionAndLauncherPrefix) {
+  const Imported t = load("nccl_2_7_send.log");
+  EXPECT_EQ(t.report.problems_total, 0u);
+  EXPECT_EQ(t.header.nccl_version(), "2.7.8+cuda11.0");
+  ASSERT_EQ(t.ops.size(), 6u);
+  const auto r0 = ops_of(t, 0);
+  ASSERT_EQ(r0.size(), 3u);
+  EXPECT_EQ(r0[0].kind(), v1::OP_KIND_SEND);
+  EXPECT_EQ(r0[0].root(), 1);  // the peer
+  EXPECT_EQ(r0[0].bytes(), 262144u * 4);
+  EXPECT_EQ(r0[1].kind(), v1::OP_KIND_RECV);
+  // The send and receive of one group call share an opCount, hence a group.
+  EXPECT_NE(r0[0].group(), 0u);
+  EXPECT_EQ(r0[0].group(), r0[1].group());
+  EXPECT_EQ(r0[2].kind(), v1::OP_KIND_ALL_GATHER);
+  EXPECT_EQ(r0[2].count(), 1000u);  // NCCL's meaning: what each rank sends
+  EXPECT_EQ(r0[2].bytes(), 2000u);
+  EXPECT_EQ(r0[2].group(), 0u);
+  EXPECT_EQ(t.header.ranks(0).node(), 0u);
+  EXPECT_EQ(t.header.ranks(1).node(), 1u);
+  EXPECT_EQ(t.header.ranks(1).nics_size(), 2);
+  EXPECT_EQ(t.header.ranks(1).nics(1), "mlx5_3:1");
+  expect_indices_in_order(t);
+}
+
+TEST(NcclImport, NewSendConvention) {
+  const Imported t = load("nccl_2_12_send.log");
+  EXPECT_EQ(t.report.problems_total, 0u);
+  ASSERT_EQ(t.ops.size(), 6u);
+  const auto r1 = ops_of(t, 1);
+  ASSERT_EQ(r1.size(), 3u);
+  EXPECT_EQ(r1[0].kind(), v1::OP_KIND_SEND);
+  EXPECT_EQ(r1[0].root(), 0);
+  EXPECT_EQ(r1[0].datatype(), v1::DATA_TYPE_BFLOAT16);
+  EXPECT_EQ(r1[2].kind(), v1::OP_KIND_RECV);
+  EXPECT_EQ(r1[2].op_count(), 1u);
+  EXPECT_NE(r1[2].group(), r1[0].group());
+}
+
+TEST(NcclImport, Version2_18CommIdsGraphAndNics) {
+  const Imported t = load("nccl_2_18.log");
+  EXPECT_EQ(t.report.problems_total, 0u);
+  EXPECT_EQ(t.header.nccl_version(), "2.18.3+cuda12.2");
+  EXPECT_EQ(t.header.world_size(), 4u);
+  ASSERT_EQ(t.header.communicators_size(), 5);  // world, 2 TP, 2 DP
+  const v1::Communicator& world = t.header.communicators(0);
+  EXPECT_EQ(ranks_of(world), (std::vector<uint32_t>{0, 1, 2, 3}));
+  ASSERT_EQ(world.rings_size(), 2);
+  EXPECT_EQ(world.rings(1).channel(), 1u);
+  EXPECT_EQ(std::vector<uint32_t>(world.rings(0).ranks().begin(), world.rings(0).ranks().end()),
+            (std::vector<uint32_t>{0, 1, 2, 3}));
+  ASSERT_EQ(world.trees_size(), 2);
+  ASSERT_EQ(world.trees(0).nodes_size(), 4);
+  EXPECT_EQ(world.trees(0).nodes(0).parent(), -1);
+  EXPECT_EQ(world.trees(0).nodes(2).parent(), 1);
+  ASSERT_EQ(world.trees(0).nodes(2).children_size(), 1);
+  EXPECT_EQ(world.trees(0).nodes(2).children(0), 3u);
+  EXPECT_EQ(ranks_of(t.header.communicators(1)), (std::vector<uint32_t>{0, 1}));
+  EXPECT_EQ(ranks_of(t.header.communicators(2)), (std::vector<uint32_t>{2, 3}));
+  EXPECT_EQ(ranks_of(t.header.communicators(3)), (std::vector<uint32_t>{0, 2}));
+  EXPECT_EQ(ranks_of(t.header.communicators(4)), (std::vector<uint32_t>{1, 3}));
+  EXPECT_EQ(t.header.communicators(1).rings_size(), 0);
+  ASSERT_EQ(t.ops.size(), 36u);
+  for (const v1::Op& op : t.ops) {
+    const v1::Communicator* comm = comm_by_id(t, op.comm());
+    ASSERT_NE(comm, nullptr);
+    EXPECT_NE(std::find(comm->ranks().begin(), comm->ranks().end(), op.rank()),
+              comm->ranks().end());
+    if (op.kind() == v1::OP_KIND_REDUCE_SCATTER) {
+      EXPECT_EQ(op.reduce_op(), v1::REDUCE_OP_AVG);
+    }
+  }
+  EXPECT_EQ(t.header.ranks(3).host(), "node-b");
+  EXPECT_EQ(t.header.ranks(3).node(), 1u);
+  EXPECT_EQ(t.header.ranks(3).device(), 1);
+  ASSERT_EQ(t.header.ranks(3).nics_size(), 1);
+  EXPECT_EQ(t.header.ranks(3).nics(0), "mlx5_1:1");
+  expect_indices_in_order(t);
+}
+
+TEST(NcclImport, Version2_21ApiNamesAndSplit) {
+  const Imported t = load("nccl_2_21.log");
+  EXPECT_EQ(t.report.problems_total, 0u);
+  EXPECT_EQ(t.header.nccl_version(), "2.21.5+cuda12.4");
+  ASSERT_EQ(t.header.communicators_size(), 4);
+  const v1::Communicator& world = t.header.communicators(0);
+  EXPECT_EQ(ranks_of(world), (std::vector<uint32_t>{0, 1, 2, 3}));
+  ASSERT_EQ(world.rings_size(), 1);
+  ASSERT_EQ(world.trees_size(), 1);
+  EXPECT_EQ(ranks_of(t.header.communicators(1)), (std::vector<uint32_t>{0, 2}));
+  EXPECT_EQ(t.header.communicators(1).name(), "split color 0");
+  EXPECT_EQ(ranks_of(t.header.communicators(2)), (std::vector<uint32_t>{1, 3}));
+  EXPECT_EQ(ranks_of(t.header.communicators(3)), (std::vector<uint32_t>{3, 2, 1, 0}));
+  ASSERT_EQ(t.ops.size(), 12u);
+  const auto r2 = ops_of(t, 2);
+  ASSERT_EQ(r2.size(), 3u);
+  EXPECT_EQ(r2[0].comm(), "c0");
+  EXPECT_EQ(r2[1].comm(), "c1");
+  EXPECT_EQ(r2[1].reduce_op(), v1::REDUCE_OP_PROD);
+  EXPECT_EQ(r2[2].comm(), "c3");
+  EXPECT_EQ(r2[2].root(), 3);  // comm rank 3 of the reversed comm: global rank 0
+  EXPECT_EQ(r2[2].datatype(), v1::DATA_TYPE_INT32);
+}
+
+TEST(NcclImport, Version2_26Timestamps) {
+  const Imported t = load("nccl_2_26.log");
+  EXPECT_EQ(t.report.problems_total, 0u);
+  EXPECT_EQ(t.header.ranks(0).host(), "ray-w0");
+  EXPECT_EQ(t.header.ranks(1).pid(), 616u);
+  ASSERT_EQ(t.ops.size(), 7u);
+  ASSERT_TRUE(t.ops[0].has_enqueue_time_ns());
+  EXPECT_EQ(t.ops[0].enqueue_time_ns(), 1741610100123456000ull);  // 2025-03-10 12:35:00.123456
+  EXPECT_EQ(t.ops[1].enqueue_time_ns(), 1741610100124456000ull);
+  EXPECT_EQ(t.ops[6].enqueue_time_ns(), 1741610107000000500ull);  // the launcher's timestamp
+  EXPECT_EQ(t.ops[6].datatype(), v1::DATA_TYPE_INT64);
+  EXPECT_EQ(t.ops[4].count(), 4096u * 3);
+}
+
+TEST(NcclImport, Version2_28AllToAllGatherScatter) {
+  const Imported t = load("nccl_2_28.log");
+  EXPECT_EQ(t.report.problems_total, 0u);
+  ASSERT_EQ(t.ops.size(), 12u);
+  const auto r3 = ops_of(t, 3);
+  ASSERT_EQ(r3.size(), 3u);
+  EXPECT_EQ(r3[0].kind(), v1::OP_KIND_ALL_TO_ALL);
+  EXPECT_EQ(r3[0].count(), 1024u);
+  EXPECT_EQ(r3[0].datatype(), v1::DATA_TYPE_FP8_E4M3);
+  EXPECT_EQ(r3[0].bytes(), 1024u);
+  EXPECT_EQ(r3[0].root(), -1);
+  EXPECT_EQ(r3[1].kind(), v1::OP_KIND_GATHER);
+  EXPECT_EQ(r3[1].root(), 2);
+  EXPECT_EQ(r3[1].datatype(), v1::DATA_TYPE_FP8_E5M2);
+  EXPECT_EQ(r3[2].kind(), v1::OP_KIND_SCATTER);
+  EXPECT_EQ(r3[2].root(), 1);
+  EXPECT_EQ(r3[2].bytes(), 32u * 4);
+}
+
+TEST(NcclImport, Version2_29RankPrefixAndCutRing) {
+  const Imported t = load("nccl_2_29.log");
+  EXPECT_EQ(t.report.problems_total, 0u);
+  ASSERT_EQ(t.header.communicators_size(), 1);
+  const v1::Communicator& world = t.header.communicators(0);
+  // The printed ring stops at "0 2 ..."; the Ring neighbour lines give the whole of it.
+  ASSERT_EQ(world.rings_size(), 1);
+  EXPECT_EQ(std::vector<uint32_t>(world.rings(0).ranks().begin(), world.rings(0).ranks().end()),
+            (std::vector<uint32_t>{0, 2, 1, 3}));
+  ASSERT_EQ(t.ops.size(), 4u);
+  EXPECT_EQ(t.ops[0].kind(), v1::OP_KIND_REDUCE_SCATTER);
+}
+
+TEST(NcclImport, Rccl) {
+  const Imported t = load("rccl.log");
+  EXPECT_EQ(t.report.problems_total, 0u);
+  EXPECT_EQ(t.header.nccl_version(), "2.20.5+hip6.2");
+  ASSERT_EQ(t.ops.size(), 2u);
+  EXPECT_EQ(t.ops[1].bytes(), 33554432u * 2);
+  EXPECT_EQ(t.ops[1].datatype(), v1::DATA_TYPE_FLOAT16);
+}
+
+TEST(NcclImport, GroupsCommunicatorsWithoutCommIds) {
+  const Imported t = load("groups_no_commid.log");
+  EXPECT_EQ(t.report.problems_total, 0u);
+  ASSERT_EQ(t.header.communicators_size(), 7);  // world, TP {0-3} {4-7}, DP {r, r+4}
+  EXPECT_EQ(ranks_of(t.header.communicators(0)), (std::vector<uint32_t>{0, 1, 2, 3, 4, 5, 6, 7}));
+  EXPECT_EQ(ranks_of(t.header.communicators(1)), (std::vector<uint32_t>{0, 1, 2, 3}));
+  EXPECT_EQ(ranks_of(t.header.communicators(2)), (std::vector<uint32_t>{4, 5, 6, 7}));
+  std::set<std::vector<uint32_t>> dp;
+  for (int c = 3; c < 7; ++c) dp.insert(ranks_of(t.header.communicators(c)));
+  EXPECT_EQ(dp, (std::set<std::vector<uint32_t>>{{0, 4}, {1, 5}, {2, 6}, {3, 7}}));
+  for (const v1::Op& op : t.ops) {
+    const v1::Communicator* comm = comm_by_id(t, op.comm());
+    ASSERT_NE(comm, nullptr);
+    EXPECT_NE(std::find(comm->ranks().begin(), comm->ranks().end(), op.rank()),
+              comm->ranks().end());
+  }
+}
+
+TEST(NcclImport, MessyLogCountsWhatItCannotUse) {
+  const Imported t = load("messy.log");
+  EXPECT_EQ(t.header.nccl_version(), "2.19.3+cudaCUDA_MAJOR.CUDA_MINOR");
+  EXPECT_EQ(ops_of(t, 0).size(), 5u);
+  EXPECT_EQ(ops_of(t, 1).size(), 13u);
+  const auto r0 = ops_of(t, 0);
+  for (size_t i = 0; i < r0.size(); ++i) EXPECT_EQ(r0[i].count(), 100u * (i + 1));
+  EXPECT_EQ(r0[4].reduce_op(), v1::REDUCE_OP_USER);
+  EXPECT_EQ(r0[1].source(), testdata("messy.log") + ":6");
+  EXPECT_EQ(r0[2].source(), testdata("messy.log") + ":8");
+  EXPECT_EQ(r0[3].source(), testdata("messy.log") + ":10");
+  ASSERT_EQ(t.report.problems_total, 6u);
+  std::vector<std::string> where;
+  for (const ImportProblem& p : t.report.problems) {
+    where.push_back(p.where.substr(p.where.rfind(':') + 1));
+  }
+  EXPECT_EQ(where, (std::vector<std::string>{"2", "24", "25", "26", "27", "31"}));
+  EXPECT_NE(t.report.problems[0].what.find("before any init line"), std::string::npos);
+  EXPECT_EQ(t.report.units_read, 31u);
+}
+
+TEST(NcclImport, StrictStopsAtTheFirstProblem) {
+  auto t = import_files({testdata("messy.log")}, /*strict=*/true);
+  ASSERT_FALSE(t.ok());
+  EXPECT_NE(t.status().message().find("messy.log:2:"), std::string::npos) << t.status().message();
+  auto clean = import_files({testdata("nccl_2_18.log")}, /*strict=*/true);
+  EXPECT_TRUE(clean.ok()) << clean.status().to_string();
+}
+
+TEST(NcclImport, OneFilePerProcess) {
+  // Split the 2.18 log by process; the import of the pieces equals the import of the whole.
+  std::ifstream in(testdata("nccl_2_18.log"));
+  std::map<std::string, std::string> per_process;
+  std::string line;
+  while (std::getline(in, line)) {
+    const std::string key = line.substr(0, line.find(':', line.find(':') + 1));
+    per_process[key] += line + "\n";
+  }
+  ASSERT_EQ(per_process.size(), 4u);
+  std::vector<std::string> files;
+  for (const auto& [key, text] : per_process) {
+    files.push_back(write_file(
+        key.substr(0, key.find(':')) + "-" + key.substr(key.find(':') + 1) + ".log", text));
+  }
+  const Imported whole = load("nccl_2_18.log");
+  auto parts = import_files(files);
+  ASSERT_TRUE(parts.ok()) << parts.status().to_string();
+  EXPECT_EQ(parts->report.problems_total, 0u);
+  ASSERT_EQ(parts->ops.size(), whole.ops.size());
+  ASSERT_EQ(parts->header.communicators_size(), whole.header.communicators_size());
+  std::multiset<std::vector<uint32_t>> a, b;
+  for (const auto& c : whole.header.communicators()) a.insert(ranks_of(c));
+  for (const auto& c : parts->header.communicators()) b.insert(ranks_of(c));
+  EXPECT_EQ(a, b);
+  for (uint32_t r = 0; r < 4; ++r) {
+    const auto x = ops_of(whole, r);
+    const auto y = ops_of(*parts, r);
+    ASSERT_EQ(x.size(), y.size());
+    for (size_t i = 0; i < x.size(); ++i) {
+      EXPECT_EQ(x[i].kind(), y[i].kind());
+      EXPECT_EQ(x[i].count(), y[i].count());
+      EXPECT_EQ(ranks_of(*comm_by_id(whole, x[i].comm())),
+                ranks_of(*comm_by_id(*parts, y[i].comm())));
+    }
+  }
+  EXPECT_EQ(parts->header.source_files_size(), 4);
+}
+
+TEST(NcclImport, BadInput) {
+  // Binary garbage, JSON, an empty file: clear errors in strict mode, counted problems otherwise.
+  std::string garbage(4096, '\0');
+  for (size_t i = 0; i < garbage.size(); ++i) garbage[i] = static_cast<char>((i * 7919) % 256);
+  const std::vector<std::string> bad = {
+      write_file("garbage.bin", garbage),
+      write_file("trace.json", "{\"traceEvents\": [{\"name\": \"AllReduce\", \"ph\": \"X\"}]}\n"),
+      write_file("empty.log", "")};
+  for (const std::string& path : bad) {
+    auto strict = import_files({path}, true);
+    ASSERT_FALSE(strict.ok()) << path;
+    EXPECT_NE(strict.status().message().find(path + ":1"), std::string::npos)
+        << strict.status().message();
+    auto lenient = import_files({path}, false);
+    ASSERT_TRUE(lenient.ok()) << lenient.status().to_string();
+    EXPECT_EQ(lenient->report.problems_total, 1u);
+    EXPECT_EQ(lenient->ops.size(), 0u);
+  }
+  auto missing = import_files({"/nonexistent/nccl.log"});
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("/nonexistent/nccl.log"), std::string::npos);
+  auto directory = import_files({testdata("")});
+  ASSERT_FALSE(directory.ok());
+}
+
+TEST(NcclImport, TruncatedFile) {
+  std::ifstream in(testdata("nccl_2_18.log"), std::ios::binary);
+  const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  // Cut in the middle of the last collective line.
+  const std::string cut = text.substr(0, text.size() - 60);
+  const std::string path = write_file("cut.log", cut);
+  auto t = import_files({path});
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ(t->ops.size(), 35u);
+  ASSERT_EQ(t->report.problems_total, 1u);
+  EXPECT_EQ(t->report.problems[0].where, path + ":82");
+  auto strict = import_files({path}, true);
+  ASSERT_FALSE(strict.ok());
+  EXPECT_NE(strict.status().message().find(path + ":82"), std::string::npos);
+}
+
+TEST(NcclImport, IncompleteCommunicatorIsAProblem) {
+  // Only rank 1 of a 2-rank comm is in the logs.
+  const std::string path = write_file(
+      "half.log",
+      "h:1:1 [0] NCCL INFO comm 0x1 rank 1 nranks 2 cudaDev 0 busId 1000 - Init COMPLETE\n"
+      "h:1:1 [0] NCCL INFO AllReduce: opCount 0 sendbuff 0x1 recvbuff 0x1 count 1 datatype 7 op 0 "
+      "root 0 comm 0x1 stream 0x1\n");
+  auto t = import_files({path});
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ(t->report.problems_total, 1u);
+  EXPECT_EQ(t->ops.size(), 1u);
+  EXPECT_EQ(t->ops[0].rank(), 1u);
+  EXPECT_FALSE(import_files({path}, true).ok());
+}
+
+TEST(NcclImport, LargeInputIsCutIntoPiecesCorrectly) {
+  // More than one 16 MiB piece, with lines cut in two everywhere: nothing lost, nothing doubled.
+  std::string text;
+  text += "h:1:1 [0] NCCL INFO comm 0x1 rank 0 nranks 2 cudaDev 0 busId 1000 - Init COMPLETE\n";
+  text += "h:2:2 [1] NCCL INFO comm 0x1 rank 1 nranks 2 cudaDev 1 busId 1000 - Init COMPLETE\n";
+  uint64_t expected = 0;
+  while (text.size() < (40u << 20)) {
+    const std::string n = std::to_string(expected);
+    text += "h:" + std::to_string(1 + expected % 2) + ":1 [0] NCCL INFO AllReduce: opCount " + n +
+            " sendbuff 0x1 recvbuff 0x1 count " + n + "\n" +
+            "datatype 7 op 0 root 0 comm 0x1 stream 0x1\n";
+    ++expected;
+  }
+  auto t = import_files({write_file("big.log", text)}, true);
+  ASSERT_TRUE(t.ok()) << t.status().to_string();
+  ASSERT_EQ(t->ops.size(), expected);
+  for (uint64_t i = 0; i < expected; ++i) {
+    ASSERT_EQ(t->ops[i].count(), i);
+    ASSERT_EQ(t->ops[i].rank(), i % 2);
+    ASSERT_EQ(t->ops[i].index(), i / 2);
+    ASSERT_EQ(t->ops[i].source(), t->header.source_files(0) + ":" + std::to_string(3 + 2 * i));
+  }
+}
+
+}  // namespace
+}  // namespace collide::traces::nccl

@@ -1,0 +1,679 @@
+#include "traces/nccl/nccl_log_parser.h"
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <string>
+
+#include "traces/nccl/text_scan.h"
+
+namespace collide::traces::nccl {
+namespace {
+
+// Interns (host, pid) pairs of one piece, so records carry a small index instead of a string.
+// Open addressing over a power-of-two table; a piece rarely sees more than a few hundred.
+class ProcessTable {
+ public:
+  explicit ProcessTable(std::vector<ProcessRef>& refs) : refs_(refs) { slots_.assign(64, kEmpty); }
+
+  uint32_t intern(std::string_view host, uint32_t pid) {
+    const uint64_t h = hash(host, pid);
+    size_t mask = slots_.size() - 1;
+    for (size_t i = h & mask;; i = (i + 1) & mask) {
+      const uint32_t s = slots_[i];
+      if (s == kEmpty) {
+        const uint32_t index = static_cast<uint32_t>(refs_.size());
+        refs_.push_back({host, pid});
+        slots_[i] = index;
+        if (refs_.size() * 2 > slots_.size()) grow();
+        return index;
+      }
+      if (refs_[s].pid == pid && refs_[s].host == host) return s;
+    }
+  }
+
+ private:
+  static constexpr uint32_t kEmpty = UINT32_MAX;
+
+  static uint64_t hash(std::string_view host, uint32_t pid) {
+    uint64_t h = 1469598103934665603ull ^ pid;
+    for (char c : host) h = (h ^ static_cast<uint8_t>(c)) * 1099511628211ull;
+    return h ^ (h >> 29);
+  }
+
+  void grow() {
+    std::vector<uint32_t> old(slots_.size() * 2, kEmpty);
+    old.swap(slots_);
+    const size_t mask = slots_.size() - 1;
+    for (uint32_t index = 0; index < refs_.size(); ++index) {
+      size_t i = hash(refs_[index].host, refs_[index].pid) & mask;
+      while (slots_[i] != kEmpty) i = (i + 1) & mask;
+      slots_[i] = index;
+    }
+  }
+
+  std::vector<ProcessRef>& refs_;
+  std::vector<uint32_t> slots_;
+};
+
+struct Prefix {
+  std::string_view host;
+  uint32_t pid = 0;
+  int32_t device = -1;
+  const char* start = nullptr;  // where `host` begins
+};
+
+bool is_host_char(char c) {
+  return c != ' ' && c != '\t' && c != ':' && c != ']' && c != '>' && c != ')' && c != '\0';
+}
+
+// Reads `host:pid:tid [dev] ` backwards from `nccl` (the position of "NCCL INFO").
+bool parse_prefix_backward(const char* line_begin, const char* nccl, Prefix& out) {
+  const char* p = nccl;
+  while (p > line_begin && p[-1] == ' ') --p;
+  if (p == line_begin || p[-1] != ']') return false;
+  --p;
+  const char* digits_end = p;
+  while (p > line_begin && is_digit(p[-1])) --p;
+  if (p == digits_end) return false;
+  if (p > line_begin && p[-1] == '-') --p;
+  Cursor dev{p, digits_end};
+  if (!parse_i32(dev, out.device) || p == line_begin || p[-1] != '[') return false;
+  --p;
+  if (p == line_begin || p[-1] != ' ') return false;
+  while (p > line_begin && p[-1] == ' ') --p;
+  // tid
+  const char* tid_end = p;
+  while (p > line_begin && is_digit(p[-1])) --p;
+  if (p == tid_end || p == line_begin || p[-1] != ':') return false;
+  --p;
+  const char* pid_end = p;
+  while (p > line_begin && is_digit(p[-1])) --p;
+  if (p == pid_end || p == line_begin || p[-1] != ':') return false;
+  Cursor pid{p, pid_end};
+  uint64_t pid_value = 0;
+  if (!parse_u64(pid, pid_value) || pid_value > UINT32_MAX) return false;
+  out.pid = static_cast<uint32_t>(pid_value);
+  --p;
+  const char* host_end = p;
+  while (p > line_begin && is_host_char(p[-1])) --p;
+  out.host = {p, static_cast<size_t>(host_end - p)};
+  out.start = p;
+  return true;
+}
+
+int64_t days_from_civil(int64_t y, unsigned m, unsigned d) {
+  y -= m <= 2;
+  const int64_t era = (y >= 0 ? y : y - 399) / 400;
+  const unsigned yoe = static_cast<unsigned>(y - era * 400);
+  const unsigned doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+  const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  return era * 146097 + static_cast<int64_t>(doe) - 719468;
+}
+
+bool fixed_digits(const char* p, int n, unsigned& out) {
+  unsigned v = 0;
+  for (int i = 0; i < n; ++i) {
+    if (!is_digit(p[i])) return false;
+    v = v * 10 + static_cast<unsigned>(p[i] - '0');
+  }
+  out = v;
+  return true;
+}
+
+// Finds a timestamp in launcher text before the NCCL prefix.
+bool find_timestamp(const char* begin, const char* end, uint64_t& ns) {
+  for (const char* p = begin; p + 19 <= end; ++p) {
+    if (!is_digit(*p)) continue;
+    size_t consumed = 0;
+    if (parse_timestamp({p, static_cast<size_t>(end - p)}, ns, consumed)) return true;
+    while (p + 1 < end && is_digit(p[1])) ++p;
+  }
+  return false;
+}
+
+struct OpName {
+  std::string_view name;
+  v1::OpKind kind;
+};
+
+constexpr std::array<OpName, 10> kOpNames = {{
+    {"AllReduce", v1::OP_KIND_ALL_REDUCE},
+    {"AllGather", v1::OP_KIND_ALL_GATHER},
+    {"ReduceScatter", v1::OP_KIND_REDUCE_SCATTER},
+    {"Broadcast", v1::OP_KIND_BROADCAST},
+    {"Reduce", v1::OP_KIND_REDUCE},
+    {"Send", v1::OP_KIND_SEND},
+    {"Recv", v1::OP_KIND_RECV},
+    {"AlltoAll", v1::OP_KIND_ALL_TO_ALL},
+    {"Gather", v1::OP_KIND_GATHER},
+    {"Scatter", v1::OP_KIND_SCATTER},
+}};
+
+// Larger than any job NCCL has run; bounds what a damaged line can make the importer allocate.
+constexpr int32_t kMaxRanks = 1 << 18;
+
+enum class CollResult { kOk, kNotColl, kTruncated, kBad };
+
+// `<Op>: opCount <hex> sendbuff <p> recvbuff <p> count <n> datatype <d> op <o> root <r> comm <p>
+// [nranks=<n>] stream <p>`. Anything after the comm (and nranks) is ignored: nccl-tests rows are
+// sometimes glued there.
+CollResult parse_coll(Cursor c, CollRecord& rec, const char** why) {
+  const char* colon =
+      static_cast<const char*>(std::memchr(c.p, ':', std::min<size_t>(c.left(), 16)));
+  if (colon == nullptr) return CollResult::kNotColl;
+  const std::string_view name(c.p, static_cast<size_t>(colon - c.p));
+  rec.kind = v1::OP_KIND_UNSPECIFIED;
+  for (const OpName& op : kOpNames) {
+    if (op.name == name) {
+      rec.kind = op.kind;
+      break;
+    }
+  }
+  if (rec.kind == v1::OP_KIND_UNSPECIFIED) return CollResult::kNotColl;
+  c.p = colon + 1;
+  // Each field is `<key> <value>`; a line that ends before or inside a key, or right after
+  // it, was cut short (and may continue on the next line).
+  auto field = [&](std::string_view key) {
+    skip_spaces(c);
+    if (c.left() < key.size() && key.substr(0, c.left()) == c.rest()) return CollResult::kTruncated;
+    if (!consume(c, key)) {
+      *why = "expected a field name";
+      return CollResult::kBad;
+    }
+    if (c.done()) return CollResult::kTruncated;
+    if (*c.p != ' ') {
+      *why = "expected a field name";
+      return CollResult::kBad;
+    }
+    skip_spaces(c);
+    if (c.done()) return CollResult::kTruncated;
+    return CollResult::kOk;
+  };
+  CollResult r;
+  if ((r = field("opCount")) != CollResult::kOk) return r;
+  if (!parse_hex(c, rec.op_count)) return *why = "bad opCount", CollResult::kBad;
+  // Buffer addresses mean nothing off their machine; only (nil) tells the Send conventions apart.
+  bool null = false;
+  if ((r = field("sendbuff")) != CollResult::kOk) return r;
+  if (!skip_pointer(c, null)) return *why = "bad sendbuff", CollResult::kBad;
+  rec.send_buffer_null = null;
+  if ((r = field("recvbuff")) != CollResult::kOk) return r;
+  if (!skip_pointer(c, null)) return *why = "bad recvbuff", CollResult::kBad;
+  if ((r = field("count")) != CollResult::kOk) return r;
+  if (!parse_u64(c, rec.count)) return *why = "bad count", CollResult::kBad;
+  int32_t datatype = 0;
+  if ((r = field("datatype")) != CollResult::kOk) return r;
+  if (!parse_i32(c, datatype)) return *why = "bad datatype", CollResult::kBad;
+  if (datatype < 0 || datatype > 11) return *why = "unknown datatype id", CollResult::kBad;
+  rec.datatype = static_cast<v1::DataType>(datatype + 1);
+  if ((r = field("op")) != CollResult::kOk) return r;
+  if (!parse_i32(c, rec.red_op) || rec.red_op < 0) return *why = "bad op", CollResult::kBad;
+  if ((r = field("root")) != CollResult::kOk) return r;
+  if (!parse_i32(c, rec.root)) return *why = "bad root", CollResult::kBad;
+  if ((r = field("comm")) != CollResult::kOk) return r;
+  if (!parse_pointer(c, rec.comm)) return *why = "bad comm", CollResult::kBad;
+  if (!c.done() && *c.p != ' ' && *c.p != '\t') return *why = "bad comm", CollResult::kBad;
+  if (rec.comm == 0) return *why = "null comm", CollResult::kBad;
+  skip_spaces(c);
+  rec.nranks = -1;
+  if (consume(c, "[nranks=")) {
+    if (!parse_i32(c, rec.nranks) || !consume(c, "]") || rec.nranks <= 0) {
+      return *why = "bad nranks", CollResult::kBad;
+    }
+  }
+  return CollResult::kOk;
+}
+
+// Init lines of every version; see nccl_log_parser.h. Returns false when the message is not an
+// init line; sets `why` when it looks like one but does not parse.
+bool parse_init(Cursor c, InitRecord& rec, const char** why) {
+  skip_spaces(c);
+  if (c.left() > 4 && c.p[0] == 'n' && c.p[1] == 'c' && c.p[2] == 'c' && c.p[3] == 'l') {
+    const std::string_view api = next_token(c);
+    rec.split = api == "ncclCommSplit";
+  }
+  if (!consume_word(c, "comm")) return false;
+  skip_spaces(c);
+  if (!parse_pointer(c, rec.comm)) return false;
+  if (!consume_word(c, "rank")) return false;
+  skip_spaces(c);
+  if (!parse_i32(c, rec.rank)) return *why = "bad rank", true;
+  bool complete = false;
+  bool started = false;
+  bool info = false;
+  bool other = false;
+  while (true) {
+    const std::string_view key = next_token(c);
+    if (key.empty()) break;
+    if (key == "-") {
+      const std::string_view what = next_token(c);
+      const std::string_view stage = next_token(c);
+      if (what == "Init" && stage == "COMPLETE") {
+        complete = true;
+      } else if (what == "Init" && stage == "START") {
+        started = true;
+      } else {
+        other = true;
+      }
+      break;
+    }
+    skip_spaces(c);
+    if (key == "nranks" || key == "nRanks") {
+      if (!parse_i32(c, rec.nranks) || rec.nranks <= 0) return *why = "bad nranks", true;
+      if (key == "nRanks") info = true;
+    } else if (key == "cudaDev") {
+      if (!parse_i32(c, rec.cuda_dev)) return *why = "bad cudaDev", true;
+    } else if (key == "commId") {
+      rec.comm_id = std::string(next_token(c));
+    } else if (key == "parent") {
+      if (!parse_pointer(c, rec.parent)) return *why = "bad parent", true;
+      rec.split = true;
+    } else if (key == "color") {
+      if (!parse_i64(c, rec.color)) return *why = "bad color", true;
+    } else if (key == "key") {
+      if (!parse_i64(c, rec.key)) return *why = "bad key", true;
+    } else {
+      next_token(c);  // nvmlDev, busId, nNodes, localRanks, localRank, MNNVL, ...: not needed
+    }
+  }
+  if (other) return false;  // Destroy COMPLETE, Abort COMPLETE, ...
+  if (!complete && !started && !info) return false;
+  if (rec.nranks <= 0) return *why = "init line without nranks", true;
+  if (rec.nranks > kMaxRanks) return *why = "nranks beyond any real job", true;
+  if (rec.rank < 0 || rec.rank >= rec.nranks) return *why = "rank out of range", true;
+  rec.stage = complete ? InitStage::kComplete : InitStage::kInfo;
+  return true;
+}
+
+// `Channel 00/02 :    0   1   2   3` (the transport lines `Channel 00/0 : 0[0] -> 1[1] ...` are
+// not rings and are ignored).
+bool parse_channel_ring(Cursor c, GraphRecord& rec) {
+  uint64_t channel = 0;
+  if (!parse_u64(c, channel) || channel > UINT32_MAX) return false;
+  rec.channel = static_cast<uint32_t>(channel);
+  // `/02` (the channel count) is missing in old versions: `Channel 00 :    0   1`.
+  std::string_view token = next_token(c);
+  if (!token.empty() && token[0] == '/') token = next_token(c);
+  if (token != ":") return false;
+  while (true) {
+    const std::string_view token = next_token(c);
+    if (token.empty()) break;
+    if (token.find("...") != std::string_view::npos) {
+      rec.truncated = true;
+      break;  // a number glued to the dots may itself be cut short
+    }
+    Cursor t{token.data(), token.data() + token.size()};
+    int32_t rank = 0;
+    if (!parse_i32(t, rank) || !t.done() || rank < 0) return false;
+    rec.values.push_back(rank);
+  }
+  return !rec.values.empty();
+}
+
+// `Ring 00 : 3 -> 0 -> 1`
+bool parse_ring_neighbours(Cursor c, GraphRecord& rec) {
+  uint64_t channel = 0;
+  skip_spaces(c);
+  if (!parse_u64(c, channel) || channel > UINT32_MAX) return false;
+  rec.channel = static_cast<uint32_t>(channel);
+  if (next_token(c) != ":") return false;
+  for (int i = 0; i < 3; ++i) {
+    if (i > 0 && next_token(c) != "->") return false;
+    skip_spaces(c);
+    int32_t v = 0;
+    if (!parse_i32(c, v)) return false;
+    rec.values.push_back(v);
+  }
+  return true;
+}
+
+// `Trees [0] 1/-1/-1->0->-1 [1] -1/-1/-1->0->1`: one record per channel.
+bool parse_trees(Cursor c, uint64_t seq, uint64_t line, uint32_t process, int32_t dev,
+                 std::vector<GraphRecord>& out) {
+  bool any = false;
+  while (true) {
+    skip_spaces(c);
+    if (c.done()) break;
+    if (!consume(c, "[")) return any;
+    uint64_t channel = 0;
+    if (!parse_u64(c, channel) || channel > UINT32_MAX || !consume(c, "]")) return false;
+    skip_spaces(c);
+    std::array<int32_t, 3> down{};
+    int32_t me = 0;
+    int32_t up = 0;
+    for (int i = 0; i < 3; ++i) {
+      if (i > 0 && !consume(c, "/")) return false;
+      if (!parse_i32(c, down[static_cast<size_t>(i)])) return false;
+    }
+    if (!consume(c, "->") || !parse_i32(c, me) || !consume(c, "->") || !parse_i32(c, up)) {
+      return false;
+    }
+    GraphRecord rec;
+    rec.seq = seq;
+    rec.line = line;
+    rec.process = process;
+    rec.prefix_dev = dev;
+    rec.kind = GraphKind::kTree;
+    rec.channel = static_cast<uint32_t>(channel);
+    rec.values = {me, up, down[0], down[1], down[2]};
+    out.push_back(std::move(rec));
+    any = true;
+  }
+  return any;
+}
+
+// `NET/IB : Using [0]mlx5_0:1/RoCE [1]mlx5_1:1/RoCE [RO]; OOB eth0:10.0.0.1<0>`
+bool parse_nics(Cursor c, bool socket, GraphRecord& rec) {
+  if (next_token(c) != ":" || next_token(c) != "Using") return false;
+  while (true) {
+    std::string_view token = next_token(c);
+    if (token.empty()) break;
+    const size_t semicolon = token.find(';');
+    const bool last = semicolon != std::string_view::npos;
+    if (last) token = token.substr(0, semicolon);
+    if (token.size() > 3 && token[0] == '[' && is_digit(token[1])) {
+      const size_t close = token.find(']');
+      if (close != std::string_view::npos && close + 1 < token.size()) {
+        std::string_view name = token.substr(close + 1);
+        name = name.substr(0, name.find(socket ? ':' : '/'));
+        if (!name.empty()) rec.nics.emplace_back(name);
+      }
+    }
+    if (last) break;
+  }
+  return !rec.nics.empty();
+}
+
+class PieceParser {
+ public:
+  PieceParser(ParsedLog& out) : out_(out), processes_(out.processes) {}
+
+  // Parses the physical line [b, e) (no newline); `next` and `next_end` are the following line,
+  // for joining a collective that was cut. Returns true if the next line was consumed.
+  bool parse_line(const char* b, const char* e, const char* next, const char* next_end,
+                  uint64_t line) {
+    while (e > b && (e[-1] == '\r' || e[-1] == ' ')) --e;
+    // Every "NCCL INFO" / "NCCL WARN" starts a message; the prefix before it ends the one before.
+    std::array<const char*, 8> hits{};
+    size_t n = 0;
+    const char* version = nullptr;
+    for (const char* p = find_nccl(b, e); p != nullptr; p = find_nccl(p + 5, e)) {
+      const size_t rest = static_cast<size_t>(e - p);
+      if (rest >= 9 && (std::memcmp(p + 5, "INFO", 4) == 0 || std::memcmp(p + 5, "WARN", 4) == 0)) {
+        if (n < hits.size()) hits[n++] = p;
+      } else if (rest > 13 && std::memcmp(p + 5, "version ", 8) == 0 && version == nullptr) {
+        version = p + 13;
+      }
+    }
+    if (n == 0) {
+      if (version != nullptr) {
+        ++out_.nccl_lines;
+        add_version(version, e, line);
+      }
+      return false;
+    }
+    ++out_.nccl_lines;
+    std::array<Prefix, 8> prefixes{};
+    std::array<bool, 8> has_prefix{};
+    for (size_t i = 0; i < n; ++i) {
+      has_prefix[i] = parse_prefix_backward(i == 0 ? b : hits[i - 1] + 9, hits[i], prefixes[i]);
+    }
+    bool consumed_next = false;
+    for (size_t i = 0; i < n; ++i) {
+      const char* msg = hits[i] + 9;
+      const char* msg_end = e;
+      if (i + 1 < n) msg_end = has_prefix[i + 1] ? prefixes[i + 1].start : hits[i + 1];
+      if (std::memcmp(hits[i] + 5, "WARN", 4) == 0) continue;
+      if (!has_prefix[i]) {
+        problem(line, "NCCL INFO line without a `host:pid:tid [dev]` prefix");
+        continue;
+      }
+      uint64_t time_ns = 0;
+      const bool has_time =
+          i == 0 && prefixes[0].start > b && find_timestamp(b, prefixes[0].start, time_ns);
+      const bool last = i + 1 == n;
+      if (parse_message(msg, msg_end, prefixes[i], has_time, time_ns, line, last ? next : nullptr,
+                        next_end)) {
+        consumed_next = true;
+      }
+    }
+    return consumed_next;
+  }
+
+  // Whether the line [b, e) ends in a cut collective that the line [next, next_end) completes.
+  static bool joins_next(const char* b, const char* e, const char* next, const char* next_end) {
+    ParsedLog scratch;
+    PieceParser parser(scratch);
+    return parser.parse_line(b, e, next, next_end, 1);
+  }
+
+ private:
+  void problem(uint64_t line, std::string what) {
+    out_.problems.push_back({seq_++, line, std::move(what)});
+  }
+
+  void add_version(const char* p, const char* e, uint64_t line) {
+    Cursor c{p, e};
+    const std::string_view token = next_token(c);
+    if (token.empty()) {
+      problem(line, "NCCL version line without a version");
+      return;
+    }
+    out_.versions.push_back({seq_++, line, std::string(token)});
+  }
+
+  // Returns true if it consumed the next line.
+  bool parse_message(const char* p, const char* e, const Prefix& prefix, bool has_time,
+                     uint64_t time_ns, uint64_t line, const char* next, const char* next_end) {
+    while (e > p && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r')) --e;
+    Cursor c{p, e};
+    skip_spaces(c);
+    if (consume(c, "[Rank ")) {  // 2.29+
+      int32_t ignored = 0;
+      if (!parse_i32(c, ignored) || !consume(c, "]")) {
+        problem(line, "bad `[Rank r]` prefix");
+        return false;
+      }
+      skip_spaces(c);
+    }
+    if (c.done()) return false;
+    const uint32_t process = processes_.intern(prefix.host, prefix.pid);
+    const char first = *c.p;
+    const char* why = nullptr;
+    if (first == 'A' || first == 'R' || first == 'B' || first == 'S' || first == 'G') {
+      CollRecord rec;
+      const CollResult r = parse_coll(c, rec, &why);
+      if (r == CollResult::kOk) {
+        add_coll(rec, process, has_time, time_ns, line);
+        return false;
+      }
+      if (r == CollResult::kTruncated) {
+        // A line cut in two: join it with the next one when that holds no NCCL message.
+        if (next != nullptr && find_nccl(next, next_end) == nullptr) {
+          joined_.assign(c.p, c.left());
+          joined_.push_back(' ');
+          const char* ne = next_end;
+          while (ne > next && (ne[-1] == '\r' || ne[-1] == ' ')) --ne;
+          joined_.append(next, static_cast<size_t>(ne - next));
+          Cursor j{joined_.data(), joined_.data() + joined_.size()};
+          CollRecord rec2;
+          if (parse_coll(j, rec2, &why) == CollResult::kOk) {
+            add_coll(rec2, process, has_time, time_ns, line);
+            return true;
+          }
+        }
+        problem(line, "collective line cut short");
+        return false;
+      }
+      if (r == CollResult::kBad) {
+        problem(line, std::string("collective line: ") + why);
+        return false;
+      }
+    }
+    if (first == 'c' || first == 'n') {
+      InitRecord rec;
+      if (parse_init(c, rec, &why)) {
+        if (why != nullptr) {
+          problem(line, std::string("init line: ") + why);
+          return false;
+        }
+        rec.seq = seq_++;
+        rec.line = line;
+        rec.process = process;
+        rec.prefix_dev = prefix.device;
+        if (rec.cuda_dev < 0) rec.cuda_dev = prefix.device;
+        out_.inits.push_back(std::move(rec));
+      } else if (why != nullptr) {
+        problem(line, std::string("init line: ") + why);
+      }
+      return false;
+    }
+    GraphRecord rec;
+    rec.line = line;
+    rec.process = process;
+    rec.prefix_dev = prefix.device;
+    if (consume(c, "Channel ")) {
+      rec.kind = GraphKind::kRingOrder;
+      // Transport lines (`0[0] -> 1[1]`) share the keyword; only pure number lists are rings.
+      if (find(c.p, c.end, "[") == nullptr && find(c.p, c.end, "->") == nullptr &&
+          find(c.p, c.end, "via") == nullptr) {
+        if (parse_channel_ring(c, rec)) {
+          rec.seq = seq_++;
+          out_.graphs.push_back(std::move(rec));
+        } else {
+          problem(line, "bad ring order line");
+        }
+      }
+    } else if (consume(c, "Ring ")) {
+      rec.kind = GraphKind::kRingNeighbours;
+      if (parse_ring_neighbours(c, rec)) {
+        rec.seq = seq_++;
+        out_.graphs.push_back(std::move(rec));
+      } else {
+        problem(line, "bad ring line");
+      }
+    } else if (consume(c, "Trees ")) {
+      if (!parse_trees(c, seq_++, line, process, prefix.device, out_.graphs)) {
+        problem(line, "bad trees line");
+      }
+    } else if (consume(c, "NET/IB ") || consume(c, "NET/Socket ")) {
+      const bool socket = c.p[-2] == 't';
+      rec.kind = GraphKind::kNics;
+      if (parse_nics(c, socket, rec)) {
+        rec.seq = seq_++;
+        out_.graphs.push_back(std::move(rec));
+      }
+    } else if (consume(c, "NCCL version ")) {
+      add_version(c.p, c.end, line);
+    }
+    return false;
+  }
+
+  void add_coll(CollRecord& rec, uint32_t process, bool has_time, uint64_t time_ns, uint64_t line) {
+    rec.seq = seq_++;
+    rec.line = line;
+    rec.process = process;
+    rec.has_time = has_time;
+    rec.time_ns = time_ns;
+    out_.colls.push_back(rec);
+  }
+
+  ParsedLog& out_;
+  ProcessTable processes_;
+  uint64_t seq_ = 0;
+  std::string joined_;
+};
+
+}  // namespace
+
+bool parse_timestamp(std::string_view text, uint64_t& ns, size_t& consumed) {
+  const char* p = text.data();
+  const char* e = p + text.size();
+  const char* start = p;
+  if (p < e && *p == '[') ++p;
+  if (e - p < 19) return false;
+  unsigned year = 0, month = 0, day = 0, hour = 0, minute = 0, second = 0;
+  if (!fixed_digits(p, 4, year) || p[4] != '-' || !fixed_digits(p + 5, 2, month) || p[7] != '-' ||
+      !fixed_digits(p + 8, 2, day) || (p[10] != ' ' && p[10] != 'T') ||
+      !fixed_digits(p + 11, 2, hour) || p[13] != ':' || !fixed_digits(p + 14, 2, minute) ||
+      p[16] != ':' || !fixed_digits(p + 17, 2, second)) {
+    return false;
+  }
+  if (year < 1970 || month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 || minute > 59 ||
+      second > 60) {
+    return false;
+  }
+  p += 19;
+  uint64_t fraction_ns = 0;
+  if (p < e && (*p == '.' || *p == ',')) {
+    ++p;
+    uint64_t scale = 100000000;
+    int digits = 0;
+    while (p < e && is_digit(*p)) {
+      if (digits++ < 9) {
+        fraction_ns += static_cast<uint64_t>(*p - '0') * scale;
+        scale /= 10;
+      }
+      ++p;
+    }
+    if (digits == 0) return false;
+  }
+  if (p < e && *p == 'Z') ++p;
+  if (*start == '[' && p < e && *p == ']') ++p;
+  const int64_t days = days_from_civil(year, month, day);
+  const int64_t seconds = days * 86400 + hour * 3600 + minute * 60 + second;
+  ns = static_cast<uint64_t>(seconds) * 1000000000ull + fraction_ns;
+  consumed = static_cast<size_t>(p - start);
+  return true;
+}
+
+void parse_log_piece(const char* text_begin, const char* text_end, const char* begin,
+                     const char* end, ParsedLog& out) {
+  PieceParser parser(out);
+  // Most lines of a big log are collectives of 150-250 bytes.
+  out.colls.reserve(out.colls.size() + static_cast<size_t>(end - begin) / 160);
+  // Lines may run past the piece (a collective cut at the piece's end continues in the next one),
+  // so line ends are searched up to the end of the whole text.
+  auto line_end = [text_end](const char* s) {
+    const void* nl = std::memchr(s, '\n', static_cast<size_t>(text_end - s));
+    return nl == nullptr ? text_end : static_cast<const char*>(nl);
+  };
+  const char* p = begin;
+  uint64_t line = 0;
+  // The previous piece joins our first line to its last one when that was cut short.
+  if (begin > text_begin && begin < end) {
+    const char* prev_end = begin - 1;  // its newline
+    const char* prev = prev_end;
+    while (prev > text_begin && prev[-1] != '\n') --prev;
+    const char* first_end = line_end(begin);
+    if (PieceParser::joins_next(prev, prev_end, begin, first_end)) {
+      ++line;
+      p = first_end < text_end ? first_end + 1 : text_end;
+    }
+  }
+  while (p < end) {
+    const char* e = line_end(p);
+    ++line;
+    const char* next = e < text_end ? e + 1 : nullptr;
+    const char* next_end = next != nullptr ? line_end(next) : nullptr;
+    if (next == next_end) next = nullptr;  // an empty line continues nothing
+    if (parser.parse_line(p, e, next, next_end, line)) {
+      // A continuation in the next piece is counted (and skipped) by that piece.
+      if (next < end) ++line;
+      p = next_end < text_end ? next_end + 1 : text_end;
+      continue;
+    }
+    p = e < text_end ? e + 1 : text_end;
+  }
+  out.lines = line;
+}
+
+ParsedLog parse_log_text(std::string_view text) {
+  ParsedLog out;
+  const char* b = text.data();
+  parse_log_piece(b, b + text.size(), b, b + text.size(), out);
+  return out;
+}
+
+}  // namespace collide::traces::nccl

@@ -1,0 +1,282 @@
+#include "traces/nccl/nccl_log_parser.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace collide::traces::nccl {
+namespace {
+
+constexpr std::string_view kColl =
+    "AllReduce: opCount 1f sendbuff 0x7f00 recvbuff 0x7f80 count 4096 datatype 9 op 4 root 0 "
+    "comm 0x55d0 [nranks=8] stream 0x5500";
+
+TEST(NcclLineParser, ReadsCollectiveFields) {
+  // Records point into the text, which must outlive them.
+  const std::string text = "host-1:123:456 [3] NCCL INFO " + std::string(kColl) + "\n";
+  const ParsedLog log = parse_log_text(text);
+  ASSERT_EQ(log.colls.size(), 1u);
+  ASSERT_TRUE(log.problems.empty());
+  const CollRecord& c = log.colls[0];
+  EXPECT_EQ(c.kind, v1::OP_KIND_ALL_REDUCE);
+  EXPECT_EQ(c.op_count, 0x1fu);
+  EXPECT_EQ(c.count, 4096u);
+  EXPECT_EQ(c.datatype, v1::DATA_TYPE_BFLOAT16);
+  EXPECT_EQ(c.red_op, 4);
+  EXPECT_EQ(c.comm, 0x55d0u);
+  EXPECT_EQ(c.nranks, 8);
+  EXPECT_FALSE(c.has_time);
+  ASSERT_EQ(log.processes.size(), 1u);
+  EXPECT_EQ(log.processes[c.process].host, "host-1");
+  EXPECT_EQ(log.processes[c.process].pid, 123u);
+  EXPECT_EQ(c.line, 1u);
+}
+
+TEST(NcclLineParser, FindsThePrefixAfterLauncherText) {
+  for (const std::string launcher :
+       {"", "[1,0]<stdout>:", "[0] ", "(RayTrainWorker pid=615, ip=10.72.7.6) ",
+        "some text: ", "[2025-01-02 03:04:05] "}) {
+    const std::string text = launcher + "gpu7:99:100 [0] NCCL INFO " + std::string(kColl);
+    const ParsedLog log = parse_log_text(text);
+    ASSERT_EQ(log.colls.size(), 1u) << launcher;
+    EXPECT_EQ(log.processes[0].host, "gpu7") << launcher;
+    EXPECT_EQ(log.processes[0].pid, 99u) << launcher;
+  }
+  // An empty host (NCCL cuts it at the first dot) is still a host.
+  const std::string text = ":99:100 [0] NCCL INFO " + std::string(kColl);
+  const ParsedLog empty_host = parse_log_text(text);
+  ASSERT_EQ(empty_host.colls.size(), 1u);
+  EXPECT_EQ(empty_host.processes[0].host, "");
+}
+
+TEST(NcclLineParser, ReadsTimestamps) {
+  uint64_t ns = 0;
+  size_t used = 0;
+  ASSERT_TRUE(parse_timestamp("2025-03-10 12:35:01.123456 rest", ns, used));
+  EXPECT_EQ(ns, 1741610101123456000ull);
+  EXPECT_EQ(used, 26u);
+  ASSERT_TRUE(parse_timestamp("[1970-01-01T00:00:01.5Z] x", ns, used));
+  EXPECT_EQ(ns, 1500000000ull);
+  EXPECT_EQ(used, 24u);
+  EXPECT_FALSE(parse_timestamp("2025-13-10 12:35:01", ns, used));
+  EXPECT_FALSE(parse_timestamp("2025-03-10", ns, used));
+  const ParsedLog log =
+      parse_log_text("[2025-03-10 12:35:01.000000007] h:1:1 [0] NCCL INFO " + std::string(kColl));
+  ASSERT_EQ(log.colls.size(), 1u);
+  EXPECT_TRUE(log.colls[0].has_time);
+  EXPECT_EQ(log.colls[0].time_ns, 1741610101000000007ull);
+}
+
+TEST(NcclLineParser, AcceptsEveryOpAndBothSendConventions) {
+  const std::pair<const char*, v1::OpKind> ops[] = {{"AllReduce", v1::OP_KIND_ALL_REDUCE},
+                                                    {"AllGather", v1::OP_KIND_ALL_GATHER},
+                                                    {"ReduceScatter", v1::OP_KIND_REDUCE_SCATTER},
+                                                    {"Broadcast", v1::OP_KIND_BROADCAST},
+                                                    {"Reduce", v1::OP_KIND_REDUCE},
+                                                    {"Send", v1::OP_KIND_SEND},
+                                                    {"Recv", v1::OP_KIND_RECV},
+                                                    {"AlltoAll", v1::OP_KIND_ALL_TO_ALL},
+                                                    {"Gather", v1::OP_KIND_GATHER},
+                                                    {"Scatter", v1::OP_KIND_SCATTER}};
+  std::string text;
+  for (const auto& [name, kind] : ops) {
+    text += std::string("h:1:1 [0] NCCL INFO ") + name +
+            ": opCount 0 sendbuff (nil) recvbuff 0x10 count 7 datatype 0 op 0 root 3 comm 0x1 "
+            "stream 0x2  \n";
+  }
+  text +=
+      "h:1:1 [0] NCCL INFO Send: opCount 0 sendbuff 0x10 recvbuff (nil) count 7 datatype 0 "
+      "op 0 root 3 comm 0x1 [nranks=4] stream 0x2\n";
+  const ParsedLog log = parse_log_text(text);
+  ASSERT_EQ(log.colls.size(), 11u);
+  EXPECT_TRUE(log.problems.empty());
+  for (size_t i = 0; i < 10; ++i) {
+    EXPECT_EQ(log.colls[i].kind, ops[i].second) << ops[i].first;
+    EXPECT_EQ(log.colls[i].root, 3);
+    EXPECT_EQ(log.colls[i].nranks, -1);
+    EXPECT_TRUE(log.colls[i].send_buffer_null);
+  }
+  EXPECT_FALSE(log.colls[10].send_buffer_null);
+}
+
+TEST(NcclLineParser, DatatypesAndUserReductionOps) {
+  std::string text;
+  for (int dt = 0; dt <= 12; ++dt) {
+    text += "h:1:1 [0] NCCL INFO AllReduce: opCount 0 sendbuff 0x1 recvbuff 0x1 count 1 datatype " +
+            std::to_string(dt) + " op " + std::to_string(dt + 3) + " root 0 comm 0x1 stream 0x2\n";
+  }
+  const ParsedLog log = parse_log_text(text);
+  ASSERT_EQ(log.colls.size(), 12u);
+  for (int dt = 0; dt < 12; ++dt) {
+    EXPECT_EQ(log.colls[static_cast<size_t>(dt)].datatype, static_cast<v1::DataType>(dt + 1));
+    EXPECT_EQ(log.colls[static_cast<size_t>(dt)].red_op, dt + 3);
+  }
+  ASSERT_EQ(log.problems.size(), 1u);  // datatype 12 does not exist
+  EXPECT_EQ(log.problems[0].line, 13u);
+}
+
+TEST(NcclLineParser, InitLinesOfEveryVersion) {
+  const ParsedLog log = parse_log_text(
+      "h:1:1 [0] NCCL INFO comm 0xa rank 1 nranks 4 cudaDev 2 nvmlDev 2 - Init COMPLETE\n"
+      "h:1:1 [0] NCCL INFO comm 0xb rank 1 nranks 4 cudaDev 2 busId 1a000 - Init COMPLETE\n"
+      "h:1:1 [0] NCCL INFO comm 0xc rank 1 nranks 4 cudaDev 2 nvmlDev 2 busId 1a000 commId "
+      "0x5e1e - Init COMPLETE\n"
+      "h:1:1 [0] NCCL INFO comm 0xd rank 1 nRanks 4 nNodes 1 localRanks 4 localRank 1 MNNVL 0\n"
+      "h:1:1 [0] NCCL INFO ncclCommInitRank comm 0xe rank 1 nranks 4 cudaDev 2 nvmlDev 2 busId "
+      "1a000 commId 0x77 - Init COMPLETE\n"
+      "h:1:1 [0] NCCL INFO ncclCommSplit comm 0xf rank 0 nranks 2 cudaDev 2 nvmlDev 2 busId 1a000 "
+      "parent 0xe splitCount 1 color -3 key 5 - Init COMPLETE\n"
+      "h:1:1 [0] NCCL INFO [Rank 1] ncclCommInitRankConfig comm 0x10 rank 1 nranks 4 cudaDev 2 "
+      "nvmlDev 2 busId 1a000 commId 0x78 - Init COMPLETE\n"
+      "h:1:1 [0] NCCL INFO ncclCommInitRank comm 0x11 rank 1 nranks 4 cudaDev 2 - Init START\n"
+      "h:1:1 [0] NCCL INFO comm 0x11 rank 1 nranks 4 cudaDev 2 busId 1a000 - Destroy COMPLETE\n");
+  EXPECT_TRUE(log.problems.empty());
+  ASSERT_EQ(log.inits.size(), 8u);
+  for (const InitRecord& init : log.inits) {
+    EXPECT_EQ(init.rank, init.comm == 0xf ? 0 : 1);
+    EXPECT_EQ(init.nranks, init.comm == 0xf ? 2 : 4);
+    EXPECT_EQ(init.cuda_dev, init.comm == 0xd ? 0 : 2) << init.comm;  // 0xd: from the prefix
+  }
+  EXPECT_EQ(log.inits[2].comm_id, "0x5e1e");
+  EXPECT_EQ(log.inits[3].stage, InitStage::kInfo);
+  EXPECT_TRUE(log.inits[5].split);
+  EXPECT_EQ(log.inits[5].parent, 0xeu);
+  EXPECT_EQ(log.inits[5].color, -3);
+  EXPECT_EQ(log.inits[5].key, 5);
+  EXPECT_EQ(log.inits[6].comm_id, "0x78");
+  EXPECT_EQ(log.inits[7].stage, InitStage::kInfo);
+}
+
+TEST(NcclLineParser, BadInitLinesAreProblems) {
+  const ParsedLog log = parse_log_text(
+      "h:1:1 [0] NCCL INFO comm 0xa rank 9 nranks 4 cudaDev 2 - Init COMPLETE\n"
+      "h:1:1 [0] NCCL INFO comm 0xa rank x nranks 4 cudaDev 2 - Init COMPLETE\n"
+      "h:1:1 [0] NCCL INFO comm 0xa rank 1 cudaDev 2 - Init COMPLETE\n");
+  EXPECT_TRUE(log.inits.empty());
+  ASSERT_EQ(log.problems.size(), 3u);
+  EXPECT_EQ(log.problems[2].line, 3u);
+}
+
+TEST(NcclLineParser, VersionLines) {
+  const ParsedLog log = parse_log_text(
+      "NCCL version 2.4.8+cuda10.1\n"
+      "h:1:1 [0] NCCL INFO NCCL version 2.22.3+cuda12.6\n"
+      "[1,0]<stdout>:NCCL version 2.19.3+cudaCUDA_MAJOR.CUDA_MINOR\n");
+  ASSERT_EQ(log.versions.size(), 3u);
+  EXPECT_EQ(log.versions[0].version, "2.4.8+cuda10.1");
+  EXPECT_EQ(log.versions[1].version, "2.22.3+cuda12.6");
+  EXPECT_EQ(log.versions[2].version, "2.19.3+cudaCUDA_MAJOR.CUDA_MINOR");
+  EXPECT_EQ(log.nccl_lines, 3u);
+}
+
+TEST(NcclLineParser, GraphAndNetLines) {
+  const ParsedLog log = parse_log_text(
+      "h:1:1 [0] NCCL INFO Channel 00/02 :    0   1   2   3\n"
+      "h:1:1 [0] NCCL INFO Channel 01/02 :    0   3   2 ...\n"
+      "h:1:1 [0] NCCL INFO Channel 02/04 :    0   3  12...\n"
+      "h:1:1 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/IPC\n"
+      "h:1:1 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] [send] via NET/IB/0\n"
+      "h:1:1 [0] NCCL INFO Ring 01 : 3 -> 0 -> 1\n"
+      "h:1:1 [0] NCCL INFO Trees [0] 1/-1/-1->0->-1 [1] 2/3/-1->0->5\n"
+      "h:1:1 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/RoCE [1]mlx5_1:1/RoCE [RO]; OOB "
+      "eth0:10.0.0.1<0>\n"
+      "h:1:1 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.1<0> [1]eth1:10.0.1.1<0>\n");
+  EXPECT_TRUE(log.problems.empty());
+  ASSERT_EQ(log.graphs.size(), 8u);
+  EXPECT_EQ(log.graphs[0].kind, GraphKind::kRingOrder);
+  EXPECT_EQ(log.graphs[0].values, (std::vector<int32_t>{0, 1, 2, 3}));
+  EXPECT_FALSE(log.graphs[0].truncated);
+  EXPECT_EQ(log.graphs[1].channel, 1u);
+  EXPECT_TRUE(log.graphs[1].truncated);
+  EXPECT_EQ(log.graphs[1].values, (std::vector<int32_t>{0, 3, 2}));
+  // A number glued to the dots may itself be cut short ("12" of "123"): dropped.
+  EXPECT_TRUE(log.graphs[2].truncated);
+  EXPECT_EQ(log.graphs[2].values, (std::vector<int32_t>{0, 3}));
+  EXPECT_EQ(log.graphs[3].kind, GraphKind::kRingNeighbours);
+  EXPECT_EQ(log.graphs[3].values, (std::vector<int32_t>{3, 0, 1}));
+  EXPECT_EQ(log.graphs[4].kind, GraphKind::kTree);
+  EXPECT_EQ(log.graphs[4].values, (std::vector<int32_t>{0, -1, 1, -1, -1}));
+  EXPECT_EQ(log.graphs[5].channel, 1u);
+  EXPECT_EQ(log.graphs[5].values, (std::vector<int32_t>{0, 5, 2, 3, -1}));
+  EXPECT_EQ(log.graphs[6].nics, (std::vector<std::string>{"mlx5_0:1", "mlx5_1:1"}));
+  EXPECT_EQ(log.graphs[7].nics, (std::vector<std::string>{"eth0", "eth1"}));
+}
+
+TEST(NcclLineParser, TwoWritersOnOneLine) {
+  const std::string text = "a:1:1 [0] NCCL INFO " + std::string(kColl) + " b:2:2 [1] NCCL INFO " +
+                           std::string(kColl) + "\n";
+  const ParsedLog log = parse_log_text(text);
+  ASSERT_EQ(log.colls.size(), 2u);
+  EXPECT_EQ(log.processes[log.colls[0].process].host, "a");
+  EXPECT_EQ(log.processes[log.colls[1].process].host, "b");
+  EXPECT_EQ(log.colls[0].count, 4096u);
+  EXPECT_EQ(log.colls[1].line, 1u);
+}
+
+TEST(NcclLineParser, JoinsALineCutShort) {
+  const ParsedLog log = parse_log_text(
+      "a:1:1 [0] NCCL INFO AllReduce: opCount 1 sendbuff 0x1 recvbuff 0x1 count 77\n"
+      "  datatype 7 op 0 root 0 comm 0x9 stream 0x1\n"
+      "a:1:1 [0] NCCL INFO AllReduce: opCount 2 sendbuff 0x1 recvbuff 0x1 count 78 datatype 7 "
+      "op 0 root 0 comm 0x9 [nranks=2]\n"
+      "stream 0x1\n"
+      "a:1:1 [0] NCCL INFO AllReduce: opCount 3 sendbuff 0x1 recvbuff 0x1 count 79\n"
+      "a:1:1 [0] NCCL INFO AllReduce: opCount 4 sendbuff 0x1 recvbuff 0x1 count 80");
+  ASSERT_EQ(log.colls.size(), 2u);
+  EXPECT_EQ(log.colls[0].count, 77u);
+  EXPECT_EQ(log.colls[0].line, 1u);
+  EXPECT_EQ(log.colls[1].count, 78u);
+  EXPECT_EQ(log.colls[1].line, 3u);
+  // The third is cut and followed by another NCCL line; the fourth is cut by the end of the file.
+  ASSERT_EQ(log.problems.size(), 2u);
+  EXPECT_EQ(log.problems[0].line, 5u);
+  EXPECT_EQ(log.problems[1].line, 6u);
+  EXPECT_EQ(log.lines, 6u);
+}
+
+TEST(NcclLineParser, NcclTestsRowsAndNoiseAreNotProblems) {
+  const ParsedLog log = parse_log_text(
+      "#  Rank  0 Group  0 Pid  1 on node device  0 [0x1b] NVIDIA H100\n"
+      "a:1:1 [0] NCCL INFO " +
+      std::string(kColl) +
+      "     1048576        262144     float     sum      -1    81.21   12.91   19.37      0\n"
+      "a:1:1 [0] NCCL INFO Setting affinity for GPU 0 to ffff\n"
+      "a:1:1 [0] misc/socket.cc:538 NCCL WARN Net : Connection closed by remote peer\n"
+      "\x01\x02\xff garbage\n");
+  EXPECT_EQ(log.colls.size(), 1u);
+  EXPECT_TRUE(log.problems.empty());
+  EXPECT_EQ(log.lines, 5u);
+}
+
+TEST(NcclLineParser, PiecesParseLikeTheWhole) {
+  std::string text;
+  for (int i = 0; i < 50; ++i) {
+    text += "a:1:1 [0] NCCL INFO AllReduce: opCount " + std::to_string(i) +
+            " sendbuff 0x1 recvbuff 0x1 count " + std::to_string(i) + "\n";
+    text += "datatype 7 op 0 root 0 comm 0x9 stream 0x1\n";  // every line is cut and joined
+  }
+  const ParsedLog whole = parse_log_text(text);
+  ASSERT_EQ(whole.colls.size(), 50u);
+  EXPECT_TRUE(whole.problems.empty());
+  // Cut at every line boundary: the continuation must be read exactly once.
+  for (size_t cut = text.find('\n') + 1; cut < text.size(); cut = text.find('\n', cut) + 1) {
+    ParsedLog a, b;
+    const char* t = text.data();
+    parse_log_piece(t, t + text.size(), t, t + cut, a);
+    parse_log_piece(t, t + text.size(), t + cut, t + text.size(), b);
+    ASSERT_EQ(a.colls.size() + b.colls.size(), 50u) << cut;
+    ASSERT_TRUE(a.problems.empty() && b.problems.empty()) << cut;
+    ASSERT_EQ(a.lines + b.lines, 100u) << cut;
+  }
+}
+
+TEST(NcclLineParser, NeverCrashesOnPrefixesOfALine) {
+  const std::string line = "[1,0]<stdout>:h:1:1 [0] NCCL INFO [Rank 0] " + std::string(kColl);
+  for (size_t n = 0; n <= line.size(); ++n) {
+    const ParsedLog log = parse_log_text(line.substr(0, n));
+    EXPECT_LE(log.colls.size(), 1u);
+  }
+}
+
+}  // namespace
+}  // namespace collide::traces::nccl

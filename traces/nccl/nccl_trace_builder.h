@@ -1,0 +1,156 @@
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "collide/trace.pb.h"
+#include "common/result.h"
+#include "traces/import/importer.h"
+#include "traces/nccl/nccl_log_parser.h"
+
+// Turns parsed NCCL log records into a collide trace: joins each collective line to the init line
+// of its (host, pid, comm pointer), numbers ranks, groups the per-process comm pointers into
+// communicators and keeps every rank's ops in issue order.
+//
+// Ranks. A rank is one (host, pid, cudaDev) of an init line. Its global rank is its rank in the
+// largest communicator (the first of that size it joined); ranks outside it, or clashing with
+// another, take the lowest free numbers in order of appearance.
+//
+// Communicators. Init lines of different processes belong to one communicator when they print the
+// same commId (2.16+). Without one, a process's k-th communicator of n ranks (among those without
+// commId; for ncclCommSplit, with the same color) meets every other process's k-th of n ranks in
+// one bucket; a bucket holding several communicators (e.g. eight TP groups) is split by taking
+// its members in global-rank order and giving each to the first communicator still missing that
+// member's comm rank. That recovers both contiguous groups (TP) and strided ones (DP). A
+// communicator with comm ranks missing from the logs is reported; its rank list then holds only
+// the members present, in comm-rank order.
+//
+// Rings and trees come from GRAPH lines printed by a process before its next `Init COMPLETE` (per
+// CUDA device); a ring order cut with `...` is rebuilt from the ranks' `Ring` neighbour lines when
+// all are present, and dropped otherwise.
+namespace collide::traces::nccl {
+
+class NcclTraceBuilder {
+ public:
+  explicit NcclTraceBuilder(const ImportOptions& options) : options_(options) {}
+
+  // Room for `n` ops, so a big import does not copy its ops while growing.
+  void reserve_ops(uint64_t n) { ops_.reserve(static_cast<size_t>(n)); }
+
+  // Pieces of one file are added in order after start_file; line numbers run on across them.
+  void start_file(const std::string& name);
+  // In strict mode, the first problem (in input order) is returned as an error.
+  Status add(const ParsedLog& piece);
+  Status end_file();
+
+  // Numbers ranks, groups communicators; after this, header() and write_ops() are ready.
+  Status finish();
+  const v1::TraceHeader& header() const { return header_; }
+  uint64_t ops() const { return ops_.size(); }
+  // Hands every op to `sink`, in input order (each rank's ops in its issue order).
+  Status write_ops(const std::function<Status(const v1::Op&)>& sink) const;
+  // Appends ops [begin, end) to `out` as a trace file holds them (each preceded by its length as
+  // a varint32); threads may serialize disjoint ranges at once.
+  void serialize_ops(size_t begin, size_t end, std::string& out) const;
+
+  ImportReport& report() { return report_; }
+
+ private:
+  struct Process {
+    std::string host;
+    uint32_t pid = 0;
+    std::vector<std::string> nics;
+  };
+  struct Member {  // one process's view of one communicator: an init line
+    uint32_t process = 0;
+    int32_t cuda_dev = -1;
+    uint64_t comm = 0;
+    int32_t rank = 0;
+    int32_t nranks = 0;
+    bool complete = false;
+    bool split = false;
+    int64_t color = 0;
+    std::string comm_id;
+    uint32_t slot = 0;
+    uint32_t group = 0;
+    std::vector<GraphRecord> graph;
+  };
+  struct CompactOp {
+    uint64_t index;  // in its rank's stream
+    uint64_t count;
+    uint64_t op_count;
+    uint64_t time_ns;
+    uint64_t line;
+    uint32_t member;
+    uint32_t group;
+    int32_t root;
+    uint16_t file;
+    uint8_t kind;
+    uint8_t datatype;
+    uint8_t reduce_op;
+    bool has_time;
+  };
+  struct SlotState {
+    uint64_t next_index = 0;
+    // Grouping of p2p ops that share an opCount.
+    uint64_t op_count = 0;
+    uint32_t member = UINT32_MAX;
+    uint32_t group = 0;
+  };
+
+  Status problem(uint64_t line, std::string what);
+  Status on_init(const InitRecord& rec, uint32_t process);
+  Status on_coll(const CollRecord& rec, uint32_t process);
+  void on_graph(const GraphRecord& rec, uint32_t process);
+  uint32_t slot_of(uint32_t process, int32_t dev);
+  struct CommKey {
+    uint32_t process;
+    uint64_t comm;
+    bool operator==(const CommKey&) const = default;
+  };
+  struct CommKeyHash {
+    size_t operator()(const CommKey& k) const {
+      return static_cast<size_t>((k.comm * 0x9E3779B97F4A7C15ull) ^ (k.comm >> 29) ^
+                                 (static_cast<uint64_t>(k.process) * 0xC2B2AE3D27D4EB4Full));
+    }
+  };
+  void fill_op(const CompactOp& c, v1::Op& op, std::string& source) const;
+  static uint64_t dev_key(uint32_t process, int32_t dev) {
+    return (static_cast<uint64_t>(process) << 32) | static_cast<uint32_t>(dev);
+  }
+  Status assign_global_ranks();
+  Status group_communicators();
+  void add_graph(const std::vector<uint32_t>& members, v1::Communicator& comm);
+
+  ImportOptions options_;
+  ImportReport report_;
+  std::vector<std::string> files_;
+  uint64_t line_base_ = 0;
+  uint64_t file_nccl_lines_ = 0;
+
+  std::vector<Process> processes_;
+  std::unordered_map<std::string, std::unordered_map<uint32_t, uint32_t>> process_index_;
+  std::vector<uint32_t> piece_process_;  // piece's process index -> ours
+  std::vector<Member> members_;
+  // (process, comm pointer) -> member; a comm pointer reused after a destroy points to the newest.
+  std::unordered_map<CommKey, uint32_t, CommKeyHash> live_;
+  std::unordered_map<uint64_t, std::vector<GraphRecord>> pending_graph_;  // (process, dev)
+  std::unordered_map<uint64_t, uint32_t> slot_index_;                     // (process, dev) -> slot
+  std::vector<uint32_t> slot_process_;
+  std::vector<int32_t> slot_dev_;
+  std::vector<uint32_t> slot_global_;
+  std::vector<SlotState> slot_state_;
+  uint32_t next_group_id_ = 1;
+  uint32_t last_member_ = UINT32_MAX;  // cache of the last lookup
+  uint32_t last_process_ = UINT32_MAX;
+  uint64_t last_comm_ = 0;
+  std::vector<CompactOp> ops_;
+  std::vector<std::string> group_ids_;
+  std::vector<std::string> file_prefix_;  // "file:"
+  v1::TraceHeader header_;
+};
+
+}  // namespace collide::traces::nccl

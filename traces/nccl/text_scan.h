@@ -1,0 +1,179 @@
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <string_view>
+
+// Hand-written field scanning over a byte range, for the NCCL log parser's hot path: no
+// allocation, no locale, no regex. Every function leaves the cursor where it was on failure.
+namespace collide::traces::nccl {
+
+struct Cursor {
+  const char* p;
+  const char* end;
+
+  bool done() const { return p >= end; }
+  size_t left() const { return static_cast<size_t>(end - p); }
+  std::string_view rest() const { return {p, left()}; }
+};
+
+inline bool is_digit(char c) {
+  return c >= '0' && c <= '9';
+}
+
+// Hex digit values, -1 for anything else; a table because pointers are most of a COLL line.
+struct HexTable {
+  int8_t value[256];
+  constexpr HexTable() : value() {
+    for (int i = 0; i < 256; ++i) value[i] = -1;
+    for (int i = 0; i < 10; ++i) value['0' + i] = static_cast<int8_t>(i);
+    for (int i = 0; i < 6; ++i) {
+      value['a' + i] = static_cast<int8_t>(10 + i);
+      value['A' + i] = static_cast<int8_t>(10 + i);
+    }
+  }
+};
+inline constexpr HexTable kHexTable;
+
+inline int hex_value(char c) {
+  return kHexTable.value[static_cast<uint8_t>(c)];
+}
+
+inline void skip_spaces(Cursor& c) {
+  while (c.p < c.end && (*c.p == ' ' || *c.p == '\t')) ++c.p;
+}
+
+// Consumes `word` if the cursor starts with it.
+inline bool consume(Cursor& c, std::string_view word) {
+  if (c.left() < word.size()) return false;
+  for (size_t i = 0; i < word.size(); ++i) {
+    if (c.p[i] != word[i]) return false;
+  }
+  c.p += word.size();
+  return true;
+}
+
+// Skips spaces, then consumes `word` followed by a space or the end.
+inline bool consume_word(Cursor& c, std::string_view word) {
+  Cursor t = c;
+  skip_spaces(t);
+  if (!consume(t, word)) return false;
+  if (!t.done() && *t.p != ' ' && *t.p != '\t') return false;
+  c = t;
+  return true;
+}
+
+// A decimal number; more than 19 digits is an overflow and fails.
+inline bool parse_u64(Cursor& c, uint64_t& out) {
+  const char* p = c.p;
+  uint64_t v = 0;
+  int digits = 0;
+  while (p < c.end && is_digit(*p)) {
+    if (++digits > 19) return false;
+    v = v * 10 + static_cast<uint64_t>(*p - '0');
+    ++p;
+  }
+  if (digits == 0) return false;
+  c.p = p;
+  out = v;
+  return true;
+}
+
+inline bool parse_i64(Cursor& c, int64_t& out) {
+  Cursor t = c;
+  const bool negative = !t.done() && *t.p == '-';
+  if (negative) ++t.p;
+  uint64_t v = 0;
+  if (!parse_u64(t, v) || v > static_cast<uint64_t>(INT64_MAX)) return false;
+  out = negative ? -static_cast<int64_t>(v) : static_cast<int64_t>(v);
+  c = t;
+  return true;
+}
+
+// An int that must fit in 32 bits.
+inline bool parse_i32(Cursor& c, int32_t& out) {
+  Cursor t = c;
+  int64_t v = 0;
+  if (!parse_i64(t, v) || v < INT32_MIN || v > INT32_MAX) return false;
+  out = static_cast<int32_t>(v);
+  c = t;
+  return true;
+}
+
+// Hex digits without a prefix (NCCL's opCount); at most 16 of them.
+inline bool parse_hex(Cursor& c, uint64_t& out) {
+  const char* p = c.p;
+  uint64_t v = 0;
+  int digits = 0;
+  while (p < c.end) {
+    const int h = hex_value(*p);
+    if (h < 0) break;
+    if (++digits > 16) return false;
+    v = (v << 4) | static_cast<uint64_t>(h);
+    ++p;
+  }
+  if (digits == 0) return false;
+  c.p = p;
+  out = v;
+  return true;
+}
+
+// A pointer as printf's %p prints it: "0x..." or "(nil)" (0). Also takes "0" and "nil".
+inline bool parse_pointer(Cursor& c, uint64_t& out) {
+  Cursor t = c;
+  if (consume(t, "(nil)") || consume(t, "nil")) {
+    out = 0;
+    c = t;
+    return true;
+  }
+  if (consume(t, "0x") || consume(t, "0X")) {
+    if (!parse_hex(t, out)) return false;
+    c = t;
+    return true;
+  }
+  if (consume(t, "0") && (t.done() || *t.p == ' ')) {
+    out = 0;
+    c = t;
+    return true;
+  }
+  return false;
+}
+
+// The next run of non-space characters (empty at the end).
+inline std::string_view next_token(Cursor& c) {
+  skip_spaces(c);
+  const char* s = c.p;
+  while (c.p < c.end && *c.p != ' ' && *c.p != '\t') ++c.p;
+  return {s, static_cast<size_t>(c.p - s)};
+}
+
+// Skips a pointer without reading its value; true if it was "(nil)" (or 0).
+inline bool skip_pointer(Cursor& c, bool& null) {
+  const char* s = c.p;
+  while (c.p < c.end && *c.p != ' ' && *c.p != '\t') ++c.p;
+  const std::string_view token(s, static_cast<size_t>(c.p - s));
+  if (token.empty()) return false;
+  null = token == "(nil)" || token == "nil" || token == "0" || token == "0x0";
+  return true;
+}
+
+// Finds "NCCL " in [p, end): by the rare capital N, which a COLL line holds only there.
+inline const char* find_nccl(const char* p, const char* end) {
+  while (p + 5 <= end) {
+    const void* hit = std::memchr(p, 'N', static_cast<size_t>(end - p - 4));
+    if (hit == nullptr) return nullptr;
+    const char* n = static_cast<const char*>(hit);
+    if (n[1] == 'C' && n[2] == 'C' && n[3] == 'L' && n[4] == ' ') return n;
+    p = n + 1;
+  }
+  return nullptr;
+}
+
+// Finds `needle` in [p, end); nullptr when absent.
+inline const char* find(const char* p, const char* end, std::string_view needle) {
+  if (p >= end || needle.empty()) return nullptr;
+  const void* hit = memmem(p, static_cast<size_t>(end - p), needle.data(), needle.size());
+  return static_cast<const char*>(hit);
+}
+
+}  // namespace collide::traces::nccl
