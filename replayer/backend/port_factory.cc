@@ -1,35 +1,73 @@
 #include "replayer/backend/port_factory.h"
 
-#include <rte_mbuf.h>
-
 #include <algorithm>
 
 #include <fmt/format.h>
 
+#include "replayer/backend/af_packet_port.h"
+
+#ifdef COLLIDE_HAVE_DPDK
+#include <rte_mbuf.h>
+
 #include "replayer/backend/dpdk_backend.h"
 #include "replayer/dpdk/eal.h"
+#endif
 
 namespace collide::replayer::backend {
+namespace {
+
+#ifdef COLLIDE_HAVE_DPDK
+Result<std::unique_ptr<PacketPort>> open_dpdk(const std::string& device, int lcore,
+                                              uint32_t max_frame_bytes) {
+  COLLIDE_RETURN_IF_ERROR(dpdk::init_eal(dpdk::virtual_device_eal_args(lcore, 512)));
+  v1::DpdkPortConfig config;
+  config.set_device(device);
+  config.set_rx_ring_size(4096);
+  config.set_tx_ring_size(4096);
+  config.set_mbuf_count(32767);
+  config.set_mbuf_data_room(std::max<uint32_t>(max_frame_bytes, 2048) + RTE_PKTMBUF_HEADROOM);
+  auto port = dpdk::DpdkPort::open(config);
+  if (!port.ok()) return port.status();
+  return std::unique_ptr<PacketPort>(new DpdkBackendPort(std::move(port).value()));
+}
+#endif
+
+}  // namespace
+
+bool dpdk_available() {
+#ifdef COLLIDE_HAVE_DPDK
+  return true;
+#else
+  return false;
+#endif
+}
 
 Result<std::unique_ptr<PacketPort>> open_port(const std::string& spec, int lcore,
                                               uint32_t max_frame_bytes) {
   const auto colon = spec.find(':');
   const std::string kind = spec.substr(0, colon);
   const std::string target = colon == std::string::npos ? "" : spec.substr(colon + 1);
-  if (kind == "dpdk" && !target.empty()) {
-    COLLIDE_RETURN_IF_ERROR(dpdk::init_eal(dpdk::virtual_device_eal_args(lcore, 512)));
-    v1::DpdkPortConfig config;
-    config.set_device(target);
-    config.set_rx_ring_size(4096);
-    config.set_tx_ring_size(4096);
-    config.set_mbuf_count(32767);
-    config.set_mbuf_data_room(std::max<uint32_t>(max_frame_bytes, 2048) + RTE_PKTMBUF_HEADROOM);
-    auto port = dpdk::DpdkPort::open(config);
+  if ((kind == "afpacket" || kind == "af_packet") && !target.empty()) {
+    AfPacketConfig config;
+    config.interface = target;
+    config.max_frame_bytes = std::max<uint32_t>(max_frame_bytes, 64);
+    auto port = AfPacketPort::open(config);
     if (!port.ok()) return port.status();
-    return std::unique_ptr<PacketPort>(new DpdkBackendPort(std::move(port).value()));
+    return std::unique_ptr<PacketPort>(std::move(port).value());
+  }
+  if (kind == "dpdk" && !target.empty()) {
+#ifdef COLLIDE_HAVE_DPDK
+    return open_dpdk(target, lcore, max_frame_bytes);
+#else
+    (void)lcore;
+    return failed_precondition(fmt::format(
+        "port '{}': this build is without DPDK (-DCOLLIDE_WITH_DPDK=OFF); use "
+        "afpacket:<interface>", spec));
+#endif
   }
   return invalid_argument(fmt::format(
-      "port '{}': want dpdk:<device> (e.g. dpdk:net_af_xdp0,iface=eth0)", spec));
+      "port '{}': want dpdk:<device> (e.g. dpdk:net_af_xdp0,iface=eth0) or afpacket:<interface>",
+      spec));
 }
 
 }  // namespace collide::replayer::backend

@@ -10,10 +10,13 @@ namespace collide::replayer::backend {
 
 // Opens a packet port from a spec:
 //   dpdk:<device>      a DPDK port, e.g. dpdk:net_af_xdp0,iface=veth0 or dpdk:0000:3b:00.0
-//   af_packet:<iface>  the kernel path, for hosts without DPDK
+//   afpacket:<iface>   the kernel's AF_PACKET socket, for hosts without DPDK (also af_packet:)
 // `lcore` is the CPU the DPDK EAL runs its main thread on; buffers hold frames of at least
 // `max_frame_bytes` (2 KiB by default; 4 KiB RoCE MTUs need more).
 Result<std::unique_ptr<PacketPort>> open_port(const std::string& spec, int lcore,
                                               uint32_t max_frame_bytes = 2048);
+
+// Whether this build has the DPDK backend.
+bool dpdk_available();
 
 }  // namespace collide::replayer::backend

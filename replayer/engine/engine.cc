@@ -21,7 +21,6 @@ constexpr uint32_t kMaxComms = 512;
 constexpr uint32_t kMaxChannels = 64;
 constexpr uint32_t kMaxQpIndex = 256;
 constexpr int kRxBurstsPerPoll = 4;
-constexpr size_t kMaxFrameBytes = 9216;
 
 uint16_t entropy_port(uint32_t local, uint32_t peer, uint32_t qpn) {
   // RoCEv2 varies the UDP source port per QP so that ECMP spreads QPs over paths.
@@ -73,7 +72,17 @@ Result<std::unique_ptr<Engine>> Engine::create(EngineConfig config, const v1::Tr
     }
     e->runners_.emplace(rank, RankRunner(rank, std::move(ops), config.honor_compute_gaps));
   }
-  e->pace_updated_ = e->clock_();
+  PacerConfig pacing;
+  pacing.gbps = config.pace_gbps;
+  pacing.burst_frames = config.pace_burst;
+  // The largest frame: a data packet with a RETH and a full MTU of payload.
+  pacing.frame_bytes = static_cast<uint32_t>(
+      wire::kEthHeaderSize + wire::kIpv4HeaderSize + wire::kUdpHeaderSize + wire::kBthSize +
+      wire::kRethSize + config.qp.mtu + wire::kIcrcSize);
+  COLLIDE_RETURN_IF_ERROR(validate(pacing));
+  if (config.burst == 0) return invalid_argument("burst must be at least one frame");
+  e->pacer_ = Pacer(pacing, e->clock_());
+  e->rx_frames_.resize(config.burst);
   return e;
 }
 
@@ -246,13 +255,11 @@ void Engine::transmit(Nanos now, bool& progress) {
     if (taken > 0) progress = true;
     if (!unsent_.empty()) return;  // the port is full; try again next poll
   }
-  if (config_.pace_gbps > 0) {
-    const double cap = static_cast<double>(config_.burst) * kMaxFrameBytes;
-    pace_tokens_ = std::min(cap, pace_tokens_ + static_cast<double>(now - pace_updated_) *
-                                                    config_.pace_gbps / 8);
-    pace_updated_ = now;
-  }
-  std::vector<backend::Frame> frames(config_.burst);
+  pacer_.advance(now);
+  if (!pacer_.may_send()) return;
+  if (control_.empty() && !any_ready_to_send()) return;
+  std::vector<backend::Frame>& frames = tx_frames_;
+  frames.assign(config_.burst, backend::Frame{});
   if (!port_->acquire(frames).ok()) return;
   size_t used = 0;
   auto emit = [&](const Packet& p, const transport::FrameAddress& a) {
@@ -264,9 +271,11 @@ void Engine::transmit(Nanos now, bool& progress) {
     }
     f.len = static_cast<uint32_t>(*len);
     counters_.tx_bytes += f.len;
+    pacer_.on_sent(f.len);
     ++used;
   };
-  while (used < frames.size() && !control_.empty() && !failed()) {
+  // Control frames (ACKs, NAKs, CNPs) first, and within the line rate like everything else.
+  while (used < frames.size() && !control_.empty() && !failed() && pacer_.may_send()) {
     emit(control_.front().packet, control_.front().address);
     control_.pop_front();
   }
@@ -277,11 +286,10 @@ void Engine::transmit(Nanos now, bool& progress) {
     for (auto& [key, c] : connections_) {
       if (used >= frames.size()) break;
       if (!c.requester.ready_to_send() || !rate_allows(c, now)) continue;
-      if (config_.pace_gbps > 0 && pace_tokens_ < kMaxFrameBytes) break;
+      if (!pacer_.may_send()) break;
       auto p = c.requester.next_packet(now);
       if (!p) continue;
       emit(*p, c.to_peer);
-      if (config_.pace_gbps > 0) pace_tokens_ -= p->wire_bytes();
       if (c.dcqcn) {
         c.rate_tokens -= p->wire_bytes();
         c.dcqcn->on_bytes_sent(p->wire_bytes(), now);
@@ -303,7 +311,7 @@ bool Engine::poll() {
   if (failed()) return false;
   const Nanos now = clock_();
   bool progress = false;
-  std::vector<backend::Frame> rx(config_.burst);
+  std::vector<backend::Frame>& rx = rx_frames_;
   for (int i = 0; i < kRxBurstsPerPoll; ++i) {
     const uint16_t n = port_->receive(rx);
     for (uint16_t j = 0; j < n; ++j) handle_frame(rx[j], now);
@@ -335,12 +343,19 @@ std::optional<Nanos> Engine::next_deadline() const {
       const double missing = std::max(0.0, config_.qp.mtu - c.rate_tokens);
       consider(c.tokens_at + static_cast<Nanos>(missing * 8 / c.dcqcn->rate_gbps()) + 1);
     }
-    if (c.requester.ready_to_send() && config_.pace_gbps > 0) {
-      const double missing = std::max(0.0, kMaxFrameBytes - pace_tokens_);
-      consider(pace_updated_ + static_cast<Nanos>(missing * 8 / config_.pace_gbps) + 1);
-    }
+  }
+  // Frames are waiting for the pacer: due when it lets the next one go.
+  if (pacer_.enabled() && !pacer_.may_send() && (!control_.empty() || any_ready_to_send())) {
+    consider(pacer_.next_send_time() + 1);
   }
   return next;
+}
+
+bool Engine::any_ready_to_send() const {
+  for (const auto& [key, c] : connections_) {
+    if (c.requester.ready_to_send()) return true;
+  }
+  return false;
 }
 
 bool Engine::finished() const {

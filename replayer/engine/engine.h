@@ -19,6 +19,7 @@
 #include "replayer/backend/packet_port.h"
 #include "replayer/collectives/expander.h"
 #include "replayer/engine/op_record.h"
+#include "replayer/engine/pacer.h"
 #include "replayer/engine/rank_runner.h"
 #include "replayer/transport/dcqcn.h"
 #include "replayer/transport/frame_codec.h"
@@ -32,7 +33,8 @@ struct EngineConfig {
   transport::DcqcnConfig dcqcn;      // per-QP rate control on CNPs (off unless enabled)
   bool verify_payload = true;        // fill payloads with the pattern and check what arrives
   bool honor_compute_gaps = false;   // wait Op.compute_before_ns between ops (trace timing)
-  double pace_gbps = 0;              // 0: as fast as the port takes frames
+  double pace_gbps = 0;              // the port's line rate; 0: as fast as the port takes frames
+  uint32_t pace_burst = 32;          // frames that may leave back to back at the line rate
   uint32_t burst = 32;               // frames per submit
   std::chrono::microseconds max_idle_wait{500};
 };
@@ -134,6 +136,7 @@ class Engine {
   void handle_frame(const backend::Frame& frame, transport::Nanos now);
   void run_timers(transport::Nanos now, bool& progress);
   void transmit(transport::Nanos now, bool& progress);
+  bool any_ready_to_send() const;
   void fail(const std::string& why, transport::Nanos now);
 
   EngineConfig config_;
@@ -151,8 +154,9 @@ class Engine {
   std::priority_queue<LocalDelivery, std::vector<LocalDelivery>, std::greater<>> local_;
   std::deque<PendingControl> control_;
   std::vector<backend::Frame> unsent_;  // built, not yet taken by the port
-  double pace_tokens_ = 0;              // bytes the pacer allows now
-  transport::Nanos pace_updated_ = 0;
+  Pacer pacer_;                         // the port's line rate (off unless pace_gbps > 0)
+  std::vector<backend::Frame> rx_frames_;  // reused every poll
+  std::vector<backend::Frame> tx_frames_;
   std::vector<OpRecord> records_;
   EngineCounters counters_;
   std::string failure_;

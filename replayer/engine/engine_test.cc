@@ -1,6 +1,10 @@
 #include "replayer/engine/engine.h"
 
+#include <chrono>
+#include <ctime>
 #include <deque>
+#include <functional>
+#include <thread>
 #include <random>
 #include <set>
 
@@ -26,6 +30,11 @@ struct FakeWire {
   std::set<uint64_t> drop;  // frame numbers (both directions, in submit order)
   uint64_t submitted = 0;
   uint64_t dropped = 0;
+  // Frames each side submitted at one instant, and the most ever: the bursts a pacer allowed.
+  Nanos last_submit_at[2] = {~0ull, ~0ull};
+  uint64_t same_instant[2] = {0, 0};
+  uint64_t max_same_instant[2] = {0, 0};
+  uint64_t bytes_submitted[2] = {0, 0};
   std::deque<std::pair<Nanos, std::vector<uint8_t>>> queue[2];
 
   std::optional<Nanos> next_arrival() const {
@@ -46,6 +55,11 @@ class FakePort : public backend::PacketPort {
   }
   uint16_t submit(std::span<backend::Frame> frames) override {
     for (auto& f : frames) {
+      if (wire_.last_submit_at[side_] != wire_.now) wire_.same_instant[side_] = 0;
+      wire_.last_submit_at[side_] = wire_.now;
+      wire_.max_same_instant[side_] =
+          std::max(wire_.max_same_instant[side_], ++wire_.same_instant[side_]);
+      wire_.bytes_submitted[side_] += f.len;
       const uint64_t number = wire_.submitted++;
       const bool lost = wire_.drop.count(number) ||
                         std::uniform_real_distribution<double>(0, 1)(wire_.rng) < wire_.loss;
@@ -110,7 +124,8 @@ struct TwoHostRun {
 // 4 ranks, 2 per host, one communicator; host A runs ranks 0-1, host B ranks 2-3.
 TwoHostRun run_two_hosts(FakeWire& wire, const std::vector<v1::Op>& per_rank_template,
                          transport::Recovery recovery, Nanos limit = 10'000'000'000ull,
-                         bool dcqcn = false) {
+                         bool dcqcn = false,
+                         const std::function<void(EngineConfig&)>& tweak = {}) {
   v1::TraceHeader header;
   header.set_world_size(4);
   auto* comm = header.add_communicators();
@@ -126,6 +141,7 @@ TwoHostRun run_two_hosts(FakeWire& wire, const std::vector<v1::Op>& per_rank_tem
   config.qp.mtu = 1024;
   config.qp.timeout_exponent = 10;  // 4 ms
   config.dcqcn.enabled = dcqcn;
+  if (tweak) tweak(config);
 
   const auto mac_a = *wire::MacAddress::parse("02:00:00:00:00:0a");
   const auto mac_b = *wire::MacAddress::parse("02:00:00:00:00:0b");
@@ -252,6 +268,134 @@ TEST(EngineDcqcnTest, CongestionMarksSlowTheSendersOnlyWithDcqcn) {
   EXPECT_GT(without.a.responders.cnps_sent + without.b.responders.cnps_sent, 0u);
   EXPECT_GT(with.a.requesters.cnps + with.b.requesters.cnps, 0u);
   EXPECT_GT(with.end, 3 * without.end) << "with " << with.end << " without " << without.end;
+}
+
+// The port's line rate with bursts: on the virtual wire, no host ever hands the port more than
+// `pace_burst` frames at one instant, and each sends at the line rate, not above and not far below.
+TEST(EnginePacingTest, HonoursLineRateAndBurstSize) {
+  const uint64_t bytes = 1 << 20;
+  for (uint32_t burst : {1u, 4u, 16u}) {
+    FakeWire wire;
+    const auto run = run_two_hosts(wire, {all_reduce(bytes)}, transport::Recovery::kGoBackN,
+                                   10'000'000'000ull, false, [&](EngineConfig& c) {
+                                     c.pace_gbps = 2;
+                                     c.pace_burst = burst;
+                                   });
+    ASSERT_TRUE(run.failure.empty()) << run.failure;
+    for (int side : {0, 1}) {
+      EXPECT_LE(wire.max_same_instant[side], burst) << "burst " << burst;
+      EXPECT_EQ(wire.max_same_instant[side], burst) << "an idle port may send a whole burst";
+      const double frames = static_cast<double>(side == 0 ? run.a.tx_frames : run.b.tx_frames);
+      const double line_bits =
+          8.0 * (static_cast<double>(wire.bytes_submitted[side]) + frames * kEthernetLineOverhead);
+      // Each side sends for the whole run (ring: both hosts send the same amount), so its average
+      // rate is at most the line rate plus one burst, and the run is not much longer than that.
+      const double gbps = line_bits / static_cast<double>(run.end);
+      EXPECT_LE(gbps, 2.0 * 1.02) << "burst " << burst << " side " << side;
+      EXPECT_GE(gbps, 2.0 * 0.8) << "burst " << burst << " side " << side;
+    }
+  }
+}
+
+TEST(EnginePacingTest, RejectsAZeroBurst) {
+  FakeWire wire;
+  EngineConfig config;
+  config.pace_gbps = 1;
+  config.pace_burst = 0;
+  v1::TraceHeader header;
+  header.set_world_size(2);
+  auto* comm = header.add_communicators();
+  comm->set_id("world");
+  comm->add_ranks(0);
+  comm->add_ranks(1);
+  FakePort port(wire, 0, wire::MacAddress{});
+  RankAddressing addressing;
+  addressing.ip_of = [](uint32_t r) { return wire::Ipv4Address{0xc6120000u + r}; };
+  addressing.next_hop_mac = [](uint32_t) { return wire::MacAddress{}; };
+  auto e = Engine::create(config, header, *collectives::Placement::uniform(2, 1, 1), {}, {},
+                          addressing, port, [] { return Nanos{0}; });
+  EXPECT_FALSE(e.ok());
+}
+
+// A port whose wait really sleeps and whose peer never answers: the engine must spend the wait
+// asleep (CI runs 8 agents on 2 cores), so it polls a few thousand times a second at most.
+class SilentPort : public backend::PacketPort {
+ public:
+  Status acquire(std::span<backend::Frame> frames) override {
+    for (auto& f : frames) {
+      auto* buf = new uint8_t[kCapacity];
+      f = backend::Frame{buf, 0, kCapacity, buf};
+    }
+    return {};
+  }
+  uint16_t submit(std::span<backend::Frame> frames) override {
+    release(frames);
+    return static_cast<uint16_t>(frames.size());
+  }
+  uint16_t receive(std::span<backend::Frame>) override {
+    ++receives;
+    return 0;
+  }
+  void release(std::span<backend::Frame> frames) override {
+    for (auto& f : frames) {
+      delete[] static_cast<uint8_t*>(f.handle);
+      f = {};
+    }
+  }
+  void wait_for_frames(std::chrono::microseconds timeout) override {
+    ++waits;
+    std::this_thread::sleep_for(timeout);
+  }
+  wire::MacAddress mac() const override { return {}; }
+  uint32_t max_frame_size() const override { return kCapacity; }
+  backend::PortCounters counters() const override { return {}; }
+  std::string describe() const override { return "silent"; }
+  uint64_t receives = 0;
+  uint64_t waits = 0;
+
+ private:
+  static constexpr uint32_t kCapacity = 2048;
+};
+
+TEST(EngineIdleTest, WaitingForAPeerSleepsInsteadOfSpinning) {
+  v1::TraceHeader header;
+  header.set_world_size(2);
+  auto* comm = header.add_communicators();
+  comm->set_id("world");
+  comm->add_ranks(0);
+  comm->add_ranks(1);
+  v1::Op op = all_reduce(1 << 20);
+  op.set_rank(0);
+  EngineConfig config;
+  config.qp.mtu = 1024;
+  config.qp.max_outstanding = 64;
+  config.qp.timeout_exponent = 14;  // 67 ms: no timer fires during the test
+  RankAddressing addressing;
+  addressing.ip_of = [](uint32_t r) { return wire::Ipv4Address{0xc6120000u + r}; };
+  addressing.next_hop_mac = [](uint32_t) { return wire::MacAddress{}; };
+  SilentPort port;
+  auto clock = [] {
+    return static_cast<Nanos>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                  std::chrono::steady_clock::now().time_since_epoch())
+                                  .count());
+  };
+  collectives::ExpandOptions expand;
+  expand.channels = 1;
+  auto engine = Engine::create(config, header, *collectives::Placement::uniform(2, 1, 1), expand,
+                               {{0, {op}}}, addressing, port, clock);
+  ASSERT_TRUE(engine.ok()) << engine.status().to_string();
+  const auto cpu = [] { return std::clock(); };
+  const std::clock_t cpu_before = cpu();
+  const auto started = std::chrono::steady_clock::now();
+  const Status s = (*engine)->run(std::chrono::milliseconds(50));
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  const double cpu_s = static_cast<double>(cpu() - cpu_before) / CLOCKS_PER_SEC;
+  EXPECT_EQ(s.code(), StatusCode::kDeadlineExceeded) << s.to_string();
+  EXPECT_GE(wall, 0.05);
+  EXPECT_GT(port.waits, 0u);
+  // 500 us waits: about 100 in 50 ms. A spinning engine polls hundreds of thousands of times.
+  EXPECT_LT(port.receives, 2000u) << "polls in " << wall << " s";
+  EXPECT_LT(cpu_s, 0.5 * wall) << "CPU " << cpu_s << " s of " << wall << " s";
 }
 
 INSTANTIATE_TEST_SUITE_P(Recoveries, EngineTest,
