@@ -1,0 +1,370 @@
+// The fault injector attached for real: two namespaces joined by a veth pair, the program on the
+// receiver's ingress, RoCEv2-shaped UDP datagrams (BTH with the sequence number as PSN) from a
+// kernel socket in one namespace to a kernel socket in the other. What the receiver counts must
+// agree exactly with what the program says it did.
+#include <arpa/inet.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <iostream>
+#include <set>
+#include <sstream>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "injectors/fault_injector.h"
+#include "tests/support/netns.h"
+#include "tests/support/privileged.h"
+
+namespace collide::injectors {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::NetnsScope;
+using testing::TestNetns;
+
+const std::string kTxIf = "cl-flt-tx";
+const std::string kRxIf = "cl-flt-rx";
+constexpr char kTxIp[] = "198.18.7.1";
+constexpr char kRxIp[] = "198.18.7.2";
+constexpr uint16_t kRocePort = 4791;
+constexpr uint16_t kSenderPort = 49152;
+constexpr size_t kBthSize = 12;
+constexpr size_t kDataSize = 256;
+
+uint8_t data_byte(uint32_t seq, size_t i) { return static_cast<uint8_t>(seq * 31 + i); }
+
+std::vector<uint8_t> datagram(uint32_t seq) {
+  std::vector<uint8_t> d(kBthSize + kDataSize);
+  d[0] = 0x0a;  // RDMA WRITE ONLY
+  d[2] = d[3] = 0xff;
+  d[7] = 0x11;  // destination QP
+  d[9] = static_cast<uint8_t>(seq >> 16);
+  d[10] = static_cast<uint8_t>(seq >> 8);
+  d[11] = static_cast<uint8_t>(seq);
+  for (size_t i = 0; i < kDataSize; ++i) d[kBthSize + i] = data_byte(seq, i);
+  return d;
+}
+
+// A UDP counter of /proc/net/snmp ("InCsumErrors", "RcvbufErrors", ...) inside a namespace.
+Result<uint64_t> udp_counter(const TestNetns& ns, const std::string& name) {
+  auto scope = NetnsScope::enter(ns.name());
+  if (!scope.ok()) return scope.status();
+  std::ifstream in("/proc/thread-self/net/snmp");
+  std::string header;
+  std::string values;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("Udp: ", 0) != 0) continue;
+    if (header.empty()) {
+      header = line;
+    } else {
+      values = line;
+      break;
+    }
+  }
+  std::istringstream h(header);
+  std::istringstream v(values);
+  std::string key;
+  std::string value;
+  while (h >> key && v >> value) {
+    if (key == name) return static_cast<uint64_t>(std::stoull(value));
+  }
+  return not_found("no Udp counter " + name + " in /proc/net/snmp");
+}
+
+struct Received {
+  std::vector<uint32_t> seqs;   // in arrival order
+  uint64_t damaged = 0;         // datagrams whose bytes differ from what was sent
+};
+
+class FaultE2eTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    COLLIDE_REQUIRE(testing::missing_netns());
+    COLLIDE_REQUIRE(testing::missing_bpf());
+    COLLIDE_REQUIRE(testing::missing_tool("ethtool"));
+    auto tx = TestNetns::create("flt-tx");
+    ASSERT_TRUE(tx.ok()) << tx.status().to_string();
+    tx_ = std::move(tx).value();
+    auto rx = TestNetns::create("flt-rx");
+    ASSERT_TRUE(rx.ok()) << rx.status().to_string();
+    rx_ = std::move(rx).value();
+    ASSERT_TRUE(testing::create_veth_pair(*tx_, kTxIf, *rx_, kRxIf).ok());
+    // Offloads off on both ends, checksum offload included: the sender computes the UDP
+    // checksum in software, so the receiver verifies it.
+    ASSERT_TRUE(testing::configure_interface(*tx_, kTxIf, std::string(kTxIp) + "/24").ok());
+    ASSERT_TRUE(testing::configure_interface(*rx_, kRxIf, std::string(kRxIp) + "/24").ok());
+    auto idx = testing::interface_index(*rx_, kRxIf);
+    ASSERT_TRUE(idx.ok()) << idx.status().to_string();
+    rx_ifindex_ = *idx;
+    idx = testing::interface_index(*tx_, kTxIf);
+    ASSERT_TRUE(idx.ok()) << idx.status().to_string();
+    tx_ifindex_ = *idx;
+  }
+
+  // On the receiver's ingress unless told otherwise.
+  std::unique_ptr<FaultInjector> attach(FaultRule rule, Direction direction = Direction::kIngress) {
+    const bool in = direction == Direction::kIngress;
+    const TestNetns& ns = in ? *rx_ : *tx_;
+    const int ifindex = in ? rx_ifindex_ : tx_ifindex_;
+    rule.match.ifindex = ifindex;
+    rule.match.l4_proto = 17;
+    rule.match.dport = {kRocePort, kRocePort};
+    FaultInjectorOptions o;
+    o.rules = {rule};
+    o.events = true;
+    auto f = FaultInjector::load(o);
+    EXPECT_TRUE(f.ok()) << f.status().to_string();
+    if (!f.ok()) return nullptr;
+    auto scope = NetnsScope::enter(ns.name());
+    EXPECT_TRUE(scope.ok());
+    auto mode = (*f)->attach(ifindex, direction);
+    EXPECT_TRUE(mode.ok()) << mode.status().to_string();
+    return std::move(f).value();
+  }
+
+  // Sends `count` datagrams, `batch` at a time with `gap` between batches, while a thread
+  // receives them; returns once nothing has arrived for 300 ms after the last send.
+  Received exchange(uint32_t count, uint32_t batch, std::chrono::microseconds gap,
+                    const std::function<void()>& before_first = {}) {
+    Received got;
+    const int rx_fd = make_socket(*rx_, kRxIp, kRocePort, nullptr, 0);
+    const int tx_fd = make_socket(*tx_, kTxIp, kSenderPort, kRxIp, kRocePort);
+    if (rx_fd < 0 || tx_fd < 0) {
+      ADD_FAILURE() << "sockets";
+      return got;
+    }
+    std::atomic<bool> done{false};
+    std::thread receiver([&] {
+      std::vector<uint8_t> buf(2048);
+      while (true) {
+        const ssize_t n = recv(rx_fd, buf.data(), buf.size(), 0);
+        if (n < 0) {
+          if (done.load()) break;
+          continue;
+        }
+        if (static_cast<size_t>(n) != kBthSize + kDataSize) {
+          ++got.damaged;
+          continue;
+        }
+        const uint32_t seq = static_cast<uint32_t>(buf[9]) << 16 | buf[10] << 8 | buf[11];
+        const auto want = datagram(seq);
+        if (!std::equal(want.begin(), want.end(), buf.begin())) ++got.damaged;
+        got.seqs.push_back(seq);
+      }
+    });
+    if (before_first) before_first();
+    for (uint32_t seq = 0; seq < count; ++seq) {
+      const auto d = datagram(seq);
+      if (send(tx_fd, d.data(), d.size(), 0) != static_cast<ssize_t>(d.size())) {
+        ADD_FAILURE() << "send: " << std::strerror(errno);
+        break;
+      }
+      if ((seq + 1) % batch == 0) std::this_thread::sleep_for(gap);
+    }
+    std::this_thread::sleep_for(200ms);
+    done = true;
+    receiver.join();
+    close(rx_fd);
+    close(tx_fd);
+    return got;
+  }
+
+  int make_socket(const TestNetns& ns, const char* ip, uint16_t port, const char* peer_ip,
+                  uint16_t peer_port) {
+    auto scope = NetnsScope::enter(ns.name());
+    if (!scope.ok()) return -1;
+    const int fd = socket(AF_INET, SOCK_DGRAM, 0);
+    if (fd < 0) return -1;
+    const int rcvbuf = 16 << 20;
+    setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof(rcvbuf));
+    const timeval timeout{0, 100000};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(port);
+    inet_pton(AF_INET, ip, &a.sin_addr);
+    if (bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0) return -1;
+    if (peer_ip != nullptr) {
+      sockaddr_in p{};
+      p.sin_family = AF_INET;
+      p.sin_port = htons(peer_port);
+      inet_pton(AF_INET, peer_ip, &p.sin_addr);
+      if (connect(fd, reinterpret_cast<sockaddr*>(&p), sizeof(p)) != 0) return -1;
+    }
+    return fd;
+  }
+
+  std::vector<uint32_t> event_psns(FaultInjector& f) {
+    std::vector<uint32_t> psns;
+    auto n = f.drain_events([&](const collide_fault_event& e) { psns.push_back(e.psn); });
+    EXPECT_TRUE(n.ok()) << n.status().to_string();
+    std::sort(psns.begin(), psns.end());
+    return psns;
+  }
+
+  static std::vector<uint32_t> missing(const std::vector<uint32_t>& seqs, uint32_t count) {
+    std::vector<bool> seen(count, false);
+    for (uint32_t s : seqs) {
+      if (s < count) seen[s] = true;
+    }
+    std::vector<uint32_t> out;
+    for (uint32_t s = 0; s < count; ++s) {
+      if (!seen[s]) out.push_back(s);
+    }
+    return out;
+  }
+
+  std::unique_ptr<TestNetns> tx_;
+  std::unique_ptr<TestNetns> rx_;
+  int rx_ifindex_ = 0;
+  int tx_ifindex_ = 0;
+};
+
+TEST_F(FaultE2eTest, ReceiverCountedLossEqualsActedExactly) {
+  FaultRule loss;
+  loss.decider = Decider::kBernoulli;
+  loss.probability = 0.02;
+  loss.seed = 7;
+  auto f = attach(loss);
+  ASSERT_TRUE(f);
+  ASSERT_TRUE(f->arm().ok());
+  const auto rcvbuf_before = udp_counter(*rx_, "RcvbufErrors");
+  ASSERT_TRUE(rcvbuf_before.ok()) << rcvbuf_before.status().to_string();
+  constexpr uint32_t kCount = 20000;
+  const Received got = exchange(kCount, 50, 1ms);
+  const auto c = f->counters();
+  ASSERT_TRUE(c.ok());
+  const auto lost = missing(got.seqs, kCount);
+  std::cout << "sent " << kCount << ", received " << got.seqs.size() << ", rule matched "
+            << (*c)[0].matched << " and dropped " << (*c)[0].acted << "\n";
+  EXPECT_EQ(*udp_counter(*rx_, "RcvbufErrors"), *rcvbuf_before) << "the receiver overflowed";
+  EXPECT_EQ((*c)[0].matched, kCount);
+  EXPECT_EQ(got.seqs.size() + (*c)[0].acted, kCount);
+  EXPECT_EQ(lost.size(), (*c)[0].acted);
+  EXPECT_EQ(event_psns(*f), lost) << "the event ring names exactly the lost datagrams";
+  EXPECT_GT((*c)[0].acted, 0u);
+  EXPECT_EQ(got.damaged, 0u);
+}
+
+TEST_F(FaultE2eTest, BlackholeWindowLosesExactlyWhatItSaw) {
+  FaultRule hole;  // drop everything matching, 300..500 ms after arming
+  hole.window = {Nanos(300ms), Nanos(500ms)};
+  auto f = attach(hole);
+  ASSERT_TRUE(f);
+  constexpr uint32_t kCount = 1600;
+  const Received got = exchange(kCount, 1, 500us, [&] { ASSERT_TRUE(f->arm().ok()); });
+  const uint64_t armed_at = f->armed_at_ns();
+  const auto c = f->counters();
+  ASSERT_TRUE(c.ok());
+  const auto lost = missing(got.seqs, kCount);
+  ASSERT_FALSE(lost.empty());
+  std::cout << "blackhole of 200 ms dropped " << lost.size() << " datagrams (" << lost.front()
+            << ".." << lost.back() << ") of " << kCount << "\n";
+  // Only the window's packets matched, all were dropped, and they are one contiguous run.
+  EXPECT_EQ((*c)[0].matched, (*c)[0].acted);
+  EXPECT_EQ(lost.size(), (*c)[0].acted);
+  EXPECT_EQ(lost.back() - lost.front() + 1, lost.size());
+  EXPECT_EQ(event_psns(*f), lost);
+  EXPECT_GE((*c)[0].first_ns, armed_at + 300'000'000);
+  EXPECT_LT((*c)[0].last_ns, armed_at + 500'000'000);
+  EXPECT_LT(lost.back(), kCount - 1) << "traffic must outlast the window";
+}
+
+TEST_F(FaultE2eTest, CorruptionShowsInUdpChecksumErrorsOneForOne) {
+  FaultRule corrupt;
+  corrupt.decider = Decider::kBernoulli;
+  corrupt.probability = 0.05;
+  corrupt.seed = 3;
+  corrupt.action = Action::kCorrupt;
+  auto f = attach(corrupt);
+  ASSERT_TRUE(f);
+  ASSERT_TRUE(f->arm().ok());
+  const auto before = udp_counter(*rx_, "InCsumErrors");
+  ASSERT_TRUE(before.ok()) << before.status().to_string();
+  constexpr uint32_t kCount = 5000;
+  const Received got = exchange(kCount, 50, 1ms);
+  const auto after = udp_counter(*rx_, "InCsumErrors");
+  const auto c = f->counters();
+  ASSERT_TRUE(c.ok());
+  std::cout << "corrupted " << (*c)[0].acted << ", receiver checksum errors "
+            << (*after - *before) << ", received " << got.seqs.size() << "\n";
+  EXPECT_GT((*c)[0].acted, 0u);
+  EXPECT_EQ(*after - *before, (*c)[0].acted);
+  EXPECT_EQ(got.seqs.size() + (*c)[0].acted, kCount);
+  EXPECT_EQ(got.damaged, 0u) << "no corrupted datagram reached the socket";
+}
+
+TEST_F(FaultE2eTest, SilentCorruptionPassesUdpAndArrivesDamaged) {
+  FaultRule corrupt;
+  corrupt.decider = Decider::kEveryNth;
+  corrupt.every_nth = 20;
+  corrupt.action = Action::kCorrupt;
+  corrupt.corrupt_silent = true;
+  auto f = attach(corrupt);
+  ASSERT_TRUE(f);
+  ASSERT_TRUE(f->arm().ok());
+  const auto before = udp_counter(*rx_, "InCsumErrors");
+  ASSERT_TRUE(before.ok());
+  constexpr uint32_t kCount = 2000;
+  const Received got = exchange(kCount, 50, 1ms);
+  const auto c = f->counters();
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ((*c)[0].acted, kCount / 20);
+  EXPECT_EQ(*udp_counter(*rx_, "InCsumErrors"), *before);
+  EXPECT_EQ(got.seqs.size(), kCount);
+  EXPECT_EQ(got.damaged, (*c)[0].acted);
+}
+
+TEST_F(FaultE2eTest, DuplicatesArriveTwice) {
+  FaultRule dup;
+  dup.decider = Decider::kBernoulli;
+  dup.probability = 0.05;
+  dup.seed = 5;
+  dup.action = Action::kDuplicate;
+  auto f = attach(dup);
+  ASSERT_TRUE(f);
+  ASSERT_TRUE(f->arm().ok());
+  constexpr uint32_t kCount = 5000;
+  const Received got = exchange(kCount, 50, 1ms);
+  const auto c = f->counters();
+  ASSERT_TRUE(c.ok());
+  std::cout << "duplicated " << (*c)[0].acted << ", received " << got.seqs.size() << "\n";
+  EXPECT_GT((*c)[0].acted, 0u);
+  EXPECT_EQ(got.seqs.size(), kCount + (*c)[0].acted);
+  EXPECT_EQ(missing(got.seqs, kCount).size(), 0u);
+  EXPECT_EQ((*c)[0].matched, kCount) << "copies are not acted on again";
+}
+
+TEST_F(FaultE2eTest, EgressDuplicatesReachTheReceiver) {
+  FaultRule dup;
+  dup.id = 1;
+  dup.decider = Decider::kEveryNth;
+  dup.every_nth = 10;
+  dup.action = Action::kDuplicate;
+  auto f = attach(dup, Direction::kEgress);
+  ASSERT_TRUE(f);
+  ASSERT_TRUE(f->arm().ok());
+  constexpr uint32_t kCount = 2000;
+  const Received got = exchange(kCount, 50, 1ms);
+  const auto c = f->counters();
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ((*c)[0].matched, kCount);
+  EXPECT_EQ((*c)[0].acted, kCount / 10);
+  EXPECT_EQ(got.seqs.size(), kCount + kCount / 10);
+  EXPECT_EQ(got.damaged, 0u);
+}
+
+}  // namespace
+}  // namespace collide::injectors

@@ -1,0 +1,374 @@
+#include "injectors/guardian.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
+
+#include "common/logging.h"
+#include "common/process.h"
+
+namespace collide::injectors {
+namespace {
+
+namespace fs = std::filesystem;
+
+// The guardian's reasons to stop waiting, set from signal handlers.
+volatile sig_atomic_t g_terminate = 0;
+volatile sig_atomic_t g_parent_signal = 0;
+
+void on_terminate(int) { g_terminate = 1; }
+void on_parent_death(int) { g_parent_signal = 1; }
+
+fs::path state_file(const fs::path& owner_dir, uint64_t id) {
+  return owner_dir / fmt::format("{}.json", id);
+}
+
+// Writes via a temporary name and a rename, so a sweep never reads half a file.
+Status write_state_file(const fs::path& path, const std::string& text) {
+  const fs::path tmp = path.string() + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << text << "\n";
+    if (!out) return internal_error(fmt::format("writing {}", tmp.string()));
+  }
+  std::error_code ec;
+  fs::rename(tmp, path, ec);
+  if (ec) return internal_error(fmt::format("renaming {}: {}", tmp.string(), ec.message()));
+  return {};
+}
+
+void remove_quietly(const fs::path& path) {
+  std::error_code ec;
+  fs::remove(path, ec);
+}
+
+// The body of the forked guardian. Never returns.
+[[noreturn]] void guardian_main(int read_fd, pid_t parent, const fs::path& owner_dir,
+                                sigset_t mask) {
+  // A Ctrl-C on the terminal goes to the foreground process group; leaving it means the parent
+  // can be interrupted while the guardian survives to clean up after it.
+  setpgid(0, 0);
+  struct sigaction sa {};
+  sigemptyset(&sa.sa_mask);
+  sa.sa_handler = SIG_IGN;
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGHUP, &sa, nullptr);
+  sigaction(SIGPIPE, &sa, nullptr);
+  sa.sa_handler = on_terminate;
+  sigaction(SIGTERM, &sa, nullptr);
+  sa.sa_handler = on_parent_death;
+  sigaction(SIGUSR1, &sa, nullptr);
+  // A second alarm besides the pipe. It fires when the *thread* that forked us ends, so it is
+  // only trusted once getppid() confirms the parent process is gone.
+  prctl(PR_SET_PDEATHSIG, SIGUSR1);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGPIPE}) sigdelset(&mask, sig);
+  pthread_sigmask(SIG_SETMASK, &mask, nullptr);
+
+  // Keep only the pipe and stderr: an inherited BPF link or socket descriptor held here would
+  // keep the parent's attachments alive after the parent closed them.
+  if (read_fd != 3) {
+    dup2(read_fd, 3);
+    read_fd = 3;
+  }
+  const int devnull = open("/dev/null", O_RDWR);
+  if (devnull >= 0) {
+    dup2(devnull, STDIN_FILENO);
+    dup2(devnull, STDOUT_FILENO);
+  }
+  close_range(4, ~0U, 0);
+
+  std::map<uint64_t, UndoAction> pending;
+  std::string buffer;
+  // Returns false at end of file (the parent closed the pipe or died) or on a read error.
+  auto consume = [&]() {
+    char chunk[4096];
+    const ssize_t n = read(read_fd, chunk, sizeof(chunk));
+    if (n < 0) return errno == EINTR;
+    if (n == 0) return false;
+    buffer.append(chunk, static_cast<size_t>(n));
+    size_t newline;
+    while ((newline = buffer.find('\n')) != std::string::npos) {
+      const std::string line = buffer.substr(0, newline);
+      buffer.erase(0, newline + 1);
+      std::istringstream in(line);
+      char verb = 0;
+      uint64_t id = 0;
+      in >> verb >> id;
+      if (verb == 'R') {
+        std::string json;
+        std::getline(in >> std::ws, json);
+        if (auto action = decode_undo(json); action.ok()) pending[id] = std::move(*action);
+      } else if (verb == 'F') {
+        pending.erase(id);
+      }
+    }
+    return true;
+  };
+  while (!g_terminate && getppid() == parent) {
+    pollfd pfd{read_fd, POLLIN, 0};
+    if (poll(&pfd, 1, 250) <= 0) continue;  // timeout or a signal: the loop condition decides
+    if (!consume()) break;
+  }
+  // Whatever the parent registered before it went is still in the pipe: read it all.
+  fcntl(read_fd, F_SETFL, fcntl(read_fd, F_GETFL) | O_NONBLOCK);
+  while (consume()) {
+  }
+
+  if (!pending.empty()) {
+    std::fprintf(stderr, "collide guardian: the run ended with %zu fault(s) in place; undoing\n",
+                 pending.size());
+  }
+  for (auto it = pending.rbegin(); it != pending.rend(); ++it) {
+    for (const std::string& failure : perform_undo(it->second)) {
+      std::fprintf(stderr, "collide guardian: %s\n", failure.c_str());
+    }
+    remove_quietly(state_file(owner_dir, it->first));
+  }
+  std::error_code ec;
+  fs::remove(owner_dir, ec);  // only succeeds once empty
+  _exit(0);
+}
+
+}  // namespace
+
+std::vector<std::string> netns_command(const std::string& tool, const std::string& netns,
+                                       std::vector<std::string> args) {
+  std::vector<std::string> argv = {tool};
+  if (!netns.empty()) {
+    argv.push_back("-n");
+    argv.push_back(netns);
+  }
+  argv.insert(argv.end(), std::make_move_iterator(args.begin()),
+              std::make_move_iterator(args.end()));
+  return argv;
+}
+
+std::string encode_undo(const UndoAction& action) {
+  nlohmann::json j = {{"description", action.description},
+                      {"netns", action.netns},
+                      {"devices", action.devices},
+                      {"commands", action.commands}};
+  return j.dump();  // one line: the pipe protocol is line based
+}
+
+Result<UndoAction> decode_undo(const std::string& text) {
+  try {
+    const nlohmann::json j = nlohmann::json::parse(text);
+    UndoAction action;
+    action.description = j.at("description").get<std::string>();
+    action.netns = j.at("netns").get<std::string>();
+    action.devices = j.at("devices").get<std::vector<std::string>>();
+    action.commands = j.at("commands").get<std::vector<std::vector<std::string>>>();
+    for (const auto& command : action.commands) {
+      if (command.empty()) return invalid_argument("undo record holds an empty command");
+    }
+    return action;
+  } catch (const nlohmann::json::exception& e) {
+    return invalid_argument(fmt::format("malformed undo record: {}", e.what()));
+  }
+}
+
+std::vector<std::string> perform_undo(const UndoAction& action) {
+  std::vector<std::string> failures;
+  for (const auto& command : action.commands) {
+    auto result = process::run_command(command);
+    if (!result.ok()) {
+      failures.push_back(fmt::format("{}: `{}`: {}", action.description, fmt::join(command, " "),
+                                     result.status().message()));
+    } else if (result->exit_code != 0) {
+      std::string output = result->output;
+      while (!output.empty() && output.back() == '\n') output.pop_back();
+      failures.push_back(fmt::format("{}: `{}` exited with {}: {}", action.description,
+                                     fmt::join(command, " "), result->exit_code, output));
+    }
+  }
+  return failures;
+}
+
+fs::path default_state_dir() {
+  if (const char* dir = std::getenv("COLLIDE_STATE_DIR"); dir != nullptr && *dir != '\0') {
+    return dir;
+  }
+  return "/run/collide";
+}
+
+fs::path owner_state_dir(const fs::path& state_dir, int pid, uint64_t start_time) {
+  return state_dir / fmt::format("{}.{}", pid, start_time);
+}
+
+std::optional<uint64_t> process_start_time(int pid) {
+  std::ifstream in(fmt::format("/proc/{}/stat", pid));
+  std::string stat;
+  if (!std::getline(in, stat)) return std::nullopt;
+  // The command name (field 2) may hold spaces and parentheses: count from the last ')'.
+  const size_t close = stat.rfind(')');
+  if (close == std::string::npos) return std::nullopt;
+  std::istringstream fields(stat.substr(close + 1));
+  std::string field;
+  for (int i = 3; i <= 22; ++i) {
+    if (!(fields >> field)) return std::nullopt;
+  }
+  try {
+    return std::stoull(field);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+Result<std::unique_ptr<Guardian>> Guardian::start(GuardianOptions options) {
+  const pid_t self = getpid();
+  const auto start_time = process_start_time(self);
+  if (!start_time) return internal_error("cannot read this process's start time from /proc");
+  std::unique_ptr<Guardian> guardian(new Guardian());
+  guardian->owner_dir_ = owner_state_dir(options.state_dir, self, *start_time);
+  std::error_code ec;
+  fs::create_directories(guardian->owner_dir_, ec);
+  if (ec) {
+    return errno_status(ec.value(), fmt::format("creating the fault state directory {}",
+                                                guardian->owner_dir_.string()));
+  }
+
+  int fds[2];
+  // Close-on-exec: a program collide starts must not hold the write end, or the guardian would
+  // wait for that program instead of for collide.
+  if (pipe2(fds, O_CLOEXEC) != 0) return errno_status(errno, "creating the guardian pipe");
+  std::fflush(nullptr);
+  // The guardian's signals stay blocked from the fork until its handlers are in place, so a
+  // Ctrl-C at that moment cannot kill it before it can clean up.
+  sigset_t guarded, old_mask;
+  sigemptyset(&guarded);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGUSR1}) sigaddset(&guarded, sig);
+  pthread_sigmask(SIG_BLOCK, &guarded, &old_mask);
+  const pid_t child = fork();
+  if (child == 0) {
+    close(fds[1]);
+    guardian_main(fds[0], self, guardian->owner_dir_, old_mask);
+  }
+  pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
+  if (child < 0) {
+    const int err = errno;
+    close(fds[0]);
+    close(fds[1]);
+    return errno_status(err, "forking the fault guardian");
+  }
+  close(fds[0]);
+  guardian->child_pid_ = child;
+  guardian->pipe_fd_ = fds[1];
+  logging::get("faults")->debug("fault guardian {} started; state in {}", child,
+                                guardian->owner_dir_.string());
+  return guardian;
+}
+
+Guardian::~Guardian() {
+  undo_all();
+  if (pipe_fd_ >= 0) close(pipe_fd_);
+  if (child_pid_ > 0) {
+    int status = 0;
+    while (waitpid(child_pid_, &status, 0) < 0 && errno == EINTR) {
+    }
+  }
+  std::error_code ec;
+  fs::remove(owner_dir_, ec);
+}
+
+Status Guardian::send(const std::string& line) {
+  // A dead guardian makes the write fail with EPIPE; the SIGPIPE that comes with it must not end
+  // collide, so it is blocked here and any pending one consumed.
+  sigset_t pipe_only, old_mask;
+  sigemptyset(&pipe_only);
+  sigaddset(&pipe_only, SIGPIPE);
+  pthread_sigmask(SIG_BLOCK, &pipe_only, &old_mask);
+  Status status;
+  size_t done = 0;
+  while (done < line.size()) {
+    const ssize_t n = write(pipe_fd_, line.data() + done, line.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      status = errno_status(errno, "writing to the fault guardian");
+      break;
+    }
+    done += static_cast<size_t>(n);
+  }
+  if (!status.ok() && !sigismember(&old_mask, SIGPIPE)) {
+    const timespec zero{0, 0};
+    sigtimedwait(&pipe_only, nullptr, &zero);
+  }
+  pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
+  return status;
+}
+
+Result<uint64_t> Guardian::register_undo(const UndoAction& action) {
+  std::lock_guard lock(mutex_);
+  const uint64_t id = next_id_++;
+  const std::string encoded = encode_undo(action);
+  COLLIDE_RETURN_IF_ERROR(write_state_file(state_file(owner_dir_, id), encoded));
+  if (Status sent = send(fmt::format("R {} {}\n", id, encoded)); !sent.ok()) {
+    remove_quietly(state_file(owner_dir_, id));
+    return sent.with_context("the fault guardian is gone; refusing to inject");
+  }
+  pending_.emplace_back(id, action);
+  return id;
+}
+
+void Guardian::undo(uint64_t id) {
+  std::optional<UndoAction> action;
+  {
+    std::lock_guard lock(mutex_);
+    auto it = std::find_if(pending_.begin(), pending_.end(),
+                           [&](const auto& entry) { return entry.first == id; });
+    if (it == pending_.end()) return;
+    action = std::move(it->second);
+    pending_.erase(it);
+  }
+  for (const std::string& failure : perform_undo(*action)) {
+    logging::get("faults")->warn("undo: {}", failure);
+  }
+  std::lock_guard lock(mutex_);
+  send(fmt::format("F {}\n", id)).ok();
+  remove_quietly(state_file(owner_dir_, id));
+}
+
+void Guardian::forget(uint64_t id) {
+  std::lock_guard lock(mutex_);
+  auto it = std::find_if(pending_.begin(), pending_.end(),
+                         [&](const auto& entry) { return entry.first == id; });
+  if (it == pending_.end()) return;
+  pending_.erase(it);
+  send(fmt::format("F {}\n", id)).ok();
+  remove_quietly(state_file(owner_dir_, id));
+}
+
+void Guardian::undo_all() {
+  while (true) {
+    uint64_t id = 0;
+    {
+      std::lock_guard lock(mutex_);
+      if (pending_.empty()) return;
+      id = pending_.back().first;
+    }
+    undo(id);
+  }
+}
+
+size_t Guardian::pending() const {
+  std::lock_guard lock(mutex_);
+  return pending_.size();
+}
+
+}  // namespace collide::injectors

@@ -1,0 +1,168 @@
+#include "injectors/guardian.h"
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+namespace collide::injectors {
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path fresh_dir(const std::string& tag) {
+  const fs::path dir = fs::temp_directory_path() / ("collide-guardian-" + tag + "-" +
+                                                    std::to_string(getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+bool wait_for_file(const fs::path& path, std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (fs::exists(path)) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return fs::exists(path);
+}
+
+UndoAction touch(const fs::path& path) {
+  return UndoAction{"touch " + path.filename().string(), "", {}, {{"touch", path.string()}}};
+}
+
+TEST(UndoRecord, RoundTripsThroughItsEncoding) {
+  UndoAction action{"veth0 in a: egress tbf", "a", {"veth0", "collide-ifb0"},
+                    {{"tc", "-n", "a", "qdisc", "del", "dev", "veth0", "root"},
+                     {"ip", "link", "set", "dev", "name with space", "up"}}};
+  const std::string encoded = encode_undo(action);
+  EXPECT_EQ(encoded.find('\n'), std::string::npos) << "the pipe protocol is one record per line";
+  auto decoded = decode_undo(encoded);
+  ASSERT_TRUE(decoded.ok()) << decoded.status().to_string();
+  EXPECT_EQ(decoded->description, action.description);
+  EXPECT_EQ(decoded->netns, action.netns);
+  EXPECT_EQ(decoded->devices, action.devices);
+  EXPECT_EQ(decoded->commands, action.commands);
+}
+
+TEST(UndoRecord, RejectsMalformedRecords) {
+  EXPECT_FALSE(decode_undo("{").ok());
+  EXPECT_FALSE(decode_undo(R"({"description":"x"})").ok());
+  EXPECT_FALSE(decode_undo(R"({"description":"x","netns":"","devices":[],"commands":[[]]})").ok());
+  EXPECT_FALSE(decode_undo(R"({"description":1,"netns":"","devices":[],"commands":[]})").ok());
+}
+
+TEST(UndoRecord, PerformReportsEachFailingCommand) {
+  const fs::path dir = fresh_dir("perform");
+  UndoAction action{"mixed", "", {}, {{"false"}, {"touch", (dir / "ran").string()}}};
+  const auto failures = perform_undo(action);
+  ASSERT_EQ(failures.size(), 1u);
+  EXPECT_NE(failures[0].find("`false` exited with 1"), std::string::npos) << failures[0];
+  EXPECT_TRUE(fs::exists(dir / "ran")) << "a failing command must not stop the ones after it";
+  fs::remove_all(dir);
+}
+
+TEST(NetnsCommand, AddsTheNamespaceOnlyWhenGiven) {
+  EXPECT_EQ(netns_command("tc", "", {"qdisc", "show"}),
+            (std::vector<std::string>{"tc", "qdisc", "show"}));
+  EXPECT_EQ(netns_command("ip", "a", {"link"}), (std::vector<std::string>{"ip", "-n", "a", "link"}));
+}
+
+TEST(ProcessStartTime, KnowsThisProcessAndNotAMissingOne) {
+  EXPECT_TRUE(process_start_time(getpid()).has_value());
+  EXPECT_FALSE(process_start_time(0x3fffffff).has_value());
+}
+
+TEST(Guardian, CleanStopUndoesInTheParentAndLeavesNoState) {
+  const fs::path dir = fresh_dir("clean");
+  fs::path owner;
+  int guardian_pid = -1;
+  {
+    auto guardian = Guardian::start({dir});
+    ASSERT_TRUE(guardian.ok()) << guardian.status().to_string();
+    owner = (*guardian)->owner_dir();
+    guardian_pid = (*guardian)->guardian_pid();
+    auto first = (*guardian)->register_undo(touch(dir / "first"));
+    auto second = (*guardian)->register_undo(touch(dir / "second"));
+    ASSERT_TRUE(first.ok() && second.ok());
+    EXPECT_EQ((*guardian)->pending(), 2u);
+    EXPECT_TRUE(fs::exists(owner / "1.json")) << "pending undos are on disk for the sweep";
+    (*guardian)->undo(*first);
+    EXPECT_TRUE(fs::exists(dir / "first"));
+    EXPECT_FALSE(fs::exists(owner / "1.json"));
+    (*guardian)->forget(*second);
+    EXPECT_EQ((*guardian)->pending(), 0u);
+  }
+  EXPECT_FALSE(fs::exists(dir / "second")) << "a forgotten undo must not run";
+  EXPECT_FALSE(fs::exists(owner));
+  EXPECT_NE(kill(guardian_pid, 0), 0) << "the guardian exits with its parent's clean stop";
+  fs::remove_all(dir);
+}
+
+// The point of the guardian: a process killed with SIGKILL cannot clean up, its guardian does.
+TEST(Guardian, UndoesEverythingWhenItsParentIsKilled) {
+  const fs::path dir = fresh_dir("killed");
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    auto guardian = Guardian::start({dir});
+    if (!guardian.ok()) _exit(3);
+    if (!(*guardian)->register_undo(touch(dir / "a")).ok()) _exit(4);
+    if (!(*guardian)->register_undo(touch(dir / "b")).ok()) _exit(5);
+    auto forgotten = (*guardian)->register_undo(touch(dir / "forgotten"));
+    if (!forgotten.ok()) _exit(6);
+    (*guardian)->forget(*forgotten);
+    raise(SIGKILL);
+    _exit(7);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFSIGNALED(status)) << "child exited with " << WEXITSTATUS(status);
+  const auto killed_at = std::chrono::steady_clock::now();
+  EXPECT_TRUE(wait_for_file(dir / "a", std::chrono::milliseconds(1000)));
+  EXPECT_TRUE(wait_for_file(dir / "b", std::chrono::milliseconds(1000)));
+  const auto took = std::chrono::steady_clock::now() - killed_at;
+  EXPECT_LT(took, std::chrono::seconds(1));
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_FALSE(fs::exists(dir / "forgotten"));
+  // Its state directory goes too once every undo ran.
+  bool any_owner_left = false;
+  for (int i = 0; i < 50; ++i) {
+    any_owner_left = false;
+    for (const auto& entry : fs::directory_iterator(dir)) any_owner_left |= entry.is_directory();
+    if (!any_owner_left) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_FALSE(any_owner_left);
+  fs::remove_all(dir);
+}
+
+TEST(Guardian, SurvivesSigintAndUndoesOnSigterm) {
+  const fs::path dir = fresh_dir("signals");
+  auto guardian = Guardian::start({dir});
+  ASSERT_TRUE(guardian.ok());
+  ASSERT_TRUE((*guardian)->register_undo(touch(dir / "t")).ok());
+  const int pid = (*guardian)->guardian_pid();
+  kill(pid, SIGINT);
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_FALSE(fs::exists(dir / "t")) << "SIGINT (a Ctrl-C) must not end the guardian";
+  kill(pid, SIGTERM);
+  EXPECT_TRUE(wait_for_file(dir / "t", std::chrono::milliseconds(1000)));
+  (*guardian)->forget(1);
+  guardian->reset();
+  fs::remove_all(dir);
+}
+
+TEST(Guardian, FailsClearlyWhenTheStateDirectoryCannotBeMade) {
+  auto guardian = Guardian::start({"/proc/collide-cannot-be-here"});
+  ASSERT_FALSE(guardian.ok());
+  EXPECT_NE(guardian.status().message().find("/proc/collide-cannot-be-here"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace collide::injectors

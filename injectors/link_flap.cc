@@ -1,0 +1,321 @@
+#include "injectors/link_flap.h"
+
+#include <utility>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
+
+#include "common/logging.h"
+#include "common/process.h"
+#include "injectors/fault_rules.h"
+
+namespace collide::injectors {
+namespace {
+
+using nlohmann::json;
+
+Result<json> parse_json(const std::string& text, std::string_view what) {
+  try {
+    json j = text.empty() ? json::array() : json::parse(text);
+    if (!j.is_array()) return data_loss(fmt::format("{}: expected a JSON list", what));
+    return j;
+  } catch (const json::exception& e) {
+    return data_loss(fmt::format("{}: malformed JSON: {}", what, e.what()));
+  }
+}
+
+std::string string_field(const json& j, const char* key) {
+  auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+bool route_uses(const json& route, const std::string& ifname) {
+  if (string_field(route, "dev") == ifname) return true;
+  if (auto hops = route.find("nexthops"); hops != route.end() && hops->is_array()) {
+    for (const json& hop : *hops) {
+      if (string_field(hop, "dev") == ifname) return true;
+    }
+  }
+  return false;
+}
+
+// The `ip route replace` arguments that recreate one route as `ip -j route` printed it.
+std::vector<std::string> route_args(const json& route, std::string* text) {
+  std::vector<std::string> args;
+  const std::string type = string_field(route, "type");
+  if (!type.empty() && type != "unicast") args.push_back(type);
+  args.push_back(string_field(route, "dst"));
+  *text = args.back();
+  if (auto hops = route.find("nexthops"); hops != route.end() && hops->is_array()) {
+    for (const json& hop : *hops) {
+      args.push_back("nexthop");
+      if (const std::string gw = string_field(hop, "gateway"); !gw.empty()) {
+        args.insert(args.end(), {"via", gw});
+        *text += " nexthop via " + gw;
+      }
+      if (const std::string dev = string_field(hop, "dev"); !dev.empty()) {
+        args.insert(args.end(), {"dev", dev});
+      }
+      if (auto weight = hop.find("weight"); weight != hop.end() && weight->is_number()) {
+        args.insert(args.end(), {"weight", std::to_string(weight->get<int>())});
+      }
+    }
+  } else {
+    if (const std::string gw = string_field(route, "gateway"); !gw.empty()) {
+      args.insert(args.end(), {"via", gw});
+      *text += " via " + gw;
+    }
+    args.insert(args.end(), {"dev", string_field(route, "dev")});
+  }
+  if (const std::string proto = string_field(route, "protocol"); !proto.empty()) {
+    args.insert(args.end(), {"proto", proto});
+  }
+  if (const std::string scope = string_field(route, "scope"); !scope.empty()) {
+    args.insert(args.end(), {"scope", scope});
+  }
+  if (const std::string src = string_field(route, "prefsrc"); !src.empty()) {
+    args.insert(args.end(), {"src", src});
+  }
+  if (auto metric = route.find("metric"); metric != route.end() && metric->is_number()) {
+    args.insert(args.end(), {"metric", std::to_string(metric->get<uint64_t>())});
+  }
+  if (const std::string table = string_field(route, "table"); !table.empty()) {
+    args.insert(args.end(), {"table", table});
+  }
+  if (auto flags = route.find("flags"); flags != route.end() && flags->is_array()) {
+    for (const json& flag : *flags) {
+      if (flag.is_string() && flag.get<std::string>() == "onlink") args.push_back("onlink");
+    }
+  }
+  return args;
+}
+
+Status add_routes(LinkSnapshot& snapshot, const json& routes, const char* family) {
+  for (const json& route : routes) {
+    if (!route.is_object()) return data_loss("ip route: an entry is not an object");
+    if (!route_uses(route, snapshot.ifname)) continue;
+    // The kernel recreates these itself when the link and its addresses come back.
+    if (string_field(route, "protocol") == "kernel") continue;
+    const std::string table = string_field(route, "table");
+    if (table == "local") continue;
+    const std::string type = string_field(route, "type");
+    if (type == "local" || type == "broadcast" || type == "multicast") continue;
+    if (string_field(route, "dst").empty()) return data_loss("ip route: a route has no dst");
+    std::string text;
+    std::vector<std::string> args = {family, "route", "replace"};
+    std::vector<std::string> rest = route_args(route, &text);
+    args.insert(args.end(), rest.begin(), rest.end());
+    snapshot.routes.push_back(text);
+    snapshot.restore_commands.push_back(netns_command("ip", snapshot.netns, std::move(args)));
+  }
+  return {};
+}
+
+Result<std::string> ip_json(const std::string& netns, std::vector<std::string> args) {
+  std::vector<std::string> argv = netns_command("ip", netns, {"-j"});
+  argv.insert(argv.end(), args.begin(), args.end());
+  auto result = process::run_command(argv);
+  if (!result.ok()) return result.status();
+  if (result->exit_code != 0) {
+    return not_found(fmt::format("`ip {}`{}: {}", fmt::join(args, " "),
+                                 netns.empty() ? "" : " in netns " + netns, result->output));
+  }
+  return result->output;
+}
+
+}  // namespace
+
+Result<LinkSnapshot> snapshot_from_json(const std::string& netns, const std::string& ifname,
+                                        const std::string& addr_json,
+                                        const std::string& routes4_json,
+                                        const std::string& routes6_json) {
+  LinkSnapshot snapshot;
+  snapshot.netns = netns;
+  snapshot.ifname = ifname;
+  snapshot.restore_commands.push_back(
+      netns_command("ip", netns, {"link", "set", "dev", ifname, "up"}));
+
+  auto links = parse_json(addr_json, "ip addr");
+  if (!links.ok()) return links.status();
+  bool found = false;
+  for (const json& link : *links) {
+    if (string_field(link, "ifname") != ifname) continue;
+    found = true;
+    if (auto flags = link.find("flags"); flags != link.end() && flags->is_array()) {
+      for (const json& flag : *flags) snapshot.was_up |= flag.is_string() && flag == "UP";
+    }
+    auto infos = link.find("addr_info");
+    if (infos == link.end() || !infos->is_array()) continue;
+    for (const json& info : *infos) {
+      const std::string family = string_field(info, "family");
+      const std::string local = string_field(info, "local");
+      auto prefix = info.find("prefixlen");
+      if (local.empty() || prefix == info.end() || !prefix->is_number()) continue;
+      // IPv6 link-local addresses come back by themselves with the link.
+      if (family == "inet6" && string_field(info, "scope") == "link") continue;
+      const std::string cidr = fmt::format("{}/{}", local, prefix->get<int>());
+      std::vector<std::string> args = {family == "inet6" ? "-6" : "-4", "addr", "replace", cidr,
+                                       "dev", ifname};
+      if (const std::string brd = string_field(info, "broadcast"); !brd.empty()) {
+        args.insert(args.end(), {"broadcast", brd});
+      }
+      if (const std::string scope = string_field(info, "scope");
+          !scope.empty() && scope != "global") {
+        args.insert(args.end(), {"scope", scope});
+      }
+      snapshot.addresses.push_back(cidr);
+      snapshot.restore_commands.push_back(netns_command("ip", netns, std::move(args)));
+    }
+  }
+  if (!found) {
+    return not_found(fmt::format("no interface {}{}", ifname,
+                                 netns.empty() ? "" : " in netns " + netns));
+  }
+
+  auto routes4 = parse_json(routes4_json, "ip -4 route");
+  if (!routes4.ok()) return routes4.status();
+  COLLIDE_RETURN_IF_ERROR(add_routes(snapshot, *routes4, "-4"));
+  auto routes6 = parse_json(routes6_json, "ip -6 route");
+  if (!routes6.ok()) return routes6.status();
+  COLLIDE_RETURN_IF_ERROR(add_routes(snapshot, *routes6, "-6"));
+  return snapshot;
+}
+
+Result<LinkSnapshot> take_snapshot(const std::string& netns, const std::string& ifname) {
+  auto addrs = ip_json(netns, {"addr", "show", "dev", ifname});
+  if (!addrs.ok()) return addrs.status();
+  auto routes4 = ip_json(netns, {"-4", "route", "show", "table", "all"});
+  if (!routes4.ok()) return routes4.status();
+  // A host without IPv6 answers with an error here; it simply has no IPv6 routes.
+  auto routes6 = ip_json(netns, {"-6", "route", "show", "table", "all"});
+  return snapshot_from_json(netns, ifname, *addrs, *routes4, routes6.ok() ? *routes6 : "[]");
+}
+
+Result<FlapSchedule> parse_flap_spec(std::string_view text) {
+  FlapSchedule schedule;
+  const size_t comma = text.find(',');
+  auto down = parse_duration(text.substr(0, comma));
+  if (!down.ok()) return down.status().with_context("--flap DOWN_FOR");
+  if (down->count() == 0) return invalid_argument("--flap: the link must stay down for some time");
+  schedule.down_for = *down;
+  if (comma != std::string_view::npos) {
+    auto every = parse_duration(text.substr(comma + 1));
+    if (!every.ok()) return every.status().with_context("--flap EVERY");
+    if (*every <= *down) {
+      return invalid_argument(fmt::format(
+          "--flap {}: the period must be longer than the time down", std::string(text)));
+    }
+    schedule.every = *every;
+  }
+  return schedule;
+}
+
+Result<std::unique_ptr<LinkDown>> LinkDown::take_down(Guardian& guardian, const std::string& netns,
+                                                      const std::string& ifname) {
+  auto snapshot = take_snapshot(netns, ifname);
+  if (!snapshot.ok()) return snapshot.status().with_context("before a link flap");
+  // Bringing "back" a link that someone else took down would be a change of our own.
+  if (!snapshot->was_up) {
+    return failed_precondition(fmt::format("{}{} is already down", ifname,
+                                           netns.empty() ? "" : " in netns " + netns));
+  }
+  UndoAction undo;
+  undo.description = fmt::format("link {}{} down", ifname, netns.empty() ? "" : " in " + netns);
+  undo.netns = netns;
+  undo.devices = {ifname};
+  undo.commands = snapshot->restore_commands;
+  auto id = guardian.register_undo(undo);
+  if (!id.ok()) return id.status();
+  std::unique_ptr<LinkDown> down(new LinkDown(guardian, std::move(*snapshot), *id));
+  if (Status set = process::run_checked(
+          netns_command("ip", netns, {"link", "set", "dev", ifname, "down"}));
+      !set.ok()) {
+    down->bring_up();
+    return set;
+  }
+  return down;
+}
+
+LinkDown::~LinkDown() { bring_up(); }
+
+void LinkDown::bring_up() {
+  if (up_) return;
+  up_ = true;
+  guardian_.undo(undo_id_);
+}
+
+Result<std::unique_ptr<LinkFlapper>> LinkFlapper::start(Guardian& guardian, std::string netns,
+                                                        std::string ifname,
+                                                        FlapSchedule schedule) {
+  if (schedule.down_for.count() <= 0) return invalid_argument("a flap needs a time down");
+  // Fail now, not in the thread, if the interface is not there.
+  auto snapshot = take_snapshot(netns, ifname);
+  if (!snapshot.ok()) return snapshot.status();
+  std::unique_ptr<LinkFlapper> flapper(
+      new LinkFlapper(guardian, std::move(netns), std::move(ifname), schedule));
+  flapper->thread_ = std::thread([f = flapper.get()] { f->run(); });
+  return flapper;
+}
+
+LinkFlapper::~LinkFlapper() { stop(); }
+
+void LinkFlapper::stop() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+bool LinkFlapper::sleep_until(std::chrono::steady_clock::time_point deadline) {
+  std::unique_lock lock(mutex_);
+  return wake_.wait_until(lock, deadline, [&] { return stopping_; });
+}
+
+void LinkFlapper::run() {
+  auto log = logging::get("faults");
+  auto cycle_start = std::chrono::steady_clock::now() + schedule_.start_after;
+  while (!sleep_until(cycle_start)) {
+    {
+      auto down = LinkDown::take_down(guardian_, netns_, ifname_);
+      if (!down.ok()) {
+        std::lock_guard lock(mutex_);
+        error_ = down.status();
+        log->error("link flap of {}: {}", ifname_, error_.message());
+        break;
+      }
+      sleep_until(cycle_start + schedule_.down_for);
+      (*down)->bring_up();
+    }
+    {
+      std::lock_guard lock(mutex_);
+      ++flaps_;
+    }
+    if (!schedule_.every) break;
+    cycle_start += *schedule_.every;
+  }
+  {
+    std::lock_guard lock(mutex_);
+    finished_ = true;
+  }
+  wake_.notify_all();
+}
+
+bool LinkFlapper::wait_finished(std::chrono::milliseconds timeout) {
+  std::unique_lock lock(mutex_);
+  return wake_.wait_for(lock, timeout, [&] { return finished_; });
+}
+
+int LinkFlapper::flaps() const {
+  std::lock_guard lock(mutex_);
+  return flaps_;
+}
+
+Status LinkFlapper::error() const {
+  std::lock_guard lock(mutex_);
+  return error_;
+}
+
+}  // namespace collide::injectors

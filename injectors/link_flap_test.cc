@@ -1,0 +1,95 @@
+#include "injectors/link_flap.h"
+
+#include <gtest/gtest.h>
+
+namespace collide::injectors {
+namespace {
+
+using std::chrono::nanoseconds;
+using Argv = std::vector<std::string>;
+
+// Recorded from `ip -j addr show dev va` and `ip -j -4 route show table all` (iproute2 6.1) on a
+// veth with an address, a static route, a multipath route and the kernel's own routes.
+constexpr const char* kAddrJson = R"([{"ifindex":4,"link":"vb","ifname":"va","flags":["BROADCAST",
+"MULTICAST","UP","LOWER_UP"],"mtu":1500,"qdisc":"noqueue","operstate":"UP","addr_info":[
+{"family":"inet","local":"10.9.0.1","prefixlen":24,"scope":"global","label":"va"},
+{"family":"inet6","local":"fd00::1","prefixlen":64,"scope":"global"},
+{"family":"inet6","local":"fe80::4b2:cbff:fe19:28","prefixlen":64,"scope":"link"}]}])";
+constexpr const char* kRoutes4Json = R"([
+{"dst":"10.7.0.0/16","flags":[],"nexthops":[{"gateway":"10.9.0.3","dev":"va","weight":1,"flags":[]},
+ {"gateway":"10.9.0.4","dev":"va","weight":2,"flags":[]}]},
+{"dst":"10.8.0.0/16","gateway":"10.9.0.2","dev":"va","metric":5,"flags":[]},
+{"dst":"default","gateway":"10.9.0.254","dev":"va","table":"100","flags":["onlink"]},
+{"dst":"10.6.0.0/16","gateway":"10.5.0.2","dev":"other","flags":[]},
+{"dst":"10.9.0.0/24","dev":"va","protocol":"kernel","scope":"link","prefsrc":"10.9.0.1","flags":[]},
+{"type":"local","dst":"10.9.0.1","dev":"va","table":"local","protocol":"kernel","scope":"host",
+ "prefsrc":"10.9.0.1","flags":[]}])";
+constexpr const char* kRoutes6Json = R"([
+{"dst":"fd01::/64","gateway":"fd00::2","dev":"va","metric":1024,"flags":[],"pref":"medium"},
+{"dst":"fd00::/64","dev":"va","protocol":"kernel","metric":256,"flags":[],"pref":"medium"}])";
+
+TEST(LinkSnapshot, RestoresAddressesAndTheRoutesTheKernelWillNot) {
+  auto snapshot = snapshot_from_json("ns1", "va", kAddrJson, kRoutes4Json, kRoutes6Json);
+  ASSERT_TRUE(snapshot.ok()) << snapshot.status().to_string();
+  EXPECT_TRUE(snapshot->was_up);
+  EXPECT_EQ(snapshot->addresses, (std::vector<std::string>{"10.9.0.1/24", "fd00::1/64"}));
+  EXPECT_EQ(snapshot->routes,
+            (std::vector<std::string>{"10.7.0.0/16 nexthop via 10.9.0.3 nexthop via 10.9.0.4",
+                                      "10.8.0.0/16 via 10.9.0.2", "default via 10.9.0.254",
+                                      "fd01::/64 via fd00::2"}));
+  const std::vector<Argv> expected = {
+      {"ip", "-n", "ns1", "link", "set", "dev", "va", "up"},
+      {"ip", "-n", "ns1", "-4", "addr", "replace", "10.9.0.1/24", "dev", "va"},
+      {"ip", "-n", "ns1", "-6", "addr", "replace", "fd00::1/64", "dev", "va"},
+      {"ip", "-n", "ns1", "-4", "route", "replace", "10.7.0.0/16", "nexthop", "via", "10.9.0.3",
+       "dev", "va", "weight", "1", "nexthop", "via", "10.9.0.4", "dev", "va", "weight", "2"},
+      {"ip", "-n", "ns1", "-4", "route", "replace", "10.8.0.0/16", "via", "10.9.0.2", "dev", "va",
+       "metric", "5"},
+      {"ip", "-n", "ns1", "-4", "route", "replace", "default", "via", "10.9.0.254", "dev", "va",
+       "table", "100", "onlink"},
+      {"ip", "-n", "ns1", "-6", "route", "replace", "fd01::/64", "via", "fd00::2", "dev", "va",
+       "metric", "1024"},
+  };
+  EXPECT_EQ(snapshot->restore_commands, expected);
+}
+
+TEST(LinkSnapshot, KnowsALinkThatIsAlreadyDown) {
+  auto snapshot = snapshot_from_json(
+      "", "va", R"([{"ifname":"va","flags":["BROADCAST","MULTICAST"],"addr_info":[]}])", "[]",
+      "[]");
+  ASSERT_TRUE(snapshot.ok());
+  EXPECT_FALSE(snapshot->was_up);
+}
+
+TEST(LinkSnapshot, NamesAMissingInterfaceAndRejectsBadJson) {
+  auto missing = snapshot_from_json("", "nope", kAddrJson, "[]", "[]");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("nope"), std::string::npos);
+  EXPECT_FALSE(snapshot_from_json("", "va", "[{", "[]", "[]").ok());
+  EXPECT_FALSE(snapshot_from_json("", "va", kAddrJson, "{}", "[]").ok());
+  EXPECT_FALSE(snapshot_from_json("", "va", kAddrJson, R"([{"dev":"va"}])", "[]").ok())
+      << "a route without a destination cannot be restored";
+}
+
+TEST(FlapSpec, OnceOrPeriodic) {
+  auto once = parse_flap_spec("2s");
+  ASSERT_TRUE(once.ok());
+  EXPECT_EQ(once->down_for, nanoseconds(2'000'000'000));
+  EXPECT_FALSE(once->every.has_value());
+  auto periodic = parse_flap_spec("500ms,5s");
+  ASSERT_TRUE(periodic.ok());
+  EXPECT_EQ(periodic->down_for, nanoseconds(500'000'000));
+  EXPECT_EQ(periodic->every.value(), nanoseconds(5'000'000'000));
+}
+
+TEST(FlapSpec, RejectsNonsense) {
+  EXPECT_FALSE(parse_flap_spec("0s").ok());
+  EXPECT_FALSE(parse_flap_spec("5s,5s").ok()) << "never up is not a flap";
+  EXPECT_FALSE(parse_flap_spec("1s,").ok());
+  auto bad = parse_flap_spec("1s,soon");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("EVERY"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace collide::injectors
