@@ -2,13 +2,14 @@
 # ci/bench.sh <area>: builds and runs the benchmarks of one area. Every benchmark prints ratios
 # against a peer measured in the same run; the output ends with one line per figure:
 #   figure <name> <value> <unit>
-# Areas: wire (framing), replayer (transport and data plane)
+# Areas: wire (framing), replayer (transport and data plane), traces (NCCL log import vs wc -l),
+#        collectives (expanding a synthesized 16,384-rank job vs reading it)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 area=${1:-}
 build=${COLLIDE_BENCH_BUILD:-build/bench}
 
-usage() { echo "usage: ci/bench.sh <area>   (areas: wire, replayer)" >&2; exit 2; }
+usage() { echo "usage: ci/bench.sh <area>   (areas: wire, replayer, traces, collectives)" >&2; exit 2; }
 [ -n "$area" ] || usage
 
 ci/install-deps.sh >/dev/null
@@ -22,9 +23,59 @@ case "$area" in
     "$build/replayer/replayer_wire_bench" --benchmark_min_time=0.5 | tee "$log"
     ;;
   replayer)
-    cmake --build "$build" -j"$(nproc)" --target replayer_goodput_vs_loss_bench replayer_tx_rate_bench
+    cmake --build "$build" -j"$(nproc)" --target replayer_goodput_vs_loss_bench \
+      replayer_tx_rate_bench replayer_veth_bench collide
     "$build/replayer/replayer_goodput_vs_loss_bench" | tee "$log"
-    "$build/replayer/replayer_tx_rate_bench" 3 | tee -a "$log"
+    # The in-memory curve's own ratio at 1% and 5% loss (table rows "1%" and "5%").
+    awk '$1=="1%" && $2>0 {printf "figure inmem_goodput_sr_vs_gbn_at_1pct %.3f x\n", $3/$2}
+         $1=="5%" && $2>0 {printf "figure inmem_goodput_sr_vs_gbn_at_5pct %.3f x\n", $3/$2}' \
+      "$log" | tee -a "$log"
+    timeout -k 10 120 "$build/replayer/replayer_tx_rate_bench" 3 | tee -a "$log"
+    # Namespaces, veths, DPDK, iperf3 and BPF: root. Each run inside is time-bounded; this bounds
+    # the whole, and removes the bench's namespaces should it be killed.
+    trap 'rm -f "$log"; ip netns list 2>/dev/null | awk "/^cl-rvb-/{print \$1}" |
+          xargs -r -n1 ip netns del' EXIT
+    timeout -k 10 1500 "$build/tests/bench/replayer_veth_bench" ${COLLIDE_BENCH_QUICK:+--quick} \
+      --png "$build/replayer_goodput_vs_loss.png" | tee -a "$log"
+    ;;
+  traces)
+    # A generated NCCL log of >= 1 GB (256 ranks, init/GRAPH lines, mostly COLL lines, noise):
+    # `wc -l` and `collide trace import` read it from the page cache in the same run.
+    cmake --build "$build" -j"$(nproc)" --target collide collide_nccl_log_gen
+    data=${COLLIDE_BENCH_DATA:-$build/bench-data}
+    mkdir -p "$data"
+    nccl_log="$data/nccl-1g.log"
+    [ -s "$nccl_log" ] || "$build/traces/nccl/collide_nccl_log_gen" --output "$nccl_log" \
+        --bytes 1100000000 --ranks 256 --tp 8
+    cat "$nccl_log" >/dev/null
+    seconds() { local t0 t1; t0=$(date +%s.%N); "$@" >/dev/null; t1=$(date +%s.%N); echo "$t1 - $t0" | bc -l; }
+    best() { printf '%s\n' "$@" | sort -g | head -1; }
+    wc_s=$(best "$(seconds wc -l "$nccl_log")" "$(seconds wc -l "$nccl_log")" "$(seconds wc -l "$nccl_log")")
+    rss_file=$(mktemp)
+    import_s=$(best "$(seconds "$build/orchestrator/collide" trace import --format nccl -q \
+                          "$nccl_log" -o "$data/nccl-1g.trace")" \
+                    "$(seconds /usr/bin/time -o "$rss_file" -f %M "$build/orchestrator/collide" \
+                          trace import --format nccl -q "$nccl_log" -o "$data/nccl-1g.trace")")
+    bytes=$(stat -c %s "$nccl_log")
+    lines=$(wc -l <"$nccl_log")
+    {
+      echo "log: $nccl_log, $bytes bytes, $lines lines"
+      "$build/orchestrator/collide" trace import --format nccl -q --max-problems 0 "$nccl_log" \
+          -o "$data/nccl-1g.trace"
+      echo "wc -l: $wc_s s; import: $import_s s (best of 3 and of 2)"
+      echo "figure import_vs_wc_l $(echo "$wc_s / $import_s" | bc -l | xargs printf '%.3f') x"
+      echo "figure nccl_import_throughput $(echo "$bytes / $import_s / 1000000" | bc -l | xargs printf '%.0f') MB/s"
+      echo "figure nccl_import_peak_rss $(( $(cat "$rss_file") / 1024 )) MiB"
+    } | tee "$log"
+    rm -f "$rss_file" "$data/nccl-1g.trace"
+    ;;
+  collectives)
+    # Synthesizes one iteration of Llama 3 405B on 16,384 ranks, then expands one host's ranks and
+    # (every 64th host of, extrapolated to) the whole job; COLLIDE_BENCH_SAMPLE_EVERY=1 expands
+    # every rank (over an hour on 2 cores).
+    cmake --build "$build" -j"$(nproc)" --target replayer_expand_bench
+    "$build/replayer/replayer_expand_bench" --sample-every "${COLLIDE_BENCH_SAMPLE_EVERY:-64}" \
+      | tee "$log"
     ;;
   *) usage ;;
 esac

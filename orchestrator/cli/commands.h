@@ -24,5 +24,6 @@ void add_plan_command(CLI::App& app);
 void add_testbed_command(CLI::App& app);
 void add_replay_command(CLI::App& app);
 void add_run_command(CLI::App& app);
+void add_inject_command(CLI::App& app);
 
 }  // namespace collide::cli

@@ -2,12 +2,28 @@
 #include <iostream>
 
 #include <CLI/CLI.hpp>
+#include <google/protobuf/stubs/logging.h>
 
 #include "common/logging.h"
 #include "orchestrator/cli/commands.h"
 #include "orchestrator/cli/trace_commands.h"
 
+namespace {
+
+// Protobuf prints its own complaints about damaged input (e.g. invalid UTF-8 in a string field);
+// collide reports such input as an error of its own, naming the file, so protobuf's words go to
+// the debug log instead of cluttering the terminal.
+void log_protobuf_message(google::protobuf::LogLevel level, const char* file, int line,
+                          const std::string& message) {
+  const auto spd_level = level >= google::protobuf::LOGLEVEL_FATAL ? spdlog::level::critical
+                                                                   : spdlog::level::debug;
+  collide::logging::get("protobuf")->log(spd_level, "{}:{}: {}", file, line, message);
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
+  google::protobuf::SetLogHandler(&log_protobuf_message);
   CLI::App app{
       "collide replays the collective traffic of AI training jobs (NCCL traces and the like) as "
       "RoCEv2 on hosts without GPUs, injects faults while it runs, and reports what they did to "
@@ -29,6 +45,7 @@ int main(int argc, char** argv) {
   collide::cli::add_testbed_command(app);
   collide::cli::add_replay_command(app);
   collide::cli::add_run_command(app);
+  collide::cli::add_inject_command(app);
 
   try {
     app.parse(argc, argv);

@@ -19,7 +19,9 @@
 #include "common/netns.h"
 #include "orchestrator/cli/commands.h"
 #include "orchestrator/testbed/testbed_plan.h"
+#include "replayer/backend/pcap_capture_port.h"
 #include "replayer/backend/port_factory.h"
+#include "replayer/backend/tsc_clock.h"
 #include "replayer/collectives/accounting.h"
 #include "replayer/engine/engine.h"
 #include "traces/op_types.h"
@@ -59,6 +61,9 @@ struct ReplayOptions {
   bool dcqcn = false;
   double line_rate_gbps = 100;
   double pace_gbps = 0;
+  uint32_t pace_burst = 32;
+  std::string pcap;
+  uint64_t pcap_max_packets = 100000;
   bool no_verify = false;
   std::string timing = "fast";
   double timeout_s = 600;
@@ -158,6 +163,7 @@ void run_replay(const ReplayOptions& opt) {
   config.dcqcn.line_rate_gbps = opt.line_rate_gbps;
   config.verify_payload = !opt.no_verify;
   config.pace_gbps = opt.pace_gbps;
+  config.pace_burst = opt.pace_burst;
   config.honor_compute_gaps = opt.timing == "trace";
   coll::ExpandOptions expand;
   expand.channels = opt.channels;
@@ -169,6 +175,14 @@ void run_replay(const ReplayOptions& opt) {
   // Room for the largest data frame: headers, RETH, payload, ICRC.
   auto port = replayer::backend::open_port(opt.port, opt.lcore, opt.mtu + 128);
   if (!port.ok()) fail("replay", kExitUsage, port.status().message());
+  replayer::backend::PcapCapturePort* capture = nullptr;
+  if (!opt.pcap.empty()) {
+    auto wrapped = replayer::backend::PcapCapturePort::open(std::move(port).value(), opt.pcap,
+                                                            opt.pcap_max_packets);
+    if (!wrapped.ok()) fail("replay", kExitUsage, wrapped.status().message());
+    capture = wrapped->get();
+    port = std::unique_ptr<replayer::backend::PacketPort>(std::move(wrapped).value());
+  }
 
   const collide::replayer::collectives::Placement& pl = *placement;
   eng::RankAddressing addressing;
@@ -188,11 +202,10 @@ void run_replay(const ReplayOptions& opt) {
     auto it = host_macs.find(pl.host_of_rank[r]);
     return it != host_macs.end() ? it->second : next_hop.value_or(wire::MacAddress{});
   };
-  auto clock = [] {
-    return static_cast<tp::Nanos>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                      std::chrono::steady_clock::now().time_since_epoch())
-                                      .count());
-  };
+  // The pacer asks the time for every frame: read it from the TSC (DPDK's rate when its EAL is
+  // up, after the port opened it).
+  const auto tsc = replayer::backend::TscClock::calibrate();
+  auto clock = [tsc] { return tsc.now(); };
   auto engine = eng::Engine::create(config, header, *placement, expand,
                                     std::move(programs).value().ops, addressing, **port, clock);
   if (!engine.ok()) fail("replay", kExitUsage, engine.status().message());
@@ -222,6 +235,12 @@ void run_replay(const ReplayOptions& opt) {
   const auto pc = (*port)->counters();
   out["port_counters"] = {{"tx_frames", pc.tx_frames}, {"rx_frames", pc.rx_frames},
                           {"rx_dropped", pc.rx_dropped}, {"tx_errors", pc.tx_errors}};
+  if (capture != nullptr) {
+    capture->flush();
+    out["pcap"] = {{"file", opt.pcap},
+                   {"captured", capture->captured()},
+                   {"not_captured", capture->not_captured()}};
+  }
   out["ok"] = run.ok();
   out["failure"] = run.ok() ? "" : run.message();
   if (!opt.results.empty()) {
@@ -254,7 +273,7 @@ void add_replay_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--nics-per-host", opt->nics_per_host, "NICs (rails) per host (default: one per rank)");
   cmd->add_option("--port", opt->port,
-                  "dpdk:<device> (e.g. dpdk:net_af_xdp0,iface=veth0) or af_packet:<interface>")
+                  "dpdk:<device> (e.g. dpdk:net_af_xdp0,iface=veth0) or afpacket:<interface>")
       ->required();
   cmd->add_option("--netns", opt->netns, "run inside this network namespace (ip netns name)");
   cmd->add_option("--lcore", opt->lcore, "CPU for DPDK's main thread")->capture_default_str();
@@ -285,7 +304,15 @@ void add_replay_command(CLI::App& app) {
   cmd->add_flag("--dcqcn", opt->dcqcn, "react to CNPs with DCQCN");
   cmd->add_option("--line-rate-gbps", opt->line_rate_gbps, "DCQCN's line rate")->capture_default_str();
   cmd->add_option("--pace-gbps", opt->pace_gbps,
-                  "pace this host's transmissions (0: as fast as the port takes them)");
+                  "the port's line rate in Gb/s, Ethernet overhead included (0: as fast as the "
+                  "port takes frames)");
+  cmd->add_option("--pace-burst", opt->pace_burst,
+                  "frames that may leave back to back at the paced rate")
+      ->capture_default_str()->check(CLI::PositiveNumber);
+  cmd->add_option("--pcap", opt->pcap,
+                  "write what the port sends and receives to this pcap file (ns timestamps)");
+  cmd->add_option("--pcap-max-packets", opt->pcap_max_packets, "stop capturing after this many")
+      ->capture_default_str();
   cmd->add_flag("--no-verify", opt->no_verify, "skip the payload pattern (faster, less proof)");
   cmd->add_option("--timing", opt->timing, "fast (back to back) or trace (the trace's compute gaps)")
       ->check(CLI::IsMember({"fast", "trace"}))->capture_default_str();
