@@ -33,6 +33,7 @@
 #include <nlohmann/json.hpp>
 
 #include "injectors/roce_drop.h"
+#include "tests/support/bridged_hosts.h"
 #include "tests/support/command.h"
 #include "tests/support/netns.h"
 #include "traces/trace_io.h"
@@ -55,57 +56,10 @@ struct Options {
   std::string png;
 };
 
-struct Bed {
-  std::unique_ptr<TestNetns> a, b, fabric;
-  std::string mac_a, mac_b;
+// The shared two-host testbed and a scratch folder for traces and results.
+struct Bed : testing::BridgedHosts {
   std::filesystem::path dir;
 };
-
-// Host A reaches host B through the fabric (ping, retried for up to 10 s).
-Status wait_until_forwarding(const TestNetns& from) {
-  Status last;
-  for (int attempt = 0; attempt < 20; ++attempt) {
-    last = from.exec({"ping", "-c", "1", "-W", "1", "-i", "0.2", "198.18.0.2"});
-    if (last.ok()) return {};
-    std::this_thread::sleep_for(std::chrono::milliseconds(500));
-  }
-  return last.with_context("the fabric does not forward between the hosts");
-}
-
-Status build(Bed& bed) {
-  auto a = TestNetns::create("rvb-a");
-  auto b = TestNetns::create("rvb-b");
-  auto f = TestNetns::create("rvb-f");
-  if (!a.ok()) return a.status();
-  if (!b.ok()) return b.status();
-  if (!f.ok()) return f.status();
-  bed.a = std::move(a).value();
-  bed.b = std::move(b).value();
-  bed.fabric = std::move(f).value();
-  COLLIDE_RETURN_IF_ERROR(testing::create_veth_pair(*bed.a, "a0", *bed.fabric, "fa"));
-  COLLIDE_RETURN_IF_ERROR(testing::create_veth_pair(*bed.b, "b0", *bed.fabric, "fb"));
-  COLLIDE_RETURN_IF_ERROR(testing::configure_interface(*bed.a, "a0", "198.18.0.1/24"));
-  COLLIDE_RETURN_IF_ERROR(testing::configure_interface(*bed.b, "b0", "198.18.0.2/24"));
-  const std::string fns = bed.fabric->name();
-  COLLIDE_RETURN_IF_ERROR(testing::run_checked({"ip", "-n", fns, "link", "add", "br0", "type", "bridge"}));
-  for (const char* port : {"fa", "fb"}) {
-    COLLIDE_RETURN_IF_ERROR(bed.fabric->exec({"ethtool", "-K", port, "tso", "off", "gso", "off",
-                                              "gro", "off", "tx", "off", "rx", "off"}));
-    COLLIDE_RETURN_IF_ERROR(testing::run_checked({"ip", "-n", fns, "link", "set", port, "master", "br0"}));
-    COLLIDE_RETURN_IF_ERROR(testing::run_checked({"ip", "-n", fns, "link", "set", port, "up"}));
-  }
-  COLLIDE_RETURN_IF_ERROR(testing::run_checked({"ip", "-n", fns, "link", "set", "br0", "up"}));
-  // A fresh bridge takes a moment before it forwards; a replay that started at once would see
-  // its first frames lost and, with short timers, could exhaust its retries before it does.
-  COLLIDE_RETURN_IF_ERROR(wait_until_forwarding(*bed.a));
-  auto mac_a = testing::interface_mac(*bed.a, "a0");
-  auto mac_b = testing::interface_mac(*bed.b, "b0");
-  if (!mac_a.ok()) return mac_a.status();
-  if (!mac_b.ok()) return mac_b.status();
-  bed.mac_a = *mac_a;
-  bed.mac_b = *mac_b;
-  return {};
-}
 
 // Rank 0 (host A) sends `bytes` to rank 1 (host B).
 Status write_transfer_trace(const std::string& path, uint64_t bytes) {
@@ -168,8 +122,8 @@ TransferResult run_transfer(const Bed& bed, const std::string& trace, const std:
   const std::string results_b = (bed.dir / "b.json").string();
   std::filesystem::remove(results_a);
   std::filesystem::remove(results_b);
-  auto a = start(*bed.a, "a0", 0, 0, bed.mac_b, results_a);
-  auto b = start(*bed.b, "b0", 1, 1, bed.mac_a, results_b);
+  auto a = start(*bed.host_a, "a0", 0, 0, bed.mac_b, results_a);
+  auto b = start(*bed.host_b, "b0", 1, 1, bed.mac_a, results_b);
   if (!a.ok() || !b.ok()) {
     std::fprintf(stderr, "cannot start collide replay\n");
     return out;
@@ -210,7 +164,7 @@ TransferResult run_transfer(const Bed& bed, const std::string& trace, const std:
 double testpmd_txonly_pps(const Bed& bed, double seconds) {
   auto child = ChildProcess::spawn(
       {"sh", "-c", "exec \"$@\" 2>/dev/null", "sh",
-       "ip", "netns", "exec", bed.a->name(), "timeout", "-s", "INT", fmt::format("{}", seconds + 3),
+       "ip", "netns", "exec", bed.host_a->name(), "timeout", "-s", "INT", fmt::format("{}", seconds + 3),
        "dpdk-testpmd", "--no-pci", "--no-huge", "--no-shconf", "--no-telemetry", "-m", "512",
        "--vdev", "net_af_xdp0,iface=a0", "-l", "0-1", "--log-level=error", "--",
        "--forward-mode=txonly", "--stats-period", "1", "--total-num-mbufs=16384",
@@ -236,13 +190,13 @@ double testpmd_txonly_pps(const Bed& bed, double seconds) {
 
 // iperf3 UDP at full speed (-b 0) with the same payload, A -> B: what the receiver got.
 double iperf3_udp_gbps(const Bed& bed, double seconds) {
-  auto server = ChildProcess::spawn({"ip", "netns", "exec", bed.b->name(), "timeout",
+  auto server = ChildProcess::spawn({"ip", "netns", "exec", bed.host_b->name(), "timeout",
                                      fmt::format("{}", seconds + 20), "iperf3", "-s", "-1", "-B",
                                      "198.18.0.2"});
   if (!server.ok()) return 0;
   std::this_thread::sleep_for(500ms);
   auto client = testing::run_command(
-      {"ip", "netns", "exec", bed.a->name(), "timeout", fmt::format("{}", seconds + 15), "iperf3",
+      {"ip", "netns", "exec", bed.host_a->name(), "timeout", fmt::format("{}", seconds + 15), "iperf3",
        "-c", "198.18.0.2", "-u", "-b", "0", "-l", std::to_string(kPayload), "-t",
        fmt::format("{}", seconds), "-J"});
   (void)server->wait(20s);
@@ -305,10 +259,12 @@ int run(const Options& opt) {
   Bed bed;
   bed.dir = std::filesystem::temp_directory_path() / fmt::format("collide-veth-bench-{}", getpid());
   std::filesystem::create_directories(bed.dir);
-  if (Status s = build(bed); !s.ok()) {
-    std::fprintf(stderr, "testbed: %s\n", s.to_string().c_str());
+  auto hosts = testing::BridgedHosts::create("rvb");
+  if (!hosts.ok()) {
+    std::fprintf(stderr, "testbed: %s\n", hosts.status().to_string().c_str());
     return 1;
   }
+  static_cast<testing::BridgedHosts&>(bed) = std::move(hosts).value();
   const uint64_t big = opt.quick ? (64ull << 20) : (512ull << 20);
   const uint64_t small = opt.quick ? (16ull << 20) : (64ull << 20);
   const std::string big_trace = (bed.dir / "big.trace").string();

@@ -22,6 +22,7 @@
 
 #include "injectors/roce_drop.h"
 #include "replayer/wire/roce_frame.h"
+#include "tests/support/bridged_hosts.h"
 #include "tests/support/command.h"
 #include "tests/support/netns.h"
 #include "tests/support/privileged.h"
@@ -40,58 +41,6 @@ constexpr bool kHaveDpdk = true;
 #else
 constexpr bool kHaveDpdk = false;  // only the kernel backend's tests run
 #endif
-
-struct Testbed {
-  std::unique_ptr<TestNetns> host_a, host_b, fabric;
-  std::string mac_a, mac_b;
-};
-
-// Host A reaches host B through the fabric (ping, retried for up to 10 s).
-Status wait_until_forwarding(const TestNetns& from) {
-  Status last;
-  for (int attempt = 0; attempt < 20; ++attempt) {
-    last = from.exec({"ping", "-c", "1", "-W", "1", "-i", "0.2", "198.18.0.2"});
-    if (last.ok()) return {};
-    std::this_thread::sleep_for(std::chrono::milliseconds(500));
-  }
-  return last.with_context("the fabric does not forward between the hosts");
-}
-
-// host-a:a0 <-> fabric:fa ; host-b:b0 <-> fabric:fb ; fa and fb bridged in the fabric.
-Status build_testbed(Testbed& t) {
-  auto a = TestNetns::create("rp-a");
-  auto b = TestNetns::create("rp-b");
-  auto f = TestNetns::create("rp-f");
-  if (!a.ok()) return a.status();
-  if (!b.ok()) return b.status();
-  if (!f.ok()) return f.status();
-  t.host_a = std::move(a).value();
-  t.host_b = std::move(b).value();
-  t.fabric = std::move(f).value();
-  COLLIDE_RETURN_IF_ERROR(testing::create_veth_pair(*t.host_a, "a0", *t.fabric, "fa"));
-  COLLIDE_RETURN_IF_ERROR(testing::create_veth_pair(*t.host_b, "b0", *t.fabric, "fb"));
-  COLLIDE_RETURN_IF_ERROR(testing::configure_interface(*t.host_a, "a0", "198.18.0.1/24"));
-  COLLIDE_RETURN_IF_ERROR(testing::configure_interface(*t.host_b, "b0", "198.18.0.2/24"));
-  const std::string fns = t.fabric->name();
-  COLLIDE_RETURN_IF_ERROR(testing::run_checked({"ip", "-n", fns, "link", "add", "br0", "type", "bridge"}));
-  for (const char* port : {"fa", "fb"}) {
-    COLLIDE_RETURN_IF_ERROR(t.fabric->exec({"ethtool", "-K", port, "tso", "off", "gso", "off",
-                                            "gro", "off", "tx", "off", "rx", "off"}));
-    COLLIDE_RETURN_IF_ERROR(testing::run_checked({"ip", "-n", fns, "link", "set", port, "master", "br0"}));
-    COLLIDE_RETURN_IF_ERROR(testing::run_checked({"ip", "-n", fns, "link", "set", port, "up"}));
-  }
-  COLLIDE_RETURN_IF_ERROR(testing::run_checked({"ip", "-n", fns, "link", "set", "br0", "up"}));
-  // A fresh bridge takes a moment before it forwards; a replay that started at once would see
-  // its first frames lost and, with short timers, could exhaust its retries before it does.
-  COLLIDE_RETURN_IF_ERROR(wait_until_forwarding(*t.host_a));
-  auto mac_a = testing::interface_mac(*t.host_a, "a0");
-  auto mac_b = testing::interface_mac(*t.host_b, "b0");
-  if (!mac_a.ok()) return mac_a.status();
-  if (!mac_b.ok()) return mac_b.status();
-  t.mac_a = *mac_a;
-  t.mac_b = *mac_b;
-  return {};
-}
 
 std::string write_all_reduce_trace(const std::filesystem::path& dir, uint64_t bytes) {
   const std::string path = (dir / "allreduce.trace").string();
@@ -132,8 +81,9 @@ class ReplayTestbed : public ::testing::Test {
     COLLIDE_REQUIRE(testing::missing_tool("ethtool"));
     dir_ = std::filesystem::temp_directory_path() / ("collide-replay-" + std::to_string(getpid()));
     std::filesystem::create_directories(dir_);
-    Status s = build_testbed(bed_);
-    ASSERT_TRUE(s.ok()) << s.to_string();
+    auto bed = testing::BridgedHosts::create("rp");
+    ASSERT_TRUE(bed.ok()) << bed.status().to_string();
+    bed_ = std::move(bed).value();
   }
   // COLLIDE_KEEP_TEST_FILES=1 keeps traces, results and captures for a look afterwards.
   void TearDown() override {
@@ -185,7 +135,7 @@ class ReplayTestbed : public ::testing::Test {
   }
 
   std::filesystem::path dir_;
-  Testbed bed_;
+  testing::BridgedHosts bed_;
   std::string trace_;
   std::string backend_ = "af_xdp";  // or "afpacket": the kernel's AF_PACKET socket, no DPDK
 };
