@@ -9,6 +9,22 @@ constexpr const char* kKindNames[] = {"tp", "dp", "pp", "ep", "dpep"};
 
 }  // namespace
 
+Expansion::Kind Expansion::group_kind(const Comm& c, Kind fallback) {
+  switch (c.group) {
+    case Group::kTp:
+      return kTp;
+    case Group::kDp:
+      return kDp;
+    case Group::kEp:
+      return kEp;
+    case Group::kDpEp:
+      return kDpEp;
+    case Group::kDefault:
+      break;
+  }
+  return fallback;
+}
+
 uint32_t Expansion::group_size(Kind kind) const {
   switch (kind) {
     case kTp:
@@ -124,25 +140,10 @@ Result<Expansion> Expansion::create(const Workload& w, const ImportOptions& opti
         "{}:1: ep {} does not divide the data-parallel degree {} (all_gpus {} / (tp {} x pp {}))",
         w.file, l.ep, l.dp, all, w.tp, w.pp));
   }
-  auto kind_of = [](const Comm& c, Kind fallback) {
-    switch (c.group) {
-      case Group::kTp:
-        return kTp;
-      case Group::kDp:
-        return kDp;
-      case Group::kEp:
-        return kEp;
-      case Group::kDpEp:
-        return kDpEp;
-      case Group::kDefault:
-        break;
-    }
-    return fallback;
-  };
   for (const Layer& layer : w.layers) {
-    if (layer.fwd.kind != v1::OP_KIND_UNSPECIFIED) e.used_[kind_of(layer.fwd, kTp)] = true;
-    if (layer.ig.kind != v1::OP_KIND_UNSPECIFIED) e.used_[kind_of(layer.ig, kTp)] = true;
-    if (layer.wg.kind != v1::OP_KIND_UNSPECIFIED) e.used_[kind_of(layer.wg, kDp)] = true;
+    if (layer.fwd.kind != v1::OP_KIND_UNSPECIFIED) e.used_[group_kind(layer.fwd, kTp)] = true;
+    if (layer.ig.kind != v1::OP_KIND_UNSPECIFIED) e.used_[group_kind(layer.ig, kTp)] = true;
+    if (layer.wg.kind != v1::OP_KIND_UNSPECIFIED) e.used_[group_kind(layer.wg, kDp)] = true;
   }
   e.used_[kPp] = l.pp > 1 && w.pp_comm > 0;
   for (int k = 0; k < kKinds; ++k) {
@@ -202,24 +203,9 @@ std::vector<v1::Op> Expansion::rank_ops(uint32_t rank) const {
     op.set_label(std::move(label));
     ops.push_back(std::move(op));
   };
-  auto group_of = [](const Comm& c, Kind fallback) {
-    switch (c.group) {
-      case Group::kTp:
-        return kTp;
-      case Group::kDp:
-        return kDp;
-      case Group::kEp:
-        return kEp;
-      case Group::kDpEp:
-        return kDpEp;
-      case Group::kDefault:
-        break;
-    }
-    return fallback;
-  };
   auto comm = [&](const Comm& c, Kind fallback, const Layer& layer, std::string_view phase) {
     if (c.kind == v1::OP_KIND_UNSPECIFIED) return;
-    const Kind g = group_of(c, fallback);
+    const Kind g = group_kind(c, fallback);
     emit(c.kind, g, c.bytes, c.kind == v1::OP_KIND_BROADCAST ? 0 : -1,
          fmt::format("{}.{}.{}", layer.name, phase, kKindNames[g]), layer.line);
   };

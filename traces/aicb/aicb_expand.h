@@ -56,6 +56,9 @@ class Expansion {
 
  private:
   enum Kind { kTp = 0, kDp, kPp, kEp, kDpEp, kKinds };
+  // The group a comm column names: its suffix where it has one, else the column's own group
+  // (TP for the forward and input-gradient columns, DP for the weight-gradient column).
+  static Kind group_kind(const Comm& c, Kind fallback);
   // Communicator id and this rank's position in it.
   struct Member {
     const v1::Communicator* comm = nullptr;

@@ -149,38 +149,30 @@ class RankRun {
 
   uint64_t tp_shard_elements() const { return shape_.sequence_shard_elements; }
 
-  // ZeRO-3: the layer's parameters are sharded over DP (and the experts' over EDP).
-  Status gather_parameters() {
+  // ZeRO-3: the layer's parameters are sharded over DP (and the experts' over EDP); parameters are
+  // all-gathered before use (labels "dp.ag", "edp.ag") and gradients reduce-scattered after the
+  // backward pass ("dp.rs", "edp.rs"), each over this rank's shard.
+  Status zero3_layer_collective(v1::OpKind kind, const char* dp_label, const char* edp_label) {
     const double tp = spec_.parallelism().tp();
     if (!comms_.dp.empty() && shape_.dp_layer_parameters > 0) {
       const double dp = spec_.parallelism().dp();
-      COLLIDE_RETURN_IF_ERROR(out_.emit(v1::OP_KIND_ALL_GATHER, comms_.dp,
+      COLLIDE_RETURN_IF_ERROR(out_.emit(kind, comms_.dp,
                                         at_least_one(shape_.dp_layer_parameters / tp / dp),
-                                        "dp.ag"));
+                                        dp_label));
     }
     if (!comms_.edp.empty() && shape_.edp_layer_parameters > 0) {
       const double edp = spec_.parallelism().dp() / spec_.parallelism().ep();
-      COLLIDE_RETURN_IF_ERROR(out_.emit(v1::OP_KIND_ALL_GATHER, comms_.edp,
+      COLLIDE_RETURN_IF_ERROR(out_.emit(kind, comms_.edp,
                                         at_least_one(shape_.edp_layer_parameters / tp / edp),
-                                        "edp.ag"));
+                                        edp_label));
     }
     return {};
   }
+  Status gather_parameters() {
+    return zero3_layer_collective(v1::OP_KIND_ALL_GATHER, "dp.ag", "edp.ag");
+  }
   Status scatter_gradients() {
-    const double tp = spec_.parallelism().tp();
-    if (!comms_.dp.empty() && shape_.dp_layer_parameters > 0) {
-      const double dp = spec_.parallelism().dp();
-      COLLIDE_RETURN_IF_ERROR(out_.emit(v1::OP_KIND_REDUCE_SCATTER, comms_.dp,
-                                        at_least_one(shape_.dp_layer_parameters / tp / dp),
-                                        "dp.rs"));
-    }
-    if (!comms_.edp.empty() && shape_.edp_layer_parameters > 0) {
-      const double edp = spec_.parallelism().dp() / spec_.parallelism().ep();
-      COLLIDE_RETURN_IF_ERROR(out_.emit(v1::OP_KIND_REDUCE_SCATTER, comms_.edp,
-                                        at_least_one(shape_.edp_layer_parameters / tp / edp),
-                                        "edp.rs"));
-    }
-    return {};
+    return zero3_layer_collective(v1::OP_KIND_REDUCE_SCATTER, "dp.rs", "edp.rs");
   }
 
   Status layer_forward(uint32_t mb, uint32_t layer) {
