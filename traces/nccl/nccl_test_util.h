@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -24,11 +25,29 @@ inline std::string testdata(const std::string& name) {
   return std::string(COLLIDE_NCCL_TESTDATA) + "/" + name;
 }
 
+// Every scratch file of this test process lives under one folder, removed when the tests end
+// (COLLIDE_KEEP_TEST_FILES=1 keeps it for a look afterwards).
+inline std::filesystem::path process_scratch_root() {
+  return std::filesystem::temp_directory_path() / ("collide-nccl-" + std::to_string(getpid()));
+}
+
+class ScratchCleanup : public ::testing::Environment {
+ public:
+  void TearDown() override {
+    if (std::getenv("COLLIDE_KEEP_TEST_FILES") == nullptr) {
+      std::error_code ignored;
+      std::filesystem::remove_all(process_scratch_root(), ignored);
+    }
+  }
+};
+
+inline const bool kScratchCleanupRegistered =
+    (::testing::AddGlobalTestEnvironment(new ScratchCleanup), true);
+
 inline std::filesystem::path scratch_dir() {
   const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  auto dir =
-      std::filesystem::temp_directory_path() / ("collide-nccl-" + std::to_string(getpid()) + "-" +
-                                                info->test_suite_name() + "-" + info->name());
+  auto dir = process_scratch_root() /
+             (std::string(info->test_suite_name()) + "-" + info->name());
   std::filesystem::create_directories(dir);
   return dir;
 }
