@@ -56,6 +56,13 @@ case "$area" in
                           "$nccl_log" -o "$data/nccl-1g.trace")" \
                     "$(seconds /usr/bin/time -o "$rss_file" -f %M "$build/orchestrator/collide" \
                           trace import --format nccl -q "$nccl_log" -o "$data/nccl-1g.trace")")
+    # CPU time (user + sys) of each, for a machine shared with other work, where wall time is noisy.
+    cpu_seconds() { /usr/bin/time -f '%U %S' -o "$rss_file.cpu" "$@" >/dev/null;
+                    awk '{print $1 + $2}' "$rss_file.cpu"; }
+    wc_cpu=$(best "$(cpu_seconds wc -l "$nccl_log")" "$(cpu_seconds wc -l "$nccl_log")")
+    import_cpu=$(cpu_seconds "$build/orchestrator/collide" trace import --format nccl -q \
+                   "$nccl_log" -o "$data/nccl-1g.trace")
+    rm -f "$rss_file.cpu"
     bytes=$(stat -c %s "$nccl_log")
     lines=$(wc -l <"$nccl_log")
     {
@@ -63,7 +70,9 @@ case "$area" in
       "$build/orchestrator/collide" trace import --format nccl -q --max-problems 0 "$nccl_log" \
           -o "$data/nccl-1g.trace"
       echo "wc -l: $wc_s s; import: $import_s s (best of 3 and of 2)"
+      echo "cpu (user+sys): wc -l $wc_cpu s; import $import_cpu s"
       echo "figure import_vs_wc_l $(echo "$wc_s / $import_s" | bc -l | xargs printf '%.3f') x"
+      echo "figure import_vs_wc_l_cpu $(echo "$wc_cpu / $import_cpu" | bc -l | xargs printf '%.3f') x"
       echo "figure nccl_import_throughput $(echo "$bytes / $import_s / 1000000" | bc -l | xargs printf '%.0f') MB/s"
       echo "figure nccl_import_peak_rss $(( $(cat "$rss_file") / 1024 )) MiB"
     } | tee "$log"

@@ -37,6 +37,9 @@ Status scale_trace(const std::string& in, const std::string& out, double factor)
     for (int i = 0; i < op.peer_bytes_size(); ++i) {
       op.set_peer_bytes(i, scaled(op.peer_bytes(i), factor));
     }
+    for (int i = 0; i < op.peer_recv_bytes_size(); ++i) {
+      op.set_peer_recv_bytes(i, scaled(op.peer_recv_bytes(i), factor));
+    }
     if (op.has_compute_before_ns()) op.set_compute_before_ns(scaled(op.compute_before_ns(), factor));
     COLLIDE_RETURN_IF_ERROR((*writer)->write(op));
   }

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "collide/trace.pb.h"
+#include "traces/analysis/alltoallv_matcher.h"
 #include "traces/op_types.h"
 #include "traces/trace_io.h"
 
@@ -39,7 +40,9 @@ uint64_t signature(const v1::Op& op) {
   uint64_t h = mix(static_cast<uint64_t>(op.kind()));
   h = mix(h ^ static_cast<uint64_t>(op.datatype()));
   if (op.kind() == v1::OP_KIND_ALL_TO_ALLV) {
-    // Each rank sends its own sizes; only their number (the communicator size) is shared.
+    // Each rank sends its own sizes; only their number (the communicator size) is shared, and
+    // whether receive sizes are given (AllToAllvMatcher compares the sizes themselves).
+    h = mix(h ^ static_cast<uint64_t>(op.peer_recv_bytes_size()));
     return mix(h ^ static_cast<uint64_t>(op.peer_bytes_size()));
   }
   h = mix(h ^ op.count());
@@ -119,7 +122,8 @@ class Validator {
   Result<ValidationReport> run(const std::string& path) {
     COLLIDE_RETURN_IF_ERROR(pass(path, 1));
     find_probes();
-    if (!probes_.empty()) {
+    find_alltoallv_probes();
+    if (!probes_.empty() || !alltoallv_probes_.empty()) {
       COLLIDE_RETURN_IF_ERROR(pass(path, 2));
       locate();
     }
@@ -196,6 +200,7 @@ class Validator {
         info.ranks.push_back(r);
       }
       sequences_.resize(sequences_.size() + info.ranks.size());
+      alltoallv_.add_comm(static_cast<uint32_t>(info.ranks.size()));
       comm_index_.emplace(c.id(), static_cast<uint32_t>(comms_.size()));
       comms_.push_back(std::move(info));
     }
@@ -272,6 +277,17 @@ class Validator {
                                      "ranks)",
                                      op_kind_name(op.kind()), op.root(), op.comm(), n)));
     }
+    if (op.kind() == v1::OP_KIND_ALL_TO_ALLV) {
+      const int sizes = op.peer_bytes_size();
+      const int recv_sizes = op.peer_recv_bytes_size();
+      if (check && (sizes != n || (recv_sizes != 0 && recv_sizes != n))) {
+        add_issue(op_issue(op, position,
+                           fmt::format("all_to_allv lists {} send and {} receive sizes for "
+                                       "communicator '{}' of {} ranks",
+                                       sizes, recv_sizes, op.comm(), n)));
+      }
+      alltoallv_.observe(comm, self, op, position);
+    }
     return info.first_sequence + self;
   }
 
@@ -279,6 +295,7 @@ class Validator {
     auto reader = TraceReader::open(path);
     if (!reader.ok()) return reader.status();
     if (number == 1) read_header((*reader)->header());
+    alltoallv_.start_pass(number);
     std::vector<uint64_t> positions(number == 2 ? sequences_.size() : 0);
     v1::Op op;
     while (true) {
@@ -294,7 +311,7 @@ class Validator {
         continue;
       }
       const uint64_t p = positions[seq]++;
-      if (!wanted_[seq]) continue;
+      if (seq >= wanted_.size() || !wanted_[seq]) continue;  // (all-to-allv probes alone)
       const auto window = windows_.find({seq, p / interval_});
       if (window == windows_.end()) continue;
       Kept& kept = window->second.emplace_back();
@@ -303,6 +320,7 @@ class Validator {
       kept.op = op;
       kept.op.clear_deps();
       kept.op.clear_peer_bytes();
+      kept.op.clear_peer_recv_bytes();
       kept.op.clear_label();
     }
     if (number == 1) report_.ops_read = (*reader)->ops_read();
@@ -377,7 +395,44 @@ class Validator {
     }
   }
 
+  // All-to-allv blocks whose send and receive sides differ; located in the second pass when
+  // their communicator is small enough, else reported by block.
+  void find_alltoallv_probes() {
+    for (const AllToAllvMatcher::Block& block : alltoallv_.mismatched()) {
+      if (alltoallv_.locatable(block.comm) && alltoallv_probes_.size() < kMaxLocated) {
+        alltoallv_.want(block);
+        alltoallv_probes_.push_back(block);
+        continue;
+      }
+      ValidationIssue issue;
+      issue.comm = comms_[block.comm].id;
+      issue.message = fmt::format(
+          "in block {} of the all_to_allvs on communicator '{}', what ranks send differs from "
+          "what their peers expect to receive",
+          block.block, issue.comm);
+      add_issue(std::move(issue));
+    }
+  }
+
+  void locate_alltoallv() {
+    for (const AllToAllvMatcher::Block& block : alltoallv_probes_) {
+      // Nothing located means a rank lacks the op or its sizes: the collective check says so.
+      const auto d = alltoallv_.locate(block);
+      if (!d) continue;
+      const CommInfo& info = comms_[block.comm];
+      ++report_.issues_total;
+      issues_.push_back(op_issue(
+          d->sender->op, d->sender->file_position,
+          fmt::format("all_to_allv #{} on communicator '{}': rank {} sends {} bytes to rank {}, "
+                      "but rank {} (op {}{}) expects {} bytes from rank {}",
+                      d->instance, info.id, info.ranks[d->from], d->sent, info.ranks[d->to],
+                      info.ranks[d->to], d->receiver->op.index(),
+                      source_suffix(d->receiver->op), d->expected, info.ranks[d->from])));
+    }
+  }
+
   void locate() {
+    locate_alltoallv();
     for (const Probe& probe : probes_) {
       const std::vector<Kept>& a = windows_[{probe.a, probe.block}];
       const std::vector<Kept>& b = windows_[{probe.b, probe.block}];
@@ -467,6 +522,8 @@ class Validator {
   std::unordered_map<PairKey, uint32_t, PairKeyHash> pairs_;  // first of its two sequences
   std::vector<Sequence> sequences_;
   std::vector<Probe> probes_;
+  AllToAllvMatcher alltoallv_;
+  std::vector<AllToAllvMatcher::Block> alltoallv_probes_;
   std::vector<bool> wanted_;
   std::map<std::pair<uint32_t, uint64_t>, std::vector<Kept>> windows_;
   std::vector<ValidationIssue> issues_;

@@ -14,7 +14,9 @@
 //  - every op names a declared communicator its rank belongs to, and a root or peer inside it;
 //  - every member of a communicator issues the same sequence of collectives (kind, count, bytes,
 //    datatype, reduce op, root);
-//  - per communicator and ordered pair of ranks, the k-th send matches the k-th recv (bytes).
+//  - per communicator and ordered pair of ranks, the k-th send matches the k-th recv (bytes);
+//  - in the k-th all-to-allv of a communicator, what each rank sends to each other is what that
+//    one expects to receive from it, where receive sizes are given (see alltoallv_matcher.h).
 //
 // Streaming in bounded memory, designed for files written rank by rank (where one rank's whole
 // stream precedes the next, so holding a member's sequence until the others catch up would hold

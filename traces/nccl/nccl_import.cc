@@ -26,6 +26,7 @@ namespace {
 
 constexpr size_t kPieceBytes = 16u << 20;
 constexpr size_t kMaxPiecesAhead = 6;  // bounds the memory of parsed-but-unresolved pieces
+constexpr size_t kBatch = 1 << 15;     // ops serialized by one thread at a time
 
 // A read-only mapping of a whole file, released on destruction.
 class MappedFile {
@@ -126,35 +127,49 @@ Status write_trace(const NcclTraceBuilder& builder, const std::string& output, u
     fd = ::open(output.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
     if (fd < 0) return errno_status(errno, fmt::format("writing trace {}", output));
   }
-  constexpr size_t kBatch = 1 << 15;
-  std::vector<std::string> buffers(threads);
-  Status status;
-  for (size_t begin = 0; begin < builder.ops() && status.ok(); begin += kBatch * threads) {
+  // Rounds of `threads` batches: while the threads serialize one round into one set of buffers,
+  // this thread writes the previous round from the other set.
+  const size_t per_round = kBatch * threads;
+  const size_t rounds = (builder.ops() + per_round - 1) / per_round;
+  std::vector<WireBuffer> sets[2] = {std::vector<WireBuffer>(threads),
+                                     std::vector<WireBuffer>(threads)};
+  auto start_round = [&](size_t round, std::vector<WireBuffer>& buffers) {
     std::vector<std::thread> serializers;
     for (unsigned t = 0; t < threads; ++t) {
       buffers[t].clear();
-      const size_t from = begin + t * kBatch;
+      const size_t from = round * per_round + t * kBatch;
       if (from >= builder.ops()) break;
       serializers.emplace_back([&builder, &buffers, t, from] {
         builder.serialize_ops(from, from + kBatch, buffers[t]);
       });
     }
-    for (std::thread& s : serializers) s.join();
-    for (unsigned t = 0; t < serializers.size() && status.ok(); ++t) {
-      const char* p = buffers[t].data();
-      size_t left = buffers[t].size();
-      while (left > 0) {
-        const ssize_t n = ::write(fd, p, left);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) {
-          status = errno_status(errno, fmt::format("writing trace {}", output));
-          break;
-        }
-        p += n;
-        left -= static_cast<size_t>(n);
+    return serializers;
+  };
+  Status status;
+  auto write_all = [&](const WireBuffer& buffer) {
+    const char* p = buffer.data();
+    size_t left = buffer.size();
+    while (left > 0 && status.ok()) {
+      const ssize_t n = ::write(fd, p, left);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        status = errno_status(errno, fmt::format("writing trace {}", output));
+        break;
       }
+      p += n;
+      left -= static_cast<size_t>(n);
     }
+  };
+  std::vector<std::thread> serializing = start_round(0, sets[0]);
+  for (size_t round = 0; round < rounds; ++round) {
+    for (std::thread& s : serializing) s.join();
+    const std::vector<WireBuffer>& ready = sets[round % 2];
+    serializing = round + 1 < rounds && status.ok()
+                      ? start_round(round + 1, sets[(round + 1) % 2])
+                      : std::vector<std::thread>();
+    for (const WireBuffer& buffer : ready) write_all(buffer);
   }
+  for (std::thread& s : serializing) s.join();
   if (output != "-" && ::close(fd) != 0 && status.ok()) {
     status = errno_status(errno, fmt::format("closing trace {}", output));
   }

@@ -35,9 +35,20 @@ class ProcessTable {
  private:
   static constexpr uint32_t kEmpty = UINT32_MAX;
 
+  // From the pid, the length and the first and last eight bytes of the host name (host names
+  // of one job differ at their end): this runs once per NCCL line.
   static uint64_t hash(std::string_view host, uint32_t pid) {
-    uint64_t h = 1469598103934665603ull ^ pid;
-    for (char c : host) h = (h ^ static_cast<uint8_t>(c)) * 1099511628211ull;
+    uint64_t head = 0;
+    uint64_t tail = 0;
+    if (host.size() >= 8) {
+      std::memcpy(&head, host.data(), 8);
+      std::memcpy(&tail, host.data() + host.size() - 8, 8);
+    } else {
+      for (char c : host) head = (head << 8) | static_cast<uint8_t>(c);
+    }
+    uint64_t h = (head * 0x9E3779B97F4A7C15ull) ^ (tail * 0xC2B2AE3D27D4EB4Full) ^
+                 ((static_cast<uint64_t>(pid) << 16) | host.size());
+    h = (h ^ (h >> 31)) * 0xBF58476D1CE4E5B9ull;
     return h ^ (h >> 29);
   }
 
@@ -56,15 +67,29 @@ class ProcessTable {
   std::vector<uint32_t> slots_;
 };
 
+// Trivial (no initializers), so the per-line array of them costs nothing to set up; only a
+// successful parse_prefix_backward fills one, and only those are read.
 struct Prefix {
-  std::string_view host;
-  uint32_t pid = 0;
-  int32_t device = -1;
-  const char* start = nullptr;  // where `host` begins
+  const char* start;  // where the host name begins
+  size_t host_size;
+  uint32_t pid;
+  int32_t device;
+
+  std::string_view host() const { return {start, host_size}; }
 };
 
+// What may be part of a host name, as a table: the backward scan over it runs once per line.
+struct HostCharTable {
+  bool allowed[256];
+  constexpr HostCharTable() : allowed() {
+    for (bool& a : allowed) a = true;
+    for (char c : {' ', '\t', ':', ']', '>', ')', '\0'}) allowed[static_cast<uint8_t>(c)] = false;
+  }
+};
+inline constexpr HostCharTable kHostChars;
+
 bool is_host_char(char c) {
-  return c != ' ' && c != '\t' && c != ':' && c != ']' && c != '>' && c != ')' && c != '\0';
+  return kHostChars.allowed[static_cast<uint8_t>(c)];
 }
 
 // Reads `host:pid:tid [dev] ` backwards from `nccl` (the position of "NCCL INFO").
@@ -97,7 +122,7 @@ bool parse_prefix_backward(const char* line_begin, const char* nccl, Prefix& out
   --p;
   const char* host_end = p;
   while (p > line_begin && is_host_char(p[-1])) --p;
-  out.host = {p, static_cast<size_t>(host_end - p)};
+  out.host_size = static_cast<size_t>(host_end - p);
   out.start = p;
   return true;
 }
@@ -132,28 +157,145 @@ bool find_timestamp(const char* begin, const char* end, uint64_t& ns) {
   return false;
 }
 
-struct OpName {
-  std::string_view name;
-  v1::OpKind kind;
-};
-
-constexpr std::array<OpName, 10> kOpNames = {{
-    {"AllReduce", v1::OP_KIND_ALL_REDUCE},
-    {"AllGather", v1::OP_KIND_ALL_GATHER},
-    {"ReduceScatter", v1::OP_KIND_REDUCE_SCATTER},
-    {"Broadcast", v1::OP_KIND_BROADCAST},
-    {"Reduce", v1::OP_KIND_REDUCE},
-    {"Send", v1::OP_KIND_SEND},
-    {"Recv", v1::OP_KIND_RECV},
-    {"AlltoAll", v1::OP_KIND_ALL_TO_ALL},
-    {"Gather", v1::OP_KIND_GATHER},
-    {"Scatter", v1::OP_KIND_SCATTER},
-}};
+// The collective of an NCCL op name, or unspecified. By length first, then fixed-size compares
+// (which compile to a load and a compare): this runs for every line of a big log.
+v1::OpKind op_kind_of(const char* name, size_t size) {
+  auto is = [name](const char* text, size_t n) { return std::memcmp(name, text, n) == 0; };
+  switch (size) {
+    case 4:
+      if (is("Send", 4)) return v1::OP_KIND_SEND;
+      if (is("Recv", 4)) return v1::OP_KIND_RECV;
+      break;
+    case 6:
+      if (is("Reduce", 6)) return v1::OP_KIND_REDUCE;
+      if (is("Gather", 6)) return v1::OP_KIND_GATHER;
+      break;
+    case 7:
+      if (is("Scatter", 7)) return v1::OP_KIND_SCATTER;
+      break;
+    case 8:
+      if (is("AlltoAll", 8)) return v1::OP_KIND_ALL_TO_ALL;
+      break;
+    case 9:
+      if (is("AllReduce", 9)) return v1::OP_KIND_ALL_REDUCE;
+      if (is("AllGather", 9)) return v1::OP_KIND_ALL_GATHER;
+      if (is("Broadcast", 9)) return v1::OP_KIND_BROADCAST;
+      break;
+    case 13:
+      if (is("ReduceScatter", 13)) return v1::OP_KIND_REDUCE_SCATTER;
+      break;
+    default:
+      break;
+  }
+  return v1::OP_KIND_UNSPECIFIED;
+}
 
 // Larger than any job NCCL has run; bounds what a damaged line can make the importer allocate.
 constexpr int32_t kMaxRanks = 1 << 18;
 
 enum class CollResult { kOk, kNotColl, kTruncated, kBad };
+
+// One `<key> <value>` field of a collective line: consumes the key and the spaces after it. A line
+// that ends before or inside a key, or right after it, was cut short (and may continue on the next
+// line). The usual case, the key then one space, is tested first in one go: this runs ten times
+// per line of a big log.
+template <size_t N>
+CollResult field(Cursor& c, const char (&key_text)[N], const char** why) {
+  constexpr size_t kSize = N - 1;
+  skip_spaces(c);
+  if (c.left() > kSize && std::memcmp(c.p, key_text, kSize) == 0 && c.p[kSize] == ' ') {
+    c.p += kSize + 1;
+    skip_spaces(c);
+    return c.done() ? CollResult::kTruncated : CollResult::kOk;
+  }
+  const std::string_view key(key_text, kSize);
+  if (c.left() < key.size() && key.substr(0, c.left()) == c.rest()) return CollResult::kTruncated;
+  if (!consume(c, key)) {
+    *why = "expected a field name";
+    return CollResult::kBad;
+  }
+  if (c.done()) return CollResult::kTruncated;
+  if (*c.p != ' ') {
+    *why = "expected a field name";
+    return CollResult::kBad;
+  }
+  skip_spaces(c);
+  if (c.done()) return CollResult::kTruncated;
+  return CollResult::kOk;
+}
+
+// Consumes `text` if [q, e) starts with it; a constant `text` compiles to a few compares.
+template <size_t N>
+bool literal(const char*& q, const char* e, const char (&text)[N]) {
+  constexpr size_t kSize = N - 1;
+  if (static_cast<size_t>(e - q) < kSize || std::memcmp(q, text, kSize) != 0) return false;
+  q += kSize;
+  return true;
+}
+
+// At most `max_digits` decimal digits, at least one.
+bool digits(const char*& q, const char* e, int max_digits, uint64_t& out) {
+  uint64_t v = 0;
+  int n = 0;
+  while (q < e && is_digit(*q)) {
+    if (++n > max_digits) return false;
+    v = v * 10 + static_cast<uint64_t>(*q - '0');
+    ++q;
+  }
+  out = v;
+  return n > 0;
+}
+
+// One to sixteen hex digits.
+bool hex_digits(const char*& q, const char* e, uint64_t& out) {
+  uint64_t v = 0;
+  int n = 0;
+  for (int h; q < e && (h = hex_value(*q)) >= 0; ++q) {
+    if (++n > 16) return false;
+    v = (v << 4) | static_cast<uint64_t>(h);
+  }
+  out = v;
+  return n > 0;
+}
+
+// The fields of a collective line as NCCL prints them, one space apart, in one pass: most lines
+// of a big log. Anything else (other spacing, a cut line, a bad value) returns false, and
+// parse_coll's field-by-field reading, which gives the same record where both succeed, decides
+// and says what is wrong.
+bool parse_coll_fields_fast(const char* q, const char* e, CollRecord& rec) {
+  auto pointer_token = [&q, e](bool& null) {
+    const char* s = q;
+    while (q < e && *q != ' ' && *q != '\t') ++q;
+    const std::string_view token(s, static_cast<size_t>(q - s));
+    null = token.size() <= 5 &&
+           (token == "(nil)" || token == "nil" || token == "0" || token == "0x0");
+    return !token.empty();
+  };
+  uint64_t v = 0;
+  bool null = false;
+  if (!literal(q, e, " opCount ") || !hex_digits(q, e, rec.op_count)) return false;
+  if (!literal(q, e, " sendbuff ") || !pointer_token(null)) return false;
+  rec.send_buffer_null = null;
+  if (!literal(q, e, " recvbuff ") || !pointer_token(null)) return false;
+  if (!literal(q, e, " count ") || !digits(q, e, 19, rec.count)) return false;
+  if (!literal(q, e, " datatype ") || !digits(q, e, 2, v) || v > 11) return false;
+  rec.datatype = static_cast<v1::DataType>(v + 1);
+  if (!literal(q, e, " op ") || !digits(q, e, 9, v)) return false;
+  rec.red_op = static_cast<int32_t>(v);
+  if (!literal(q, e, " root ")) return false;
+  const bool negative = literal(q, e, "-");
+  if (!digits(q, e, 9, v)) return false;
+  rec.root = negative ? -static_cast<int32_t>(v) : static_cast<int32_t>(v);
+  if (!literal(q, e, " comm 0x") || !hex_digits(q, e, rec.comm) || rec.comm == 0) return false;
+  if (q < e && *q != ' ' && *q != '\t') return false;
+  while (q < e && (*q == ' ' || *q == '\t')) ++q;
+  rec.nranks = -1;
+  if (literal(q, e, "[nranks=")) {
+    if (!digits(q, e, 9, v) || v == 0 || !literal(q, e, "]")) return false;
+    rec.nranks = static_cast<int32_t>(v);
+  }
+  return true;
+}
 
 // `<Op>: opCount <hex> sendbuff <p> recvbuff <p> count <n> datatype <d> op <o> root <r> comm <p>
 // [nranks=<n>] stream <p>`. Anything after the comm (and nranks) is ignored: nccl-tests rows are
@@ -162,56 +304,32 @@ CollResult parse_coll(Cursor c, CollRecord& rec, const char** why) {
   const char* colon =
       static_cast<const char*>(std::memchr(c.p, ':', std::min<size_t>(c.left(), 16)));
   if (colon == nullptr) return CollResult::kNotColl;
-  const std::string_view name(c.p, static_cast<size_t>(colon - c.p));
-  rec.kind = v1::OP_KIND_UNSPECIFIED;
-  for (const OpName& op : kOpNames) {
-    if (op.name == name) {
-      rec.kind = op.kind;
-      break;
-    }
-  }
+  rec.kind = op_kind_of(c.p, static_cast<size_t>(colon - c.p));
   if (rec.kind == v1::OP_KIND_UNSPECIFIED) return CollResult::kNotColl;
+  if (parse_coll_fields_fast(colon + 1, c.end, rec)) return CollResult::kOk;
   c.p = colon + 1;
-  // Each field is `<key> <value>`; a line that ends before or inside a key, or right after
-  // it, was cut short (and may continue on the next line).
-  auto field = [&](std::string_view key) {
-    skip_spaces(c);
-    if (c.left() < key.size() && key.substr(0, c.left()) == c.rest()) return CollResult::kTruncated;
-    if (!consume(c, key)) {
-      *why = "expected a field name";
-      return CollResult::kBad;
-    }
-    if (c.done()) return CollResult::kTruncated;
-    if (*c.p != ' ') {
-      *why = "expected a field name";
-      return CollResult::kBad;
-    }
-    skip_spaces(c);
-    if (c.done()) return CollResult::kTruncated;
-    return CollResult::kOk;
-  };
   CollResult r;
-  if ((r = field("opCount")) != CollResult::kOk) return r;
+  if ((r = field(c, "opCount", why)) != CollResult::kOk) return r;
   if (!parse_hex(c, rec.op_count)) return *why = "bad opCount", CollResult::kBad;
   // Buffer addresses mean nothing off their machine; only (nil) tells the Send conventions apart.
   bool null = false;
-  if ((r = field("sendbuff")) != CollResult::kOk) return r;
+  if ((r = field(c, "sendbuff", why)) != CollResult::kOk) return r;
   if (!skip_pointer(c, null)) return *why = "bad sendbuff", CollResult::kBad;
   rec.send_buffer_null = null;
-  if ((r = field("recvbuff")) != CollResult::kOk) return r;
+  if ((r = field(c, "recvbuff", why)) != CollResult::kOk) return r;
   if (!skip_pointer(c, null)) return *why = "bad recvbuff", CollResult::kBad;
-  if ((r = field("count")) != CollResult::kOk) return r;
+  if ((r = field(c, "count", why)) != CollResult::kOk) return r;
   if (!parse_u64(c, rec.count)) return *why = "bad count", CollResult::kBad;
   int32_t datatype = 0;
-  if ((r = field("datatype")) != CollResult::kOk) return r;
+  if ((r = field(c, "datatype", why)) != CollResult::kOk) return r;
   if (!parse_i32(c, datatype)) return *why = "bad datatype", CollResult::kBad;
   if (datatype < 0 || datatype > 11) return *why = "unknown datatype id", CollResult::kBad;
   rec.datatype = static_cast<v1::DataType>(datatype + 1);
-  if ((r = field("op")) != CollResult::kOk) return r;
+  if ((r = field(c, "op", why)) != CollResult::kOk) return r;
   if (!parse_i32(c, rec.red_op) || rec.red_op < 0) return *why = "bad op", CollResult::kBad;
-  if ((r = field("root")) != CollResult::kOk) return r;
+  if ((r = field(c, "root", why)) != CollResult::kOk) return r;
   if (!parse_i32(c, rec.root)) return *why = "bad root", CollResult::kBad;
-  if ((r = field("comm")) != CollResult::kOk) return r;
+  if ((r = field(c, "comm", why)) != CollResult::kOk) return r;
   if (!parse_pointer(c, rec.comm)) return *why = "bad comm", CollResult::kBad;
   if (!c.done() && *c.p != ' ' && *c.p != '\t') return *why = "bad comm", CollResult::kBad;
   if (rec.comm == 0) return *why = "null comm", CollResult::kBad;
@@ -395,7 +513,7 @@ class PieceParser {
                   uint64_t line) {
     while (e > b && (e[-1] == '\r' || e[-1] == ' ')) --e;
     // Every "NCCL INFO" / "NCCL WARN" starts a message; the prefix before it ends the one before.
-    std::array<const char*, 8> hits{};
+    std::array<const char*, 8> hits;
     size_t n = 0;
     const char* version = nullptr;
     for (const char* p = find_nccl(b, e); p != nullptr; p = find_nccl(p + 5, e)) {
@@ -414,8 +532,8 @@ class PieceParser {
       return false;
     }
     ++out_.nccl_lines;
-    std::array<Prefix, 8> prefixes{};
-    std::array<bool, 8> has_prefix{};
+    std::array<Prefix, 8> prefixes;
+    std::array<bool, 8> has_prefix;
     for (size_t i = 0; i < n; ++i) {
       has_prefix[i] = parse_prefix_backward(i == 0 ? b : hits[i - 1] + 9, hits[i], prefixes[i]);
     }
@@ -478,7 +596,7 @@ class PieceParser {
       skip_spaces(c);
     }
     if (c.done()) return false;
-    const uint32_t process = processes_.intern(prefix.host, prefix.pid);
+    const uint32_t process = processes_.intern(prefix.host(), prefix.pid);
     const char first = *c.p;
     const char* why = nullptr;
     if (first == 'A' || first == 'R' || first == 'B' || first == 'S' || first == 'G') {
@@ -652,11 +770,16 @@ void parse_log_piece(const char* text_begin, const char* text_end, const char* b
       p = first_end < text_end ? first_end + 1 : text_end;
     }
   }
+  // The end of the line after the current one, found for joining and reused as the next line's.
+  const char* known_start = nullptr;
+  const char* known_end = nullptr;
   while (p < end) {
-    const char* e = line_end(p);
+    const char* e = p == known_start ? known_end : line_end(p);
     ++line;
     const char* next = e < text_end ? e + 1 : nullptr;
     const char* next_end = next != nullptr ? line_end(next) : nullptr;
+    known_start = next;
+    known_end = next_end;
     if (next == next_end) next = nullptr;  // an empty line continues nothing
     if (parser.parse_line(p, e, next, next_end, line)) {
       // A continuation in the next piece is counted (and skipped) by that piece.

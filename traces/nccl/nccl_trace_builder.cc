@@ -1,8 +1,10 @@
 #include "traces/nccl/nccl_trace_builder.h"
 
 #include <fmt/format.h>
+#include <sys/mman.h>
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <cstring>
 #include <map>
@@ -34,6 +36,19 @@ bool reduces(v1::OpKind kind) {
 }
 
 }  // namespace
+
+void NcclTraceBuilder::reserve_ops(uint64_t n) {
+  ops_.reserve(static_cast<size_t>(n));
+  // Hundreds of MB for a big log: in 2 MB pages they take a fraction of the page faults (the
+  // system's transparent huge pages are often enabled only where asked for). Not yet touched, so
+  // the advice applies from the first fault; failing it only costs speed.
+  constexpr uintptr_t kHuge = 2u << 20;
+  const auto begin = reinterpret_cast<uintptr_t>(ops_.data());
+  const uintptr_t end = begin + ops_.capacity() * sizeof(CompactOp);
+  const uintptr_t from = (begin + kHuge - 1) & ~(kHuge - 1);
+  const uintptr_t to = end & ~(kHuge - 1);
+  if (to > from) madvise(reinterpret_cast<void*>(from), to - from, MADV_HUGEPAGE);
+}
 
 void NcclTraceBuilder::start_file(const std::string& name) {
   files_.push_back(name);
@@ -124,6 +139,15 @@ Status NcclTraceBuilder::on_init(const InitRecord& rec, uint32_t process) {
     index = static_cast<uint32_t>(members_.size());
     members_.emplace_back();
     live_[k] = index;
+    if (process_comms_.size() <= process) process_comms_.resize(process + 1);
+    auto& comms = process_comms_[process];
+    const auto same = std::find_if(comms.begin(), comms.end(),
+                                   [&](const auto& c) { return c.first == rec.comm; });
+    if (same != comms.end()) {
+      same->second = index;
+    } else {
+      comms.emplace_back(rec.comm, index);
+    }
   }
   last_member_ = UINT32_MAX;
   Member& m = members_[index];
@@ -162,14 +186,21 @@ void NcclTraceBuilder::on_graph(const GraphRecord& rec, uint32_t process) {
 Status NcclTraceBuilder::on_coll(const CollRecord& rec, uint32_t process) {
   uint32_t member = last_member_;
   if (process != last_process_ || rec.comm != last_comm_ || member == UINT32_MAX) {
-    const auto it = live_.find(CommKey{process, rec.comm});
-    if (it == live_.end()) {
+    member = UINT32_MAX;
+    if (process < process_comms_.size() && process_comms_[process].size() <= kScannedComms) {
+      for (const auto& [comm, m] : process_comms_[process]) {
+        if (comm == rec.comm) member = m;
+      }
+    } else {
+      const auto it = live_.find(CommKey{process, rec.comm});
+      if (it != live_.end()) member = it->second;
+    }
+    if (member == UINT32_MAX) {
       const Process& p = processes_[process];
       return problem(line_base_ + rec.line,
                      fmt::format("{} on comm {:#x} of {}:{} before any init line of that comm",
                                  op_kind_name(rec.kind), rec.comm, p.host, p.pid));
     }
-    member = it->second;
     last_member_ = member;
     last_process_ = process;
     last_comm_ = rec.comm;
@@ -400,6 +431,8 @@ Status NcclTraceBuilder::finish() {
   COLLIDE_RETURN_IF_ERROR(group_communicators());
   file_prefix_.clear();
   for (const std::string& f : files_) file_prefix_.push_back(f + ":");
+  member_out_.clear();
+  for (const Member& m : members_) member_out_.push_back({slot_global_[m.slot], m.group});
   report_.ops = ops_.size();
   report_.ranks = world;
   report_.communicators = static_cast<uint32_t>(header_.communicators_size());
@@ -442,22 +475,33 @@ Status NcclTraceBuilder::write_ops(const std::function<Status(const v1::Op&)>& s
   return {};
 }
 
-void NcclTraceBuilder::serialize_ops(size_t begin, size_t end, std::string& out) const {
-  v1::Op op;
-  std::string source;
+void NcclTraceBuilder::serialize_ops(size_t begin, size_t end, WireBuffer& out) const {
+  // Per datatype id, its element size (a table: this runs once per op).
+  std::array<uint32_t, 256> element_size{};
+  for (size_t t = 0; t < element_size.size(); ++t) {
+    element_size[t] = datatype_size(static_cast<v1::DataType>(t));
+  }
+  OpWireFields w;
   for (size_t i = begin; i < end && i < ops_.size(); ++i) {
-    fill_op(ops_[i], op, source);
-    const size_t size = op.ByteSizeLong();
-    uint8_t varint[10];
-    size_t n = 0;
-    for (uint64_t v = size;; v >>= 7) {
-      varint[n++] = static_cast<uint8_t>((v & 0x7f) | (v >= 0x80 ? 0x80 : 0));
-      if (v < 0x80) break;
-    }
-    const size_t at = out.size();
-    out.resize(at + n + size);
-    std::memcpy(out.data() + at, varint, n);
-    op.SerializeWithCachedSizesToArray(reinterpret_cast<uint8_t*>(out.data() + at + n));
+    const CompactOp& c = ops_[i];
+    const MemberOut& m = member_out_[c.member];
+    w.rank = m.rank;
+    w.index = c.index;
+    w.kind = c.kind;
+    w.comm = group_ids_[m.group];
+    w.count = c.count;
+    w.datatype = c.datatype;
+    w.bytes = c.count * element_size[c.datatype];
+    w.root = c.root;
+    w.reduce_op = c.reduce_op;
+    w.has_enqueue_time = c.has_time;
+    w.enqueue_time_ns = c.time_ns;
+    w.op_count = c.op_count;
+    w.source_prefix = file_prefix_[c.file];
+    w.source_line = c.line;
+    w.group = c.group;
+    char* at = out.reserve(max_op_wire_size(w.comm.size(), w.source_prefix.size()));
+    out.set_end(write_delimited_op(w, at));
   }
 }
 

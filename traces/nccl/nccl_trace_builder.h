@@ -4,12 +4,14 @@
 #include <functional>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "collide/trace.pb.h"
 #include "common/result.h"
 #include "traces/import/importer.h"
 #include "traces/nccl/nccl_log_parser.h"
+#include "traces/nccl/op_wire.h"
 
 // Turns parsed NCCL log records into a collide trace: joins each collective line to the init line
 // of its (host, pid, comm pointer), numbers ranks, groups the per-process comm pointers into
@@ -38,7 +40,7 @@ class NcclTraceBuilder {
   explicit NcclTraceBuilder(const ImportOptions& options) : options_(options) {}
 
   // Room for `n` ops, so a big import does not copy its ops while growing.
-  void reserve_ops(uint64_t n) { ops_.reserve(static_cast<size_t>(n)); }
+  void reserve_ops(uint64_t n);
 
   // Pieces of one file are added in order after start_file; line numbers run on across them.
   void start_file(const std::string& name);
@@ -53,8 +55,9 @@ class NcclTraceBuilder {
   // Hands every op to `sink`, in input order (each rank's ops in its issue order).
   Status write_ops(const std::function<Status(const v1::Op&)>& sink) const;
   // Appends ops [begin, end) to `out` as a trace file holds them (each preceded by its length as
-  // a varint32); threads may serialize disjoint ranges at once.
-  void serialize_ops(size_t begin, size_t end, std::string& out) const;
+  // a varint32), the same bytes as write_ops' messages serialized; threads may serialize disjoint
+  // ranges at once.
+  void serialize_ops(size_t begin, size_t end, WireBuffer& out) const;
 
   ImportReport& report() { return report_; }
 
@@ -137,6 +140,10 @@ class NcclTraceBuilder {
   std::vector<Member> members_;
   // (process, comm pointer) -> member; a comm pointer reused after a destroy points to the newest.
   std::unordered_map<CommKey, uint32_t, CommKeyHash> live_;
+  // The same, per process, for the per-op lookup: a process has a handful of communicators, and
+  // scanning them beats hashing; beyond kScannedComms live_ is used.
+  static constexpr size_t kScannedComms = 16;
+  std::vector<std::vector<std::pair<uint64_t, uint32_t>>> process_comms_;
   std::unordered_map<uint64_t, std::vector<GraphRecord>> pending_graph_;  // (process, dev)
   std::unordered_map<uint64_t, uint32_t> slot_index_;                     // (process, dev) -> slot
   std::vector<uint32_t> slot_process_;
@@ -147,6 +154,11 @@ class NcclTraceBuilder {
   uint32_t last_member_ = UINT32_MAX;  // cache of the last lookup
   uint32_t last_process_ = UINT32_MAX;
   uint64_t last_comm_ = 0;
+  struct MemberOut {  // what writing an op needs of its member, compact
+    uint32_t rank;
+    uint32_t group;
+  };
+  std::vector<MemberOut> member_out_;  // by member, set by finish()
   std::vector<CompactOp> ops_;
   std::vector<std::string> group_ids_;
   std::vector<std::string> file_prefix_;  // "file:"

@@ -153,7 +153,7 @@ inline bool skip_pointer(Cursor& c, bool& null) {
   while (c.p < c.end && *c.p != ' ' && *c.p != '\t') ++c.p;
   const std::string_view token(s, static_cast<size_t>(c.p - s));
   if (token.empty()) return false;
-  null = token == "(nil)" || token == "nil" || token == "0" || token == "0x0";
+  null = token.size() <= 5 && (token == "(nil)" || token == "nil" || token == "0" || token == "0x0");
   return true;
 }
 

@@ -1,0 +1,73 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <string_view>
+
+// Writes the v1::Op fields an NCCL import fills straight into protobuf wire format, without
+// building a message: filling and serializing millions of messages was most of the import's write
+// time. The bytes are those protobuf writes for the same Op (fields in number order, proto3 zero
+// values left out, `enqueue_time_ns` whenever present); op_wire_test checks that against the
+// protobuf library itself.
+namespace collide::traces::nccl {
+
+struct OpWireFields {
+  uint32_t rank = 0;
+  uint64_t index = 0;
+  int32_t kind = 0;
+  std::string_view comm;
+  uint64_t count = 0;
+  int32_t datatype = 0;
+  uint64_t bytes = 0;
+  int32_t root = 0;
+  int32_t reduce_op = 0;
+  bool has_enqueue_time = false;
+  uint64_t enqueue_time_ns = 0;
+  uint64_t op_count = 0;
+  std::string_view source_prefix;  // "file:"; the source is this and the line number
+  uint64_t source_line = 0;
+  uint32_t group = 0;
+};
+
+// The most bytes one op's length prefix and body take, given its two strings' lengths.
+constexpr size_t max_op_wire_size(size_t comm_size, size_t source_prefix_size) {
+  // 13 varint fields of at most a tag byte and ten value bytes, two strings with a tag and a
+  // length of at most five bytes each, 20 line digits, and the op's own length prefix.
+  return 13 * 11 + 2 * 6 + comm_size + source_prefix_size + 20 + 5;
+}
+
+// Writes `op`, preceded by its length as a varint (the trace file's delimited framing), at `out`,
+// which has room for max_op_wire_size(); returns the end of what it wrote.
+char* write_delimited_op(const OpWireFields& op, char* out);
+
+// A growable byte buffer that, unlike std::string, does not zero what it is about to overwrite.
+class WireBuffer {
+ public:
+  // Room for `n` more bytes at end().
+  char* reserve(size_t n) {
+    if (size_ + n > capacity_) grow(size_ + n);
+    return data_.get() + size_;
+  }
+  void set_end(char* end) { size_ = static_cast<size_t>(end - data_.get()); }
+  void clear() { size_ = 0; }
+  const char* data() const { return data_.get(); }
+  size_t size() const { return size_; }
+
+ private:
+  void grow(size_t needed) {
+    size_t capacity = capacity_ == 0 ? 1 << 16 : capacity_;
+    while (capacity < needed) capacity *= 2;
+    auto data = std::make_unique_for_overwrite<char[]>(capacity);
+    if (size_ > 0) std::memcpy(data.get(), data_.get(), size_);
+    data_ = std::move(data);
+    capacity_ = capacity;
+  }
+
+  std::unique_ptr<char[]> data_;
+  size_t size_ = 0;
+  size_t capacity_ = 0;
+};
+
+}  // namespace collide::traces::nccl

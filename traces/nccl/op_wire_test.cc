@@ -1,0 +1,160 @@
+#include "traces/nccl/op_wire.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <string>
+
+#include "collide/trace.pb.h"
+#include "traces/nccl/nccl_log_parser.h"
+#include "traces/nccl/nccl_test_util.h"
+#include "traces/nccl/nccl_trace_builder.h"
+
+// The hand-written Op encoding against the protobuf library's own serialization of the same Op.
+namespace collide::traces::nccl {
+namespace {
+
+v1::Op as_message(const OpWireFields& f) {
+  v1::Op op;
+  op.set_rank(f.rank);
+  op.set_index(f.index);
+  op.set_kind(static_cast<v1::OpKind>(f.kind));
+  op.set_comm(std::string(f.comm));
+  op.set_count(f.count);
+  op.set_datatype(static_cast<v1::DataType>(f.datatype));
+  op.set_bytes(f.bytes);
+  op.set_root(f.root);
+  op.set_reduce_op(static_cast<v1::ReduceOp>(f.reduce_op));
+  if (f.has_enqueue_time) op.set_enqueue_time_ns(f.enqueue_time_ns);
+  op.set_op_count(f.op_count);
+  op.set_source(std::string(f.source_prefix) + std::to_string(f.source_line));
+  op.set_group(f.group);
+  return op;
+}
+
+// What protobuf writes for the op in a delimited stream: the length as a varint, then the body.
+std::string protobuf_delimited(const v1::Op& op) {
+  const std::string body = op.SerializeAsString();
+  std::string out;
+  for (uint64_t v = body.size();; v >>= 7) {
+    out.push_back(static_cast<char>((v & 0x7f) | (v >= 0x80 ? 0x80 : 0)));
+    if (v < 0x80) break;
+  }
+  return out + body;
+}
+
+std::string ours(const OpWireFields& f) {
+  std::string out(max_op_wire_size(f.comm.size(), f.source_prefix.size()), '\0');
+  char* end = write_delimited_op(f, out.data());
+  out.resize(static_cast<size_t>(end - out.data()));
+  return out;
+}
+
+TEST(OpWire, ZeroFieldsAreLeftOutAndPresentTimeIsKept) {
+  OpWireFields f;
+  f.source_prefix = "a.log:";
+  f.source_line = 0;
+  EXPECT_EQ(ours(f), protobuf_delimited(as_message(f)));
+  f.has_enqueue_time = true;  // a present zero is written
+  f.enqueue_time_ns = 0;
+  EXPECT_EQ(ours(f), protobuf_delimited(as_message(f)));
+  OpWireFields absent;
+  absent.source_prefix = "a.log:";
+  EXPECT_NE(ours(f), ours(absent));
+}
+
+TEST(OpWire, NegativeRootTakesTenBytesLikeProtobuf) {
+  OpWireFields f;
+  f.root = -1;
+  f.comm = "c0";
+  f.source_prefix = "x:";
+  f.source_line = 12;
+  const std::string bytes = ours(f);
+  EXPECT_EQ(bytes, protobuf_delimited(as_message(f)));
+  // tag 0x40 then ten bytes of a sign-extended -1.
+  EXPECT_NE(bytes.find(std::string("\x40\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01", 11)),
+            std::string::npos);
+}
+
+TEST(OpWire, RandomOpsMatchProtobuf) {
+  std::mt19937_64 rng(20261123);
+  // Values around every varint length boundary, and zero.
+  auto value = [&rng]() -> uint64_t {
+    const unsigned bits = static_cast<unsigned>(rng() % 65);
+    if (bits == 0) return 0;
+    const uint64_t v = rng() >> (64 - bits);
+    return rng() % 4 == 0 ? (bits == 64 ? ~0ull : (1ull << bits) - 1) : v;
+  };
+  const std::string long_name(300, 'p');  // a length prefix of two bytes
+  for (int i = 0; i < 20000; ++i) {
+    OpWireFields f;
+    f.rank = static_cast<uint32_t>(value());
+    f.index = value();
+    f.kind = static_cast<int32_t>(rng() % 16);
+    f.comm = rng() % 8 == 0 ? std::string_view() : std::string_view("c17");
+    f.count = value();
+    f.datatype = static_cast<int32_t>(rng() % 13);
+    f.bytes = value();
+    f.root = static_cast<int32_t>(static_cast<int64_t>(rng() % 2000) - 1000);
+    f.reduce_op = static_cast<int32_t>(rng() % 7);
+    f.has_enqueue_time = rng() % 2 == 0;
+    f.enqueue_time_ns = value();
+    f.op_count = value();
+    f.source_prefix = rng() % 3 == 0 ? std::string_view(long_name) : std::string_view("f.log:");
+    f.source_line = value();
+    f.group = static_cast<uint32_t>(value());
+    ASSERT_EQ(ours(f), protobuf_delimited(as_message(f))) << "op " << i;
+  }
+}
+
+TEST(OpWire, BufferKeepsWhatWasWrittenWhenItGrows) {
+  WireBuffer buffer;
+  std::string expected;
+  OpWireFields f;
+  f.comm = "c3";
+  f.source_prefix = "run.log:";
+  for (uint64_t i = 0; i < 5000; ++i) {
+    f.index = i;
+    f.source_line = i * 7;
+    char* at = buffer.reserve(max_op_wire_size(f.comm.size(), f.source_prefix.size()));
+    buffer.set_end(write_delimited_op(f, at));
+    expected += protobuf_delimited(as_message(f));
+  }
+  EXPECT_EQ(std::string(buffer.data(), buffer.size()), expected);
+}
+
+// The importer's serialization of every test log against its ops serialized by protobuf.
+TEST(OpWire, BuilderSerializationMatchesItsMessages) {
+  const std::string dir = COLLIDE_NCCL_TESTDATA;
+  int logs = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    std::ifstream in(entry.path(), std::ios::binary);
+    std::stringstream text;
+    text << in.rdbuf();
+    const std::string content = text.str();
+    ImportOptions options;
+    NcclTraceBuilder builder(options);
+    builder.start_file(entry.path().string());
+    ASSERT_TRUE(builder.add(parse_log_text(content)).ok());
+    ASSERT_TRUE(builder.end_file().ok());
+    ASSERT_TRUE(builder.finish().ok());
+    std::string expected;
+    ASSERT_TRUE(builder
+                    .write_ops([&](const v1::Op& op) {
+                      expected += protobuf_delimited(op);
+                      return Status();
+                    })
+                    .ok());
+    WireBuffer buffer;
+    builder.serialize_ops(0, builder.ops(), buffer);
+    EXPECT_EQ(std::string(buffer.data(), buffer.size()), expected) << entry.path();
+    if (builder.ops() > 0) ++logs;
+  }
+  EXPECT_GE(logs, 8);
+}
+
+}  // namespace
+}  // namespace collide::traces::nccl
