@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/netns.h"
+#include "injectors/fault_rules.h"
 #include "orchestrator/cli/commands.h"
 #include "orchestrator/testbed/testbed_plan.h"
 #include "replayer/backend/pcap_capture_port.h"
@@ -69,7 +70,34 @@ struct ReplayOptions {
   double timeout_s = 600;
   std::string results;
   std::string wait_for_file;
+  std::vector<std::string> drain_pauses;  // START:DURATION
+  std::vector<std::string> send_delays;   // START:DURATION:DELAY
 };
+
+// "START:DURATION[:DELAY]" with durations as `collide inject` reads them ("2s", "150ms", "40us";
+// a zero duration lasts to the end of the replay).
+std::vector<std::chrono::nanoseconds> parse_hook(const std::string& flag, const std::string& text,
+                                                 size_t fields) {
+  std::vector<std::chrono::nanoseconds> out;
+  size_t from = 0;
+  for (size_t i = 0; i < fields; ++i) {
+    const size_t colon = i + 1 < fields ? text.find(':', from) : std::string::npos;
+    const std::string part = text.substr(from, colon == std::string::npos ? std::string::npos : colon - from);
+    auto d = injectors::parse_duration(part);
+    if (part.empty() || !d.ok() || (i + 1 < fields && colon == std::string::npos)) {
+      fail("replay", kExitUsage,
+           fmt::format("{} wants {}, got '{}'", flag,
+                       fields == 2 ? "START:DURATION" : "START:DURATION:DELAY", text));
+    }
+    out.push_back(*d);
+    from = colon + 1;
+  }
+  return out;
+}
+
+const char* hook_kind_name(eng::HookWindow::Kind kind) {
+  return kind == eng::HookWindow::Kind::kDrainPause ? "drain_pause" : "send_delay";
+}
 
 // "H=aa:bb:cc:dd:ee:ff" pairs: the MAC that frames for ranks on host H go to.
 std::map<uint32_t, wire::MacAddress> parse_host_macs(const std::vector<std::string>& specs) {
@@ -121,7 +149,9 @@ nlohmann::json counters_json(const eng::EngineCounters& c) {
           {"out_of_order", c.responders.out_of_order},
           {"naks_sent", c.responders.naks_sent},
           {"cnps_sent", c.responders.cnps_sent},
-          {"ecn_marked", c.responders.ecn_marked}};
+          {"ecn_marked", c.responders.ecn_marked},
+          {"rx_paused_polls", c.rx_paused_polls},
+          {"tx_delayed_frames", c.tx_delayed_frames}};
 }
 
 void run_replay(const ReplayOptions& opt) {
@@ -165,6 +195,14 @@ void run_replay(const ReplayOptions& opt) {
   config.pace_gbps = opt.pace_gbps;
   config.pace_burst = opt.pace_burst;
   config.honor_compute_gaps = opt.timing == "trace";
+  for (const std::string& text : opt.drain_pauses) {
+    const auto t = parse_hook("--drain-pause", text, 2);
+    config.drain_pauses.push_back({t[0], t[1]});
+  }
+  for (const std::string& text : opt.send_delays) {
+    const auto t = parse_hook("--send-delay", text, 3);
+    config.send_delays.push_back({t[0], t[1], t[2]});
+  }
   coll::ExpandOptions expand;
   expand.channels = opt.channels;
   expand.qps_per_connection = opt.qps;
@@ -232,6 +270,11 @@ void run_replay(const ReplayOptions& opt) {
   for (const eng::OpRecord& r : (*engine)->take_records()) ops.push_back(op_json(r, comm_sizes[r.comm]));
   out["ops"] = std::move(ops);
   out["counters"] = counters_json((*engine)->counters());
+  nlohmann::json hooks = nlohmann::json::array();
+  for (const eng::HookWindow& w : (*engine)->hook_windows()) {
+    hooks.push_back({{"kind", hook_kind_name(w.kind)}, {"start_ns", w.start_ns}, {"end_ns", w.end_ns}});
+  }
+  out["hooks"] = std::move(hooks);
   const auto pc = (*port)->counters();
   out["port_counters"] = {{"tx_frames", pc.tx_frames}, {"rx_frames", pc.rx_frames},
                           {"rx_dropped", pc.rx_dropped}, {"tx_errors", pc.tx_errors}};
@@ -320,6 +363,12 @@ void add_replay_command(CLI::App& app) {
   cmd->add_option("--results", opt->results, "write the results JSON here (default: stdout)");
   cmd->add_option("--wait-for-file", opt->wait_for_file,
                   "after the port is up, start only once this file exists");
+  cmd->add_option("--drain-pause", opt->drain_pauses,
+                  "START:DURATION: stop draining the receive ring for the window (a slow "
+                  "receiver), counted from the replay's start; repeatable");
+  cmd->add_option("--send-delay", opt->send_delays,
+                  "START:DURATION:DELAY: hold every frame sent in the window for DELAY (a slow "
+                  "sender); repeatable");
   cmd->callback([opt] { run_replay(*opt); });
 }
 

@@ -25,13 +25,17 @@ DpdkBackendPort::DpdkBackendPort(std::unique_ptr<dpdk::DpdkPort> port) : port_(s
 
 Status DpdkBackendPort::acquire(std::span<Frame> frames) {
   std::array<rte_mbuf*, kMaxBurst> mbufs;
+  std::array<uint64_t, kMaxBurst> memos;
   for (size_t done = 0; done < frames.size();) {
     const auto n = static_cast<uint16_t>(std::min<size_t>(kMaxBurst, frames.size() - done));
-    if (Status s = port_->alloc_burst(mbufs.data(), n); !s.ok()) {
+    if (Status s = port_->alloc_burst(mbufs.data(), n, memos.data()); !s.ok()) {
       release(frames.first(done));
       return s;
     }
-    for (uint16_t i = 0; i < n; ++i) frames[done + i] = frame_of(mbufs[i]);
+    for (uint16_t i = 0; i < n; ++i) {
+      frames[done + i] = frame_of(mbufs[i]);
+      frames[done + i].payload_held = memos[i];
+    }
     done += n;
   }
   return {};
@@ -46,6 +50,7 @@ uint16_t DpdkBackendPort::submit(std::span<Frame> frames) {
       auto* m = static_cast<rte_mbuf*>(frames[sent + i].handle);
       m->data_len = static_cast<uint16_t>(frames[sent + i].len);
       m->pkt_len = frames[sent + i].len;
+      dpdk::DpdkPort::set_payload_memo(m, frames[sent + i].payload_written);
       mbufs[i] = m;
     }
     const uint16_t taken = port_->tx_burst(mbufs.data(), n);
@@ -69,7 +74,12 @@ uint16_t DpdkBackendPort::receive(std::span<Frame> frames) {
 
 void DpdkBackendPort::release(std::span<Frame> frames) {
   for (Frame& f : frames) {
-    if (f.handle != nullptr) rte_pktmbuf_free(static_cast<rte_mbuf*>(f.handle));
+    if (f.handle == nullptr) continue;
+    auto* m = static_cast<rte_mbuf*>(f.handle);
+    // Acquired and written but not sent: the bytes stay as the encoder left them. (Received
+    // buffers belong to the receive pool, which never reads memos.)
+    dpdk::DpdkPort::set_payload_memo(m, f.payload_written);
+    rte_pktmbuf_free(m);
     f = {};
   }
 }

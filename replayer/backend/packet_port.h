@@ -19,6 +19,13 @@ struct Frame {
   uint32_t len = 0;
   uint32_t capacity = 0;
   void* handle = nullptr;  // the implementation's own buffer (e.g. an rte_mbuf)
+  // Ports that reuse transmit buffers remember what an encoder left in them, so the next encoder
+  // can skip rewriting identical payload bytes (transport::PayloadMemo). `payload_held` is what
+  // acquire found (0: unknown); an encoder that writes the frame sets `payload_written`, which
+  // the port keeps with the buffer. Left at 0, as by any other writer, the buffer counts as
+  // unknown.
+  uint64_t payload_held = 0;
+  uint64_t payload_written = 0;
 };
 
 struct PortCounters {

@@ -5,9 +5,13 @@
 #include <rte_errno.h>
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
+#include <rte_mbuf_dyn.h>
 #include <rte_mempool.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cstdio>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -20,6 +24,7 @@ namespace {
 constexpr uint32_t kDefaultRingSize = 1024;
 constexpr uint32_t kDefaultMbufCount = 8191;
 constexpr uint32_t kDefaultMbufCache = 256;
+constexpr std::string_view kAfXdpDriver = "net_af_xdp";
 
 uint32_t or_default(uint32_t value, uint32_t fallback) { return value != 0 ? value : fallback; }
 
@@ -28,6 +33,28 @@ std::string device_name(const std::string& device) { return device.substr(0, dev
 
 Status rte_status(int rc, std::string_view what) {
   return errno_status(rc < 0 ? -rc : rc, what);
+}
+
+// The payload memo lives in an mbuf dynamic field, registered once per process.
+int payload_memo_offset() {
+  static const int offset = [] {
+    rte_mbuf_dynfield field{};
+    std::snprintf(field.name, sizeof(field.name), "collide_payload_memo");
+    field.size = sizeof(uint64_t);
+    field.align = alignof(uint64_t);
+    return rte_mbuf_dynfield_register(&field);
+  }();
+  return offset;
+}
+
+uint64_t& payload_memo(rte_mbuf* m) {
+  return *RTE_MBUF_DYNFIELD(m, payload_memo_offset(), uint64_t*);
+}
+
+// Transmit buffers: what the ring holds, per-lcore caches and bursts in flight, with room to
+// spare; fewer than the receive pool, so the two fit the EAL memory the single pool did.
+uint32_t tx_pool_size(uint32_t tx_ring, uint32_t cache, uint32_t rx_pool) {
+  return std::min(rx_pool, 2 * tx_ring + 4 * cache + 1023);
 }
 
 }  // namespace
@@ -68,6 +95,9 @@ Result<std::unique_ptr<DpdkPort>> DpdkPort::open(const v1::DpdkPortConfig& confi
     return errno_status(rte_errno, fmt::format("creating buffer pool for '{}'", port->name_));
   }
   port->max_frame_size_ = data_room - RTE_PKTMBUF_HEADROOM;
+  if (payload_memo_offset() < 0) {
+    return errno_status(rte_errno, "registering the mbuf payload memo field");
+  }
 
   rte_eth_conf conf{};
   if (int rc = rte_eth_dev_configure(port_id, 1, 1, &conf); rc != 0) {
@@ -79,6 +109,29 @@ Result<std::unique_ptr<DpdkPort>> DpdkPort::open(const v1::DpdkPortConfig& confi
     return rte_status(rc, "adjusting descriptor counts");
   }
   const int socket = rte_eth_dev_socket_id(port_id);
+  const uint32_t cache = or_default(config.mbuf_cache_size(), kDefaultMbufCache);
+  if (port->driver_ == kAfXdpDriver) {
+    // AF_XDP sends without a copy only buffers of the pool its UMEM is built from (the receive
+    // pool); any other buffer is copied into one. Sharing the pool keeps that, and memos off:
+    // the kernel writes received frames into the same buffers.
+    port->tx_pool_ = port->pool_;
+  } else {
+    port->tx_pool_ = rte_pktmbuf_pool_create(
+        (pool_name + "t").c_str(),
+        tx_pool_size(tx_ring, cache, or_default(config.mbuf_count(), kDefaultMbufCount)), cache,
+        0, static_cast<uint16_t>(data_room), socket);
+    if (port->tx_pool_ == nullptr) {
+      return errno_status(rte_errno, fmt::format("creating transmit pool for '{}'", port->name_));
+    }
+    port->payload_memos_ = true;
+  }
+  // Fresh buffers hold nothing known.
+  rte_mempool_obj_iter(
+      port->tx_pool_,
+      [](rte_mempool*, void*, void* obj, unsigned) {
+        payload_memo(static_cast<rte_mbuf*>(obj)) = 0;
+      },
+      nullptr);
   if (int rc = rte_eth_rx_queue_setup(port_id, 0, rx_ring, socket, nullptr, port->pool_); rc != 0) {
     return rte_status(rc, fmt::format("setting up receive queue of '{}'", port->name_));
   }
@@ -111,14 +164,22 @@ DpdkPort::~DpdkPort() {
     rte_eal_hotplug_remove("vdev", name_.c_str());
   }
   if (pool_ != nullptr) rte_mempool_free(pool_);
+  if (tx_pool_ != nullptr && tx_pool_ != pool_) rte_mempool_free(tx_pool_);
 }
 
-Status DpdkPort::alloc_burst(rte_mbuf** mbufs, uint16_t count) {
-  if (rte_pktmbuf_alloc_bulk(pool_, mbufs, count) != 0) {
-    return unavailable(fmt::format("buffer pool of '{}' is empty", name_));
+Status DpdkPort::alloc_burst(rte_mbuf** mbufs, uint16_t count, uint64_t* previous_memos) {
+  if (rte_pktmbuf_alloc_bulk(tx_pool_, mbufs, count) != 0) {
+    return unavailable(fmt::format("transmit pool of '{}' is empty", name_));
+  }
+  for (uint16_t i = 0; i < count; ++i) {
+    uint64_t& memo = payload_memo(mbufs[i]);
+    if (previous_memos != nullptr) previous_memos[i] = payload_memos_ ? memo : 0;
+    memo = 0;
   }
   return {};
 }
+
+void DpdkPort::set_payload_memo(rte_mbuf* mbuf, uint64_t memo) { payload_memo(mbuf) = memo; }
 
 uint16_t DpdkPort::tx_burst(rte_mbuf** mbufs, uint16_t count) {
   return rte_eth_tx_burst(port_id_, 0, mbufs, count);

@@ -23,7 +23,7 @@ struct PortStats {
   uint64_t tx_errors = 0;
 };
 
-// One DPDK Ethernet port with one receive and one transmit queue and its own buffer pool. Works on
+// One DPDK Ethernet port with one receive and one transmit queue and its own buffer pools. Works on
 // any PMD: a PCI NIC, or a virtual device (net_af_xdp, net_af_packet, net_null, net_ring, ...),
 // which it probes itself. The EAL must be initialised first (init_eal).
 class DpdkPort {
@@ -38,11 +38,19 @@ class DpdkPort {
   const std::string& driver() const { return driver_; }
   wire::MacAddress mac() const { return mac_; }
   rte_mempool* mempool() const { return pool_; }
+  rte_mempool* tx_mempool() const { return tx_pool_; }
   // Largest frame a buffer of this port's pool holds in one segment.
   uint32_t max_frame_size() const { return max_frame_size_; }
 
-  // Fills `mbufs` with `count` empty buffers from the port's pool, all or none.
-  Status alloc_burst(rte_mbuf** mbufs, uint16_t count);
+  // Fills `mbufs` with `count` empty buffers from the port's transmit pool, all or none. Each
+  // transmit buffer carries a payload memo: what its bytes hold, as the last encoder that wrote
+  // it described them (0: unknown), so an encoder reusing it can skip rewriting identical
+  // payload bytes. Allocation clears the memo (whoever writes the buffer next may not keep it
+  // up to date); `previous_memos`, if given, receives what they were (always 0 where the
+  // transmit pool is the receive pool: the device writes those buffers too).
+  Status alloc_burst(rte_mbuf** mbufs, uint16_t count, uint64_t* previous_memos = nullptr);
+  // Records what a transmit buffer's bytes hold once written; 0 for unknown.
+  static void set_payload_memo(rte_mbuf* mbuf, uint64_t memo);
   // Hands frames to the device; returns how many it took. The caller still owns the rest.
   uint16_t tx_burst(rte_mbuf** mbufs, uint16_t count);
   // Takes up to `capacity` received frames; the caller frees them.
@@ -57,7 +65,12 @@ class DpdkPort {
   std::string name_;
   std::string driver_;
   wire::MacAddress mac_;
-  rte_mempool* pool_ = nullptr;
+  rte_mempool* pool_ = nullptr;  // receive buffers: the device writes them
+  // Transmit buffers, apart: only encoders write them, so their payload memos stay true. On
+  // drivers that need the receive pool for transmitting without a copy, the same pool, and
+  // memos are not kept (payload_memos_ false).
+  rte_mempool* tx_pool_ = nullptr;
+  bool payload_memos_ = false;
   uint32_t max_frame_size_ = 0;
   bool started_ = false;
   bool probed_here_ = false;

@@ -2,12 +2,15 @@
 
 #include <rte_mbuf.h>
 
+#include <algorithm>
 #include <array>
 #include <vector>
 
 #include <gtest/gtest.h>
 
+#include "replayer/backend/dpdk_backend.h"
 #include "replayer/dpdk/eal.h"
+#include "replayer/transport/frame_codec.h"
 #include "replayer/wire/roce_frame.h"
 #include "tests/support/privileged.h"
 
@@ -107,6 +110,93 @@ TEST(DpdkPortTest, EalRefusesDifferentArgumentsLater) {
   COLLIDE_REQUIRE(missing_eal());
   EXPECT_TRUE(init_eal(virtual_device_eal_args(0)).ok());
   EXPECT_EQ(init_eal({"--no-pci"}).code(), StatusCode::kFailedPrecondition);
+}
+
+// Transmit buffers come back with the memo their last writer left; plain allocation clears it,
+// so a writer that knows nothing of memos never leaves a stale one behind.
+TEST(DpdkPortTest, TransmitBuffersCarryTheirPayloadMemo) {
+  COLLIDE_REQUIRE(missing_eal());
+  v1::DpdkPortConfig config;
+  config.set_device("net_null1");
+  auto port = DpdkPort::open(config);
+  ASSERT_TRUE(port.ok()) << port.status().to_string();
+  std::array<rte_mbuf*, kBurst> mbufs{};
+  std::array<uint64_t, kBurst> memos{};
+  ASSERT_TRUE((*port)->alloc_burst(mbufs.data(), kBurst, memos.data()).ok());
+  for (uint16_t i = 0; i < kBurst; ++i) {
+    EXPECT_EQ(memos[i], 0u);  // fresh buffers hold nothing known
+    EXPECT_EQ(mbufs[i]->pool, (*port)->tx_mempool());
+    DpdkPort::set_payload_memo(mbufs[i], 1000 + i);
+  }
+  const std::vector<rte_mbuf*> first(mbufs.begin(), mbufs.end());
+  rte_pktmbuf_free_bulk(mbufs.data(), kBurst);
+
+  // The per-lcore cache hands the same buffers back; each has its own memo.
+  ASSERT_TRUE((*port)->alloc_burst(mbufs.data(), kBurst, memos.data()).ok());
+  int recognised = 0;
+  for (uint16_t i = 0; i < kBurst; ++i) {
+    auto it = std::find(first.begin(), first.end(), mbufs[i]);
+    if (it == first.end()) continue;
+    ++recognised;
+    EXPECT_EQ(memos[i], 1000u + static_cast<uint64_t>(it - first.begin()));
+  }
+  EXPECT_GT(recognised, 0);
+  rte_pktmbuf_free_bulk(mbufs.data(), kBurst);
+
+  // Allocation without asking clears the memos: the next user sees unknown.
+  ASSERT_TRUE((*port)->alloc_burst(mbufs.data(), kBurst).ok());
+  rte_pktmbuf_free_bulk(mbufs.data(), kBurst);
+  ASSERT_TRUE((*port)->alloc_burst(mbufs.data(), kBurst, memos.data()).ok());
+  for (uint16_t i = 0; i < kBurst; ++i) EXPECT_EQ(memos[i], 0u);
+  rte_pktmbuf_free_bulk(mbufs.data(), kBurst);
+}
+
+// Through the backend port and the frame encoder, as the engine sends: frames built on reused
+// buffers, whose zeros are not rewritten, still parse with a correct ICRC and zero payload, and
+// a buffer scribbled on by a writer that sets no memo is rewritten in full.
+TEST(DpdkPortTest, ReusedBuffersStillCarryCorrectFrames) {
+  COLLIDE_REQUIRE(missing_eal());
+  v1::DpdkPortConfig config;
+  config.set_device("net_null2");
+  auto opened = DpdkPort::open(config);
+  ASSERT_TRUE(opened.ok()) << opened.status().to_string();
+  backend::DpdkBackendPort port(std::move(opened).value());
+  transport::FrameAddress address;
+  address.src_ip = *wire::Ipv4Address::parse("198.18.0.1");
+  address.dst_ip = *wire::Ipv4Address::parse("198.18.0.2");
+  std::vector<backend::Frame> frames(kBurst);
+  uint64_t psn = 0;
+  uint64_t reused = 0;
+  for (int round = 0; round < 50; ++round) {
+    ASSERT_TRUE(port.acquire(frames).ok());
+    for (auto& f : frames) {
+      if (f.payload_held != 0) ++reused;
+      if (round % 10 == 9) {
+        std::fill(f.data, f.data + f.capacity, 0xab);  // a writer that keeps no memo
+        f.payload_held = 0;
+      }
+      transport::Packet p;
+      p.qpn = 0x31;
+      p.psn = psn++;
+      p.opcode = round % 3 == 0 ? wire::Opcode::kWriteFirst : wire::Opcode::kWriteMiddle;
+      p.payload_bytes = round % 5 == 0 ? 1000 : 1024;
+      p.message_bytes = 1 << 20;
+      transport::PayloadMemo memo{f.payload_held};
+      auto len = transport::encode_frame({f.data, f.capacity}, p, address, false, &memo);
+      ASSERT_TRUE(len.ok()) << len.status().to_string();
+      f.payload_written = memo.written;
+      f.len = static_cast<uint32_t>(*len);
+      auto parsed = wire::parse_roce_frame({f.data, f.len});
+      ASSERT_TRUE(parsed.ok()) << parsed.status().to_string();
+      ASSERT_TRUE(parsed->icrc_ok()) << "round " << round;
+      ASSERT_TRUE(std::all_of(parsed->payload.begin(), parsed->payload.end(),
+                              [](uint8_t b) { return b == 0; }))
+          << "round " << round;
+    }
+    const uint16_t taken = port.submit(frames);
+    port.release(std::span<backend::Frame>(frames).subspan(taken));
+  }
+  EXPECT_GT(reused, 0u);  // the memo path was taken, not only the full rewrite
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include "replayer/engine/engine.h"
 
 #include <algorithm>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -82,6 +83,7 @@ Result<std::unique_ptr<Engine>> Engine::create(EngineConfig config, const v1::Tr
   COLLIDE_RETURN_IF_ERROR(validate(pacing));
   if (config.burst == 0) return invalid_argument("burst must be at least one frame");
   e->pacer_ = Pacer(pacing, e->clock_());
+  e->hooks_ = FaultHooks(config.drain_pauses, config.send_delays);
   e->rx_frames_.resize(config.burst);
   return e;
 }
@@ -248,7 +250,25 @@ void Engine::run_timers(Nanos now, bool& progress) {
   }
 }
 
+void Engine::hand_to_port(std::span<backend::Frame> frames, Nanos now) {
+  const Nanos delay = hooks_.send_delay(now);
+  if (delay == 0 && delayed_.empty()) {
+    const uint16_t taken = port_->submit(frames);
+    unsent_.assign(frames.begin() + taken, frames.end());
+    return;
+  }
+  // Behind frames already held, so the line keeps the order they were built in.
+  const Nanos due = std::max(now + delay, delayed_.empty() ? Nanos{0} : delayed_.back().first);
+  for (backend::Frame& f : frames) delayed_.emplace_back(due, f);
+  if (delay > 0) counters_.tx_delayed_frames += frames.size();
+}
+
 void Engine::transmit(Nanos now, bool& progress) {
+  // Held frames whose delay is over queue for the port behind anything it has not taken yet.
+  while (!delayed_.empty() && delayed_.front().first <= now) {
+    unsent_.push_back(delayed_.front().second);
+    delayed_.pop_front();
+  }
   if (!unsent_.empty()) {
     const uint16_t taken = port_->submit(unsent_);
     unsent_.erase(unsent_.begin(), unsent_.begin() + taken);
@@ -264,7 +284,9 @@ void Engine::transmit(Nanos now, bool& progress) {
   size_t used = 0;
   auto emit = [&](const Packet& p, const transport::FrameAddress& a) {
     backend::Frame& f = frames[used];
-    auto len = transport::encode_frame({f.data, f.capacity}, p, a, config_.verify_payload);
+    transport::PayloadMemo memo{f.payload_held};
+    auto len = transport::encode_frame({f.data, f.capacity}, p, a, config_.verify_payload, &memo);
+    f.payload_written = memo.written;
     if (!len.ok()) {
       fail("encoding a frame: " + len.status().message(), now);
       return;
@@ -303,16 +325,19 @@ void Engine::transmit(Nanos now, bool& progress) {
   if (used == 0) return;
   progress = true;
   counters_.tx_frames += used;
-  const uint16_t taken = port_->submit(std::span<backend::Frame>(frames.data(), used));
-  unsent_.assign(frames.begin() + taken, frames.begin() + static_cast<long>(used));
+  hand_to_port(std::span<backend::Frame>(frames.data(), used), now);
 }
 
 bool Engine::poll() {
   if (failed()) return false;
   const Nanos now = clock_();
+  hooks_.start(now);
+  hooks_.observe(now);
   bool progress = false;
   std::vector<backend::Frame>& rx = rx_frames_;
-  for (int i = 0; i < kRxBurstsPerPoll; ++i) {
+  const bool paused = hooks_.draining_paused(now);
+  if (paused) ++counters_.rx_paused_polls;
+  for (int i = 0; i < kRxBurstsPerPoll && !paused; ++i) {
     const uint16_t n = port_->receive(rx);
     for (uint16_t j = 0; j < n; ++j) handle_frame(rx[j], now);
     if (n > 0) {
@@ -336,6 +361,8 @@ std::optional<Nanos> Engine::next_deadline() const {
     if (t && (!next || *t < *next)) next = t;
   };
   if (!local_.empty()) consider(local_.top().at);
+  if (!delayed_.empty()) consider(delayed_.front().first);
+  if (!hooks_.empty()) consider(hooks_.next_change(clock_()));
   for (const auto& [rank, runner] : runners_) consider(runner.wake_at());
   for (const auto& [key, c] : connections_) {
     consider(c.requester.timer_deadline());
@@ -363,7 +390,7 @@ bool Engine::finished() const {
   for (const auto& [rank, runner] : runners_) {
     if (!runner.finished()) return false;
   }
-  return control_.empty() && unsent_.empty();
+  return control_.empty() && unsent_.empty() && delayed_.empty();
 }
 
 Status Engine::run(std::chrono::nanoseconds timeout) {
@@ -381,7 +408,12 @@ Status Engine::run(std::chrono::nanoseconds timeout) {
     } else if (next) {
       continue;
     }
-    port_->wait_for_frames(wait);
+    if (hooks_.draining_paused(now)) {
+      // Frames are waiting and must stay waiting: the port would wake at once, so sleep instead.
+      std::this_thread::sleep_for(wait);
+    } else {
+      port_->wait_for_frames(wait);
+    }
   }
   if (failed()) return unavailable(failure_);
   return {};

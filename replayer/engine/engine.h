@@ -18,6 +18,7 @@
 #include "common/result.h"
 #include "replayer/backend/packet_port.h"
 #include "replayer/collectives/expander.h"
+#include "replayer/engine/fault_hooks.h"
 #include "replayer/engine/op_record.h"
 #include "replayer/engine/pacer.h"
 #include "replayer/engine/rank_runner.h"
@@ -37,6 +38,9 @@ struct EngineConfig {
   uint32_t pace_burst = 32;          // frames that may leave back to back at the line rate
   uint32_t burst = 32;               // frames per submit
   std::chrono::microseconds max_idle_wait{500};
+  // Slow receiver and slow sender (fault_hooks.h), counted from the first poll.
+  std::vector<DrainPause> drain_pauses;
+  std::vector<SendDelay> send_delays;
 };
 
 // How ranks are reached: each rank has its own IPv4 address (several ranks may share a NIC), and
@@ -53,6 +57,8 @@ struct EngineCounters {
   uint64_t pattern_errors = 0;  // payload differed from what its QP and PSN must carry
   uint64_t tx_frames = 0;
   uint64_t tx_bytes = 0;
+  uint64_t rx_paused_polls = 0;    // polls that left the receive ring alone (drain pause)
+  uint64_t tx_delayed_frames = 0;  // frames held back by a send delay
   transport::RequesterCounters requesters;  // summed over QPs
   transport::ResponderCounters responders;
 };
@@ -95,6 +101,8 @@ class Engine {
   std::vector<OpRecord> take_records();
   EngineCounters counters() const;
   std::vector<QpCounters> qp_counters() const;
+  // When the drain pauses and send delays were really in force (the engine's clock).
+  std::vector<HookWindow> hook_windows() const { return hooks_.windows(); }
 
  private:
   struct Connection {
@@ -136,6 +144,8 @@ class Engine {
   void handle_frame(const backend::Frame& frame, transport::Nanos now);
   void run_timers(transport::Nanos now, bool& progress);
   void transmit(transport::Nanos now, bool& progress);
+  // Frames built now: to the port, or behind the send delay's line while one is in force.
+  void hand_to_port(std::span<backend::Frame> frames, transport::Nanos now);
   bool any_ready_to_send() const;
   void fail(const std::string& why, transport::Nanos now);
 
@@ -154,6 +164,9 @@ class Engine {
   std::priority_queue<LocalDelivery, std::vector<LocalDelivery>, std::greater<>> local_;
   std::deque<PendingControl> control_;
   std::vector<backend::Frame> unsent_;  // built, not yet taken by the port
+  FaultHooks hooks_;
+  // Frames held by a send delay, oldest first, with the time each may go to the port.
+  std::deque<std::pair<transport::Nanos, backend::Frame>> delayed_;
   Pacer pacer_;                         // the port's line rate (off unless pace_gbps > 0)
   std::vector<backend::Frame> rx_frames_;  // reused every poll
   std::vector<backend::Frame> tx_frames_;

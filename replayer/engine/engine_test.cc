@@ -8,6 +8,8 @@
 #include <random>
 #include <set>
 
+#include <iostream>
+
 #include <gtest/gtest.h>
 
 #include "common/bytes.h"
@@ -125,7 +127,9 @@ struct TwoHostRun {
 TwoHostRun run_two_hosts(FakeWire& wire, const std::vector<v1::Op>& per_rank_template,
                          transport::Recovery recovery, Nanos limit = 10'000'000'000ull,
                          bool dcqcn = false,
-                         const std::function<void(EngineConfig&)>& tweak = {}) {
+                         const std::function<void(EngineConfig&)>& tweak = {},
+                         const std::function<void(EngineConfig&)>& tweak_b = {},
+                         const std::map<uint32_t, std::vector<v1::Op>>* own_programs = nullptr) {
   v1::TraceHeader header;
   header.set_world_size(4);
   auto* comm = header.add_communicators();
@@ -149,8 +153,16 @@ TwoHostRun run_two_hosts(FakeWire& wire, const std::vector<v1::Op>& per_rank_tem
   addressing.ip_of = [](uint32_t r) { return wire::Ipv4Address{0xc6120000u + 10 + r}; };
   FakePort port_a(wire, 0, mac_a);
   FakePort port_b(wire, 1, mac_b);
+  EngineConfig config_b = config;
+  if (tweak_b) tweak_b(config_b);
   auto programs = [&](uint32_t first) {
     std::map<uint32_t, std::vector<v1::Op>> p;
+    if (own_programs != nullptr) {
+      for (const auto& [rank, ops] : *own_programs) {
+        if (rank >= first && rank < first + 2) p[rank] = ops;
+      }
+      return p;
+    }
     for (uint32_t r = first; r < first + 2; ++r) {
       for (v1::Op op : per_rank_template) {
         op.set_rank(r);
@@ -164,7 +176,7 @@ TwoHostRun run_two_hosts(FakeWire& wire, const std::vector<v1::Op>& per_rank_tem
   to_a.next_hop_mac = [&](uint32_t) { return mac_a; };
   auto clock = [&] { return wire.now; };
   auto a = Engine::create(config, header, placement, expand, programs(0), to_b, port_a, clock);
-  auto b = Engine::create(config, header, placement, expand, programs(2), to_a, port_b, clock);
+  auto b = Engine::create(config_b, header, placement, expand, programs(2), to_a, port_b, clock);
   EXPECT_TRUE(a.ok()) << a.status().to_string();
   EXPECT_TRUE(b.ok()) << b.status().to_string();
 
@@ -396,6 +408,85 @@ TEST(EngineIdleTest, WaitingForAPeerSleepsInsteadOfSpinning) {
   // 500 us waits: about 100 in 50 ms. A spinning engine polls hundreds of thousands of times.
   EXPECT_LT(port.receives, 2000u) << "polls in " << wall << " s";
   EXPECT_LT(cpu_s, 0.5 * wall) << "CPU " << cpu_s << " s of " << wall << " s";
+}
+
+// The slow-receiver hook: host B leaves its receive ring alone for 2 ms in the middle of an
+// all-reduce that needs B at every step, so the whole job stalls for about that long.
+TEST(EngineHooksTest, DrainPauseStallsTheJobForItsLength) {
+  const uint64_t bytes = 4 << 20;
+  // A window of 64 packets per QP, as NICs bound what is in flight: senders wait for ACKs the
+  // paused host does not read, instead of pouring the whole op into the wire's queue.
+  auto paced = [](EngineConfig& c) {
+    c.pace_gbps = 10;
+    c.qp.max_outstanding = 64;
+  };
+  FakeWire clean;
+  const auto base = run_two_hosts(clean, {all_reduce(bytes)}, transport::Recovery::kGoBackN,
+                                  10'000'000'000ull, false, paced);
+  ASSERT_TRUE(base.failure.empty()) << base.failure;
+  const Nanos pause = 2'000'000;
+  ASSERT_GT(base.end, 2'000'000u) << "the pause must fall inside the op";
+  FakeWire wire;
+  const auto run = run_two_hosts(wire, {all_reduce(bytes)}, transport::Recovery::kGoBackN,
+                                 10'000'000'000ull, false, paced, [&](EngineConfig& c) {
+                                   c.drain_pauses.push_back(
+                                       {std::chrono::milliseconds(1), std::chrono::nanoseconds(pause)});
+                                 });
+  ASSERT_TRUE(run.failure.empty()) << run.failure;
+  EXPECT_EQ(run.a.rx_paused_polls, 0u);
+  EXPECT_GT(run.b.rx_paused_polls, 0u);
+  const double stall = static_cast<double>(run.end) - static_cast<double>(base.end);
+  std::cout << "baseline " << base.end / 1e6 << " ms, with a 2 ms drain pause " << run.end / 1e6
+            << " ms\n";
+  EXPECT_GT(stall, 0.8 * static_cast<double>(pause));
+  EXPECT_LT(stall, 1.3 * static_cast<double>(pause));
+  // Nothing was lost (the fake wire queues what waits), so nothing was resent.
+  EXPECT_EQ(run.a.requesters.retransmitted_packets + run.b.requesters.retransmitted_packets, 0u);
+}
+
+// The slow-sender hook on a single message: rank 0 (host A) sends one packet to rank 2 (host B).
+// Held for D on A's side, it arrives, and its ACK returns, exactly D later; a delay on B holds
+// only the ACK, so only the send completes later.
+TEST(EngineHooksTest, SendDelayShiftsCompletionByTheDelay) {
+  v1::Op send;
+  send.set_kind(v1::OP_KIND_SEND);
+  send.set_comm("world");
+  send.set_bytes(1024);
+  send.set_root(2);
+  send.set_rank(0);
+  v1::Op recv = send;
+  recv.set_kind(v1::OP_KIND_RECV);
+  recv.set_root(0);
+  recv.set_rank(2);
+  const std::map<uint32_t, std::vector<v1::Op>> programs = {{0, {send}}, {2, {recv}}};
+  auto end_of = [](const TwoHostRun& run, uint32_t rank) {
+    for (const OpRecord& r : run.records) {
+      if (r.rank == rank) return r.end_ns;
+    }
+    return Nanos{0};
+  };
+  const Nanos delay = 300'000;
+  auto delayed = [&](EngineConfig& c) {
+    c.send_delays.push_back({std::chrono::nanoseconds(0), std::chrono::nanoseconds(0),
+                             std::chrono::nanoseconds(delay)});
+  };
+  FakeWire w0, w1, w2;
+  const auto base = run_two_hosts(w0, {}, transport::Recovery::kGoBackN, 10'000'000'000ull, false,
+                                  {}, {}, &programs);
+  const auto on_a = run_two_hosts(w1, {}, transport::Recovery::kGoBackN, 10'000'000'000ull, false,
+                                  delayed, [](EngineConfig& c) { c.send_delays.clear(); }, &programs);
+  const auto on_b = run_two_hosts(w2, {}, transport::Recovery::kGoBackN, 10'000'000'000ull, false,
+                                  {}, delayed, &programs);
+  for (const auto* r : {&base, &on_a, &on_b}) {
+    ASSERT_TRUE(r->failure.empty()) << r->failure;
+    ASSERT_EQ(r->records.size(), 2u);
+  }
+  EXPECT_EQ(end_of(on_a, 2) - end_of(base, 2), delay);  // the data arrived D later
+  EXPECT_EQ(end_of(on_a, 0) - end_of(base, 0), delay);  // and so did its ACK
+  EXPECT_EQ(end_of(on_b, 2), end_of(base, 2));          // B's delay holds only the ACK
+  EXPECT_EQ(end_of(on_b, 0) - end_of(base, 0), delay);
+  EXPECT_GT(on_a.a.tx_delayed_frames, 0u);
+  EXPECT_EQ(on_a.b.tx_delayed_frames, 0u);
 }
 
 INSTANTIATE_TEST_SUITE_P(Recoveries, EngineTest,

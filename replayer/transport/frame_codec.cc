@@ -7,6 +7,8 @@
 #include <fmt/format.h>
 
 #include "common/bytes.h"
+#include "replayer/wire/crc32.h"
+#include "replayer/wire/payload_pattern.h"
 #include "replayer/wire/roce_frame.h"
 
 namespace collide::replayer::transport {
@@ -18,7 +20,6 @@ constexpr uint8_t kAckSyndrome = 0x1f;  // ACK with "invalid credit count": no c
 constexpr uint8_t kNakSequenceError = 0x60;
 constexpr size_t kCnpPadding = 16;
 constexpr size_t kSackBytes = 4;
-constexpr size_t kMaxPayload = 9000;
 
 wire::RoceHeaders headers_for(const Packet& p, const FrameAddress& a) {
   wire::RoceHeaders h;
@@ -60,26 +61,19 @@ uint64_t pattern_seed(uint32_t qpn, uint32_t psn24) {
   return z ^ (z >> 31);
 }
 
-constexpr uint64_t kPatternStride = 0x9e3779b97f4a7c15ull;
+// A memo for `len` zero bytes at `offset`: a marker bit, the offset and the length.
+uint64_t zeros_memo(size_t offset, size_t len) {
+  return uint64_t{1} << 63 | uint64_t{offset & 0xffff} << 32 | (len & 0xffffffff);
+}
 
 }  // namespace
 
 void fill_payload_pattern(std::span<uint8_t> payload, uint32_t qpn, uint32_t psn24) {
-  uint64_t word = pattern_seed(qpn, psn24);
-  size_t i = 0;
-  for (; i + 8 <= payload.size(); i += 8, word += kPatternStride) {
-    std::memcpy(payload.data() + i, &word, 8);
-  }
-  std::memcpy(payload.data() + i, &word, payload.size() - i);
+  wire::fill_payload_pattern(payload, pattern_seed(qpn, psn24));
 }
 
 bool payload_matches_pattern(std::span<const uint8_t> payload, uint32_t qpn, uint32_t psn24) {
-  uint64_t word = pattern_seed(qpn, psn24);
-  size_t i = 0;
-  for (; i + 8 <= payload.size(); i += 8, word += kPatternStride) {
-    if (std::memcmp(payload.data() + i, &word, 8) != 0) return false;
-  }
-  return std::memcmp(payload.data() + i, &word, payload.size() - i) == 0;
+  return wire::payload_matches_pattern(payload, pattern_seed(qpn, psn24));
 }
 
 uint64_t unwrap_psn(uint32_t wire_psn, uint64_t reference) {
@@ -94,42 +88,57 @@ uint64_t unwrap_psn(uint32_t wire_psn, uint64_t reference) {
 }
 
 Result<size_t> encode_frame(std::span<uint8_t> out, const Packet& p, const FrameAddress& address,
-                            bool fill_pattern) {
+                            bool fill_pattern, PayloadMemo* memo) {
+  if (memo != nullptr) memo->written = 0;
   if (p.type == PacketType::kData && p.message_bytes > std::numeric_limits<uint32_t>::max()) {
     return invalid_argument(fmt::format("message of {} bytes exceeds a RETH's 32-bit length",
                                         p.message_bytes));
   }
   const wire::RoceHeaders h = headers_for(p, address);
-  std::array<uint8_t, kMaxPayload> payload_buffer;
-  std::span<const uint8_t> payload;
+  size_t payload_len = 0;
+  switch (p.type) {
+    case PacketType::kData: payload_len = p.payload_bytes; break;
+    case PacketType::kNak: payload_len = p.sack_psn != 0 ? kSackBytes : 0; break;
+    case PacketType::kCnp: payload_len = kCnpPadding; break;
+    case PacketType::kAck: break;
+  }
+  if (wire::roce_frame_size(h, payload_len) > out.size()) {
+    return invalid_argument(fmt::format(
+        "frame with a {}-byte payload does not fit a {}-byte buffer", payload_len, out.size()));
+  }
+  // The payload is written straight into the frame, and its CRC comes from what it is (zeros, or
+  // the pattern's seed), so the ICRC costs the headers only.
+  const std::span<uint8_t> payload = out.subspan(wire::roce_payload_offset(h), payload_len);
+  uint32_t payload_crc = 0;
   switch (p.type) {
     case PacketType::kData:
-      if (p.payload_bytes > payload_buffer.size()) {
-        return invalid_argument(fmt::format("payload of {} bytes exceeds {}", p.payload_bytes,
-                                            payload_buffer.size()));
-      }
       if (fill_pattern) {
-        fill_payload_pattern({payload_buffer.data(), p.payload_bytes}, p.qpn,
-                             static_cast<uint32_t>(p.psn & wire::kMaxPsn));
+        const uint64_t seed = pattern_seed(p.qpn, static_cast<uint32_t>(p.psn & wire::kMaxPsn));
+        wire::fill_payload_pattern(payload, seed);
+        payload_crc = wire::payload_pattern_crc(payload, seed);
       } else {
-        std::memset(payload_buffer.data(), 0, p.payload_bytes);
+        const uint64_t zeros = zeros_memo(wire::roce_payload_offset(h), payload.size());
+        if (memo == nullptr || memo->held != zeros) {
+          std::memset(payload.data(), 0, payload.size());
+        }
+        if (memo != nullptr) memo->written = zeros;
+        payload_crc = wire::crc32_of_zeros(payload.size());
       }
-      payload = {payload_buffer.data(), p.payload_bytes};
       break;
     case PacketType::kNak:
-      if (p.sack_psn != 0) {
-        bytes::store_be32(payload_buffer.data(), static_cast<uint32_t>(p.sack_psn & wire::kMaxPsn));
-        payload = {payload_buffer.data(), kSackBytes};
+      if (!payload.empty()) {
+        bytes::store_be32(payload.data(), static_cast<uint32_t>(p.sack_psn & wire::kMaxPsn));
+        payload_crc = wire::crc32_of(payload);
       }
       break;
     case PacketType::kCnp:
-      std::memset(payload_buffer.data(), 0, kCnpPadding);
-      payload = {payload_buffer.data(), kCnpPadding};
+      std::memset(payload.data(), 0, payload.size());
+      payload_crc = wire::crc32_of_zeros(payload.size());
       break;
     case PacketType::kAck:
       break;
   }
-  return wire::write_roce_frame(out, h, payload);
+  return wire::finish_roce_frame(out, h, payload_len, payload_crc);
 }
 
 Result<DecodedFrame> decode_frame(std::span<const uint8_t> frame, bool verify_pattern) {

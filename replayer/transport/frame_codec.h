@@ -31,9 +31,19 @@ struct FrameAddress {
 void fill_payload_pattern(std::span<uint8_t> payload, uint32_t qpn, uint32_t psn24);
 bool payload_matches_pattern(std::span<const uint8_t> payload, uint32_t qpn, uint32_t psn24);
 
-// Writes the frame into `out`; the payload of data packets is the pattern, or zeros.
+// What a reused buffer's payload bytes hold, so that filling it again with the same bytes can be
+// skipped: `held` is what the buffer held before (0: unknown), `written` what encode_frame left.
+// Only the zeros of unverified data packets are described (the pattern changes every packet);
+// the memo names their offset and length, and the rest of the frame never overlaps them.
+struct PayloadMemo {
+  uint64_t held = 0;
+  uint64_t written = 0;
+};
+
+// Writes the frame into `out`; the payload of data packets is the pattern, or zeros. The ICRC
+// costs the headers only: the payload's CRC follows from what it is.
 Result<size_t> encode_frame(std::span<uint8_t> out, const Packet& p, const FrameAddress& address,
-                            bool fill_pattern);
+                            bool fill_pattern, PayloadMemo* memo = nullptr);
 
 struct DecodedFrame {
   Packet packet;  // psn holds the 24 bits from the wire: unwrap with unwrap_psn

@@ -1,8 +1,14 @@
 #include "replayer/transport/frame_codec.h"
 
+#include <algorithm>
 #include <array>
+#include <random>
+#include <vector>
 
 #include <gtest/gtest.h>
+
+#include "replayer/wire/icrc.h"
+#include "replayer/wire/roce_frame.h"
 
 namespace collide::replayer::transport {
 namespace {
@@ -130,6 +136,113 @@ TEST(FrameCodecTest, RejectsForeignFrames) {
   p.message_bytes = uint64_t{1} << 33;
   std::array<uint8_t, 256> buf{};
   EXPECT_FALSE(encode_frame(buf, p, address(), false).ok());
+}
+
+// Frames from encode_frame, whose ICRC comes from the payload's CRC rather than its bytes, check
+// against the reference ICRC over every byte, for random packets of every kind and size.
+TEST(FrameCodecTest, FastEncodingValidatesWithTheReferenceIcrc) {
+  std::mt19937_64 rng(7);
+  const wire::Opcode opcodes[] = {wire::Opcode::kWriteFirst, wire::Opcode::kWriteMiddle,
+                                  wire::Opcode::kWriteLast, wire::Opcode::kWriteOnly};
+  std::vector<uint8_t> buf(9200);
+  for (int i = 0; i < 3000; ++i) {
+    Packet p;
+    p.type = static_cast<PacketType>(rng() % 4);
+    p.qpn = static_cast<uint32_t>(rng()) & 0xffffff;
+    p.psn = rng() & 0xffffffffff;
+    p.opcode = opcodes[rng() % 4];
+    p.payload_bytes = static_cast<uint32_t>(rng() % 3 == 0 ? rng() % 64 : rng() % 9000);
+    p.message_bytes = rng() & 0xffffffff;
+    p.message_tag = rng();
+    p.ack_request = rng() & 1;
+    p.ecn_ce = rng() & 1;
+    p.sack_psn = rng() & 1 ? rng() & 0xffffff : 0;
+    const bool pattern = rng() & 1;
+    std::fill(buf.begin(), buf.end(), static_cast<uint8_t>(rng()));
+    auto len = encode_frame(buf, p, address(), pattern);
+    ASSERT_TRUE(len.ok()) << len.status().to_string();
+    const std::span<const uint8_t> frame(buf.data(), *len);
+    auto parsed = wire::parse_roce_frame(frame);
+    ASSERT_TRUE(parsed.ok()) << parsed.status().to_string();
+    ASSERT_EQ(parsed->icrc_on_wire,
+              wire::compute_icrc(frame.subspan(wire::kEthHeaderSize,
+                                               *len - wire::kEthHeaderSize - wire::kIcrcSize)))
+        << "packet " << i;
+    auto d = decode_frame(frame, pattern);
+    ASSERT_TRUE(d.ok());
+    EXPECT_TRUE(d->icrc_ok);
+    EXPECT_TRUE(d->pattern_ok);
+    if (p.type == PacketType::kData && !pattern) {
+      EXPECT_TRUE(std::all_of(parsed->payload.begin(), parsed->payload.end(),
+                              [](uint8_t b) { return b == 0; }));
+    }
+  }
+}
+
+Packet data_packet(wire::Opcode opcode, uint32_t payload, uint64_t psn) {
+  Packet p;
+  p.type = PacketType::kData;
+  p.opcode = opcode;
+  p.qpn = 0x21;
+  p.psn = psn;
+  p.payload_bytes = payload;
+  p.message_bytes = 1 << 20;
+  return p;
+}
+
+// A reused buffer whose memo says it holds the zeros skips rewriting them, and the frame is still
+// right; any other memo (unknown, another length, another offset) rewrites them.
+TEST(FrameCodecTest, PayloadMemoSkipsOnlyIdenticalZeros) {
+  std::vector<uint8_t> buf(4200, 0);
+  PayloadMemo memo;
+  ASSERT_TRUE(encode_frame(buf, data_packet(wire::Opcode::kWriteMiddle, 1024, 1), address(),
+                           false, &memo).ok());
+  ASSERT_NE(memo.written, 0u);
+  const uint64_t middle_1k = memo.written;
+
+  // Same shape: the memo matches and the frame checks, headers and ICRC new.
+  memo.held = memo.written;
+  auto len = encode_frame(buf, data_packet(wire::Opcode::kWriteMiddle, 1024, 2), address(),
+                          false, &memo);
+  ASSERT_TRUE(len.ok());
+  EXPECT_EQ(memo.written, middle_1k);
+  auto d = decode_frame({buf.data(), *len}, false);
+  ASSERT_TRUE(d.ok());
+  EXPECT_TRUE(d->icrc_ok);
+  EXPECT_EQ(d->packet.psn, 2u);
+
+  // Scribbled payload under an unknown memo: rewritten.
+  const size_t offset = len.value() - wire::kIcrcSize - 1024;
+  std::fill(buf.begin() + static_cast<long>(offset), buf.begin() + static_cast<long>(offset) + 1024,
+            0x77);
+  memo.held = 0;
+  len =
+      encode_frame(buf, data_packet(wire::Opcode::kWriteMiddle, 1024, 3), address(), false, &memo);
+  ASSERT_TRUE(len.ok());
+  d = decode_frame({buf.data(), *len}, false);
+  ASSERT_TRUE(d.ok());
+  EXPECT_TRUE(d->icrc_ok);
+  EXPECT_EQ(buf[offset + 512], 0);
+
+  // A FIRST packet puts the payload 16 bytes later (RETH), a shorter one ends earlier: the memo
+  // of the 1 KiB MIDDLE must not match either.
+  for (const Packet& p : {data_packet(wire::Opcode::kWriteFirst, 1024, 4),
+                          data_packet(wire::Opcode::kWriteLast, 1000, 5)}) {
+    std::fill(buf.begin(), buf.end(), 0x33);
+    memo.held = middle_1k;
+    len = encode_frame(buf, p, address(), false, &memo);
+    ASSERT_TRUE(len.ok());
+    EXPECT_NE(memo.written, middle_1k);
+    d = decode_frame({buf.data(), *len}, false);
+    ASSERT_TRUE(d.ok());
+    EXPECT_TRUE(d->icrc_ok);
+  }
+
+  // The pattern is never described: every packet's differs.
+  memo.held = middle_1k;
+  ASSERT_TRUE(encode_frame(buf, data_packet(wire::Opcode::kWriteMiddle, 1024, 6), address(), true,
+                           &memo).ok());
+  EXPECT_EQ(memo.written, 0u);
 }
 
 }  // namespace

@@ -13,4 +13,11 @@ namespace collide::replayer::wire {
 // Returns the CRC as a number; on the wire it is stored little-endian (store_le32).
 uint32_t compute_icrc(std::span<const uint8_t> ip_packet);
 
+// The same ICRC for a sender that knows its payload's CRC without reading the payload (a
+// constant, or a pattern linear in its seed): `ip_headers` runs from the IP header through the
+// last transport header (BTH and any RETH/AETH); `payload_crc` is crc32 (zlib's convention) of
+// the `payload_len` bytes that follow, pad included. Costs the headers only.
+uint32_t compute_icrc_from_payload_crc(std::span<const uint8_t> ip_headers, uint32_t payload_crc,
+                                       size_t payload_len);
+
 }  // namespace collide::replayer::wire

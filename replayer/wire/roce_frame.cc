@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "common/bytes.h"
+#include "replayer/wire/crc32.h"
 #include "replayer/wire/icrc.h"
 
 namespace collide::replayer::wire {
@@ -41,10 +42,17 @@ void write_ipv4(uint8_t* p, const Endpoints& ep, size_t ip_total_len) {
   store_be16(p + 6, 0x4000);  // don't fragment
   p[8] = ep.ttl;
   p[9] = kIpProtoUdp;
-  store_be16(p + 10, 0);
   store_be32(p + 12, ep.src_ip.host_order);
   store_be32(p + 16, ep.dst_ip.host_order);
-  store_be16(p + 10, ipv4_header_checksum({p, kIpv4HeaderSize}));
+  // The checksum from the field values rather than by reading the header back: reading 16-bit
+  // words just written as bytes stalls store forwarding, which cost more than the rest of the
+  // header.
+  uint32_t sum = (0x4500u | ep.tos) + static_cast<uint32_t>(ip_total_len) + 0x4000u +
+                 (uint32_t{ep.ttl} << 8 | kIpProtoUdp) + (ep.src_ip.host_order >> 16) +
+                 (ep.src_ip.host_order & 0xffff) + (ep.dst_ip.host_order >> 16) +
+                 (ep.dst_ip.host_order & 0xffff);
+  while (sum >> 16) sum = (sum & 0xffff) + (sum >> 16);
+  store_be16(p + 10, static_cast<uint16_t>(~sum));
 }
 
 void write_udp(uint8_t* p, const Endpoints& ep, size_t udp_len) {
@@ -98,8 +106,11 @@ size_t roce_frame_size(const RoceHeaders& headers, size_t payload_len) {
   return kHeadersBeforeBth + kBthSize + extension_size(headers) + padded(payload_len) + kIcrcSize;
 }
 
-Result<size_t> write_roce_frame(std::span<uint8_t> out, const RoceHeaders& headers,
-                                std::span<const uint8_t> payload) {
+namespace {
+
+// Checks the headers against the opcode and the frame against `out`; returns the frame length.
+Result<size_t> check_frame(std::span<uint8_t> out, const RoceHeaders& headers,
+                           size_t payload_len) {
   const Opcode op = headers.bth.opcode;
   if (opcode_has_reth(op) != headers.reth.has_value()) {
     return invalid_argument(fmt::format("opcode 0x{:02x} {} a RETH", static_cast<int>(op),
@@ -109,20 +120,27 @@ Result<size_t> write_roce_frame(std::span<uint8_t> out, const RoceHeaders& heade
     return invalid_argument(fmt::format("opcode 0x{:02x} {} an AETH", static_cast<int>(op),
                                         opcode_has_aeth(op) ? "needs" : "must not carry"));
   }
-  const size_t frame_len = roce_frame_size(headers, payload.size());
+  const size_t frame_len = roce_frame_size(headers, payload_len);
   if (frame_len > out.size()) {
     return invalid_argument(
         fmt::format("frame of {} bytes does not fit a {}-byte buffer", frame_len, out.size()));
   }
-  const size_t ip_len = frame_len - kEthHeaderSize;
-  if (ip_len > 0xffff) return invalid_argument(fmt::format("payload {} too large", payload.size()));
+  if (frame_len - kEthHeaderSize > 0xffff) {
+    return invalid_argument(fmt::format("payload {} too large", payload_len));
+  }
+  return frame_len;
+}
 
-  uint8_t* p = out.data();
+// Writes Ethernet through the last extended transport header of a checked frame; returns where
+// the payload goes.
+uint8_t* write_headers(uint8_t* p, const RoceHeaders& headers, size_t frame_len,
+                       size_t payload_len) {
+  const size_t ip_len = frame_len - kEthHeaderSize;
   write_ethernet(p, headers.endpoints);
   write_ipv4(p + kEthHeaderSize, headers.endpoints, ip_len);
   write_udp(p + kEthHeaderSize + kIpv4HeaderSize, headers.endpoints, ip_len - kIpv4HeaderSize);
 
-  const auto pad = static_cast<uint8_t>(padded(payload.size()) - payload.size());
+  const auto pad = static_cast<uint8_t>(padded(payload_len) - payload_len);
   uint8_t* cursor = p + kHeadersBeforeBth;
   write_bth(cursor, headers.bth, pad);
   cursor += kBthSize;
@@ -137,14 +155,47 @@ Result<size_t> write_roce_frame(std::span<uint8_t> out, const RoceHeaders& heade
     store_be24(cursor + 1, headers.aeth->msn & 0xffffff);
     cursor += kAethSize;
   }
+  return cursor;
+}
+
+}  // namespace
+
+size_t roce_payload_offset(const RoceHeaders& headers) {
+  return kHeadersBeforeBth + kBthSize + extension_size(headers);
+}
+
+Result<size_t> write_roce_frame(std::span<uint8_t> out, const RoceHeaders& headers,
+                                std::span<const uint8_t> payload) {
+  auto frame_len = check_frame(out, headers, payload.size());
+  if (!frame_len.ok()) return frame_len;
+  uint8_t* p = out.data();
+  uint8_t* cursor = write_headers(p, headers, *frame_len, payload.size());
   if (!payload.empty()) std::memcpy(cursor, payload.data(), payload.size());
   cursor += payload.size();
+  const size_t pad = padded(payload.size()) - payload.size();
   std::memset(cursor, 0, pad);
   cursor += pad;
 
   const uint32_t icrc = compute_icrc({p + kEthHeaderSize, static_cast<size_t>(cursor - p) -
                                                               kEthHeaderSize});
   bytes::store_le32(cursor, icrc);
+  return frame_len;
+}
+
+Result<size_t> finish_roce_frame(std::span<uint8_t> out, const RoceHeaders& headers,
+                                 size_t payload_len, uint32_t payload_crc) {
+  auto frame_len = check_frame(out, headers, payload_len);
+  if (!frame_len.ok()) return frame_len;
+  uint8_t* p = out.data();
+  uint8_t* payload = write_headers(p, headers, *frame_len, payload_len);
+  const size_t pad = padded(payload_len) - payload_len;
+  std::memset(payload + payload_len, 0, pad);
+  // The pad is zeros: its CRC is known too.
+  const uint32_t padded_crc = crc32_concat(payload_crc, crc32_of_zeros(pad), pad);
+  const uint32_t icrc = compute_icrc_from_payload_crc(
+      {p + kEthHeaderSize, static_cast<size_t>(payload - p) - kEthHeaderSize}, padded_crc,
+      payload_len + pad);
+  bytes::store_le32(payload + payload_len + pad, icrc);
   return frame_len;
 }
 

@@ -101,6 +101,16 @@ size_t roce_frame_size(const RoceHeaders& headers, size_t payload_len);
 Result<size_t> write_roce_frame(std::span<uint8_t> out, const RoceHeaders& headers,
                                 std::span<const uint8_t> payload);
 
+// Where the payload starts in a frame with these headers.
+size_t roce_payload_offset(const RoceHeaders& headers);
+
+// write_roce_frame for a payload the caller has already put in place, at
+// roce_payload_offset(headers) in `out`, and whose crc32 (zlib's convention, without pad) it
+// knows: writes the headers, pad and ICRC and reads only the headers, so the cost does not grow
+// with the payload. Gives the same bytes as write_roce_frame with that payload.
+Result<size_t> finish_roce_frame(std::span<uint8_t> out, const RoceHeaders& headers,
+                                 size_t payload_len, uint32_t payload_crc);
+
 struct ParsedRoceFrame {
   RoceHeaders headers;
   std::span<const uint8_t> payload;  // without pad

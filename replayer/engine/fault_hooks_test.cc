@@ -1,0 +1,49 @@
+#include "replayer/engine/fault_hooks.h"
+
+#include <gtest/gtest.h>
+
+namespace collide::replayer::engine {
+namespace {
+
+using namespace std::chrono_literals;
+
+TEST(FaultHooksTest, WindowsCountFromTheStartAndRecordWhenTheyHeld) {
+  FaultHooks hooks({{10us, 5us}}, {{2us, 3us, 7us}, {0us, 0us, 1us}});
+  EXPECT_FALSE(hooks.draining_paused(1'000'000));  // not started: nothing holds
+  hooks.start(1'000'000);
+  hooks.start(5'000'000);  // the first start counts
+  const transport::Nanos t0 = 1'000'000;
+  hooks.observe(t0);
+  EXPECT_EQ(hooks.send_delay(t0), 1'000u);  // the open window from 0
+  EXPECT_EQ(hooks.send_delay(t0 + 2'000), 7'000u);  // the longer of two in force
+  EXPECT_EQ(hooks.send_delay(t0 + 5'000), 1'000u);  // [2, 5) us is over
+  EXPECT_FALSE(hooks.draining_paused(t0 + 9'999));
+  EXPECT_TRUE(hooks.draining_paused(t0 + 10'000));
+  EXPECT_TRUE(hooks.draining_paused(t0 + 14'999));
+  EXPECT_FALSE(hooks.draining_paused(t0 + 15'000));
+  EXPECT_EQ(hooks.next_change(t0), t0 + 2'000);
+  EXPECT_EQ(hooks.next_change(t0 + 12'000), t0 + 15'000);
+  EXPECT_EQ(hooks.next_change(t0 + 15'000), std::nullopt);
+  for (transport::Nanos t = t0; t <= t0 + 20'000; t += 500) hooks.observe(t);
+  const auto windows = hooks.windows();
+  ASSERT_EQ(windows.size(), 3u);
+  EXPECT_EQ(windows[0].kind, HookWindow::Kind::kDrainPause);
+  EXPECT_EQ(windows[0].start_ns, t0 + 10'000);
+  EXPECT_EQ(windows[0].end_ns, t0 + 15'000);
+  EXPECT_EQ(windows[1].start_ns, t0 + 2'000);
+  EXPECT_EQ(windows[1].end_ns, t0 + 5'000);
+  EXPECT_EQ(windows[2].end_ns, 0u);  // open: still in force
+}
+
+TEST(FaultHooksTest, NoHooksNeverPauseOrDelay) {
+  FaultHooks hooks;
+  EXPECT_TRUE(hooks.empty());
+  hooks.start(0);
+  hooks.observe(0);
+  EXPECT_FALSE(hooks.draining_paused(0));
+  EXPECT_EQ(hooks.send_delay(123), 0u);
+  EXPECT_TRUE(hooks.windows().empty());
+}
+
+}  // namespace
+}  // namespace collide::replayer::engine
