@@ -215,8 +215,14 @@ Result<std::unique_ptr<LinkDown>> LinkDown::take_down(Guardian& guardian, const 
                                                       const std::string& ifname) {
   auto snapshot = take_snapshot(netns, ifname);
   if (!snapshot.ok()) return snapshot.status().with_context("before a link flap");
+  return take_down(guardian, std::move(snapshot).value());
+}
+
+Result<std::unique_ptr<LinkDown>> LinkDown::take_down(Guardian& guardian, LinkSnapshot snapshot) {
+  const std::string netns = snapshot.netns;
+  const std::string ifname = snapshot.ifname;
   // Bringing "back" a link that someone else took down would be a change of our own.
-  if (!snapshot->was_up) {
+  if (!snapshot.was_up) {
     return failed_precondition(fmt::format("{}{} is already down", ifname,
                                            netns.empty() ? "" : " in netns " + netns));
   }
@@ -224,10 +230,10 @@ Result<std::unique_ptr<LinkDown>> LinkDown::take_down(Guardian& guardian, const 
   undo.description = fmt::format("link {}{} down", ifname, netns.empty() ? "" : " in " + netns);
   undo.netns = netns;
   undo.devices = {ifname};
-  undo.commands = snapshot->restore_commands;
+  undo.commands = snapshot.restore_commands;
   auto id = guardian.register_undo(undo);
   if (!id.ok()) return id.status();
-  std::unique_ptr<LinkDown> down(new LinkDown(guardian, std::move(*snapshot), *id));
+  std::unique_ptr<LinkDown> down(new LinkDown(guardian, std::move(snapshot), *id));
   if (Status set = process::run_checked(
           netns_command("ip", netns, {"link", "set", "dev", ifname, "down"}));
       !set.ok()) {

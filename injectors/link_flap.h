@@ -56,6 +56,9 @@ class LinkDown {
  public:
   static Result<std::unique_ptr<LinkDown>> take_down(Guardian& guardian, const std::string& netns,
                                                      const std::string& ifname);
+  // The same with a snapshot taken ahead (take_snapshot), so a scheduled flap starts on time:
+  // reading addresses and routes costs several iproute2 runs.
+  static Result<std::unique_ptr<LinkDown>> take_down(Guardian& guardian, LinkSnapshot snapshot);
   ~LinkDown();
   LinkDown(const LinkDown&) = delete;
   LinkDown& operator=(const LinkDown&) = delete;

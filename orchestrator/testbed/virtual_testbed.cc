@@ -13,6 +13,7 @@
 
 #include "common/logging.h"
 #include "common/process.h"
+#include "orchestrator/testbed/testbed_owner.h"
 
 namespace collide::orchestrator::testbed {
 namespace {
@@ -55,20 +56,28 @@ Status VirtualTestbed::build() {
   auto existing = list_testbeds();
   if (existing.ok()) {
     for (const std::string& n : *existing) {
-      if (n == plan_.name) {
-        return failed_precondition(fmt::format(
-            "testbed {} already exists (remove it with `collide testbed down {}`)", n, n));
+      if (n != plan_.name) continue;
+      if (owner_is_gone(n)) {
+        log->warn("removing testbed {}: the run that built it ended without removing it", n);
+        COLLIDE_RETURN_IF_ERROR(remove_testbed(n));
+        continue;
       }
+      return failed_precondition(fmt::format(
+          "testbed {} already exists (remove it with `collide testbed down {}`)", n, n));
     }
   }
+  record_owner(plan_.name);
   for (const PlannedNamespace& ns : plan_.namespaces) {
     COLLIDE_RETURN_IF_ERROR(run_checked({"ip", "netns", "add", ns.name}));
     created_.push_back(ns.name);
+    // L4 hashing everywhere a multipath route may be: elephant flows collide on a path as on a
+    // real fabric, and each QP's UDP source port picks its own.
     std::vector<std::string> args = {"ip", "netns", "exec", ns.name, "sysctl", "-qw",
                                      "net.ipv6.conf.all.disable_ipv6=1",
-                                     "net.ipv6.conf.default.disable_ipv6=1"};
+                                     "net.ipv6.conf.default.disable_ipv6=1",
+                                     "net.ipv4.fib_multipath_hash_policy=1"};
     if (ns.role != Role::kHost) {
-      for (const char* s : {"net.ipv4.ip_forward=1", "net.ipv4.fib_multipath_hash_policy=1",
+      for (const char* s : {"net.ipv4.ip_forward=1",
                             "net.ipv4.conf.all.rp_filter=0", "net.ipv4.conf.default.rp_filter=0"}) {
         args.push_back(s);
       }
@@ -125,11 +134,16 @@ Status VirtualTestbed::build() {
 }
 
 VirtualTestbed::~VirtualTestbed() {
-  if (keep_) return;
+  if (keep_) {
+    record_kept(plan_.name);
+    return;
+  }
   // Deleting a namespace deletes its veth ends, and with them their peers.
   for (auto it = created_.rbegin(); it != created_.rend(); ++it) {
     (void)run_command({"ip", "netns", "del", *it});
   }
+  // A build refused because the name was taken made nothing, and the record is the other run's.
+  if (!created_.empty()) forget_owner(plan_.name);
 }
 
 Result<std::vector<std::string>> list_testbeds() {
@@ -162,6 +176,7 @@ Status remove_testbed(const std::string& name) {
       ++removed;
     }
   }
+  forget_owner(name);
   if (removed == 0) return not_found(fmt::format("no testbed named {}", name));
   return {};
 }

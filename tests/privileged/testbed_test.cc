@@ -1,5 +1,8 @@
 // The virtual fabric for real: a leaf-spine testbed is built, carries traffic between the rank
 // addresses of two hosts across the spines, and leaves nothing behind.
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 
 #include "common/process.h"
@@ -76,6 +79,51 @@ TEST(VirtualTestbedTest, RefusesASecondTestbedOfTheSameName) {
   auto second = VirtualTestbed::create(*plan);
   ASSERT_FALSE(second.ok());
   EXPECT_NE(second.status().message().find("already exists"), std::string::npos);
+}
+
+
+// A run killed before it could remove its fabric leaves the namespaces; the next run of the same
+// name finds their owner gone and sweeps them, where a live owner's testbed is refused above.
+TEST(VirtualTestbedTest, SweepsATestbedWhoseRunDied) {
+  COLLIDE_REQUIRE(testing::missing_netns());
+  COLLIDE_REQUIRE(testing::missing_tool("ethtool"));
+  (void)remove_testbed("cltb");
+  auto plan = plan_testbed(small_fabric());
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    auto orphaned = VirtualTestbed::create(*plan);
+    _exit(orphaned.ok() ? 0 : 1);  // no destructor runs: as if killed
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  auto left = list_testbeds();
+  ASSERT_TRUE(left.ok());
+  ASSERT_NE(std::find(left->begin(), left->end(), "cltb"), left->end()) << "nothing was left";
+
+  auto next = VirtualTestbed::create(*plan);
+  ASSERT_TRUE(next.ok()) << next.status().to_string();
+  next->reset();
+  auto after = list_testbeds();
+  ASSERT_TRUE(after.ok());
+  EXPECT_EQ(std::find(after->begin(), after->end(), "cltb"), after->end());
+}
+
+// `collide testbed up` keeps its fabric on purpose: no later run may take it away.
+TEST(VirtualTestbedTest, KeptTestbedIsNotSwept) {
+  COLLIDE_REQUIRE(testing::missing_netns());
+  COLLIDE_REQUIRE(testing::missing_tool("ethtool"));
+  (void)remove_testbed("cltb");
+  auto plan = plan_testbed(small_fabric());
+  {
+    auto kept = VirtualTestbed::create(*plan);
+    ASSERT_TRUE(kept.ok()) << kept.status().to_string();
+    (*kept)->keep();
+  }
+  auto second = VirtualTestbed::create(*plan);
+  EXPECT_FALSE(second.ok());
+  EXPECT_TRUE(remove_testbed("cltb").ok());
 }
 
 }  // namespace
