@@ -25,5 +25,7 @@ void add_testbed_command(CLI::App& app);
 void add_replay_command(CLI::App& app);
 void add_run_command(CLI::App& app);
 void add_inject_command(CLI::App& app);
+void add_agent_command(CLI::App& app);
+void add_certs_command(CLI::App& app);
 
 }  // namespace collide::cli

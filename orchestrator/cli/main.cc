@@ -46,6 +46,8 @@ int main(int argc, char** argv) {
   collide::cli::add_replay_command(app);
   collide::cli::add_run_command(app);
   collide::cli::add_inject_command(app);
+  collide::cli::add_agent_command(app);
+  collide::cli::add_certs_command(app);
 
   try {
     app.parse(argc, argv);

@@ -4,13 +4,16 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <memory>
 
 #include <fmt/format.h>
 
 #include "orchestrator/cli/commands.h"
+#include "orchestrator/metrics/http_endpoint.h"
 #include "orchestrator/report/html_report.h"
 #include "orchestrator/report/report.h"
+#include "orchestrator/report/text_summary.h"
 #include "orchestrator/run/local_runner.h"
 #include "orchestrator/scenario/scenario.h"
 
@@ -21,6 +24,9 @@ struct RunOptions {
   std::string scenario;
   std::string output;
   double timeout_s = 600;
+  std::string certs;
+  double lease_s = 5;
+  std::string metrics;  // host:port of a Prometheus endpoint, empty: none
 };
 
 std::string self_path() {
@@ -39,28 +45,36 @@ void run(const RunOptions& opt) {
   local.work_dir = out / "work";
   local.run_timeout_s = opt.timeout_s;
   local.progress = [](const std::string& line) { std::cerr << "collide run: " << line << "\n"; };
-  auto runs = orchestrator::run_locally(*scenario, local);
-  if (!runs.ok()) fail("run", kExitFailed, runs.status().message());
+  local.certs_dir = opt.certs;
+  local.lease = std::chrono::milliseconds(static_cast<int64_t>(opt.lease_s * 1000));
+  // Live counters for long runs; the endpoint lives until the report is written.
+  orchestrator::metrics::Registry registry;
+  std::unique_ptr<orchestrator::metrics::HttpEndpoint> metrics;
+  if (!opt.metrics.empty()) {
+    auto endpoint = orchestrator::metrics::HttpEndpoint::start(opt.metrics, registry);
+    if (!endpoint.ok()) fail("run", kExitUsage, endpoint.status().message());
+    metrics = std::move(endpoint).value();
+    registry.describe("collide_packets_sent_total", "RoCE packets the host's ranks sent", "counter");
+    registry.describe("collide_retransmitted_packets_total", "RoCE packets sent again", "counter");
+    registry.describe("collide_ops_completed_total", "ops the host's ranks completed", "counter");
+    std::cerr << "collide run: metrics at " << metrics->url() << "\n";
+    local.set_metric = [&registry](const std::string& name,
+                                   const std::map<std::string, std::string>& labels,
+                                   double value) { registry.set(name, labels, value); };
+  }
+  auto outcome = orchestrator::run_locally(*scenario, local);
+  if (!outcome.ok()) fail("run", kExitFailed, outcome.status().message());
+  const std::vector<orchestrator::report::RunResult>* runs = &outcome->runs;
 
-  const auto report = orchestrator::report::build_report(scenario->name(), *runs);
-  std::ofstream(out / "report.json") << orchestrator::report::report_json(report).dump(2) << "\n";
+  auto report = orchestrator::report::build_report(scenario->name(), *runs);
+  report.description = scenario->description();
+  std::ofstream(out / "report.json") << orchestrator::report::results_json(report) << "\n";
   std::ofstream(out / "report.html") << orchestrator::report::render_html(report, *runs);
 
-  std::cout << fmt::format("{:<26} {:>5} {:>7} {:>11} {:>22} {:>11} {:>11} {:>9}\n", "variant",
-                           "runs", "failed", "JCT (s)", "slowdown (95% CI)", "p50 (us)",
-                           "p99 (us)", "resent");
-  for (const auto& v : report.variants) {
-    const std::string slowdown =
-        v.slowdown.n > 0 ? fmt::format("{:.2f}x ({:.2f}..{:.2f})", v.slowdown.mean,
-                                       v.slowdown.low, v.slowdown.high)
-                         : "-";
-    std::cout << fmt::format("{:<26} {:>5} {:>7} {:>11.4f} {:>22} {:>11.0f} {:>11.0f} {:>9}\n",
-                             v.name, v.runs, v.failed_runs, v.jct.mean, slowdown, v.p50_us,
-                             v.p99_us, v.retransmitted_packets);
-    for (const auto& f : v.failures) std::cout << "  failed " << f << "\n";
-  }
-  std::cout << fmt::format("\nreport: {}\n        {}\n", (out / "report.html").string(),
-                           (out / "report.json").string());
+  std::cout << orchestrator::report::run_summary(report, (out / "report.html").string(),
+                                                 (out / "report.json").string());
+  // The partial results are in the report; the run as a whole failed.
+  if (!outcome->agent_failure.empty()) fail("run", kExitFailed, outcome->agent_failure);
 }
 
 }  // namespace
@@ -73,6 +87,12 @@ void add_run_command(CLI::App& app) {
       ->required()->check(CLI::ExistingFile);
   cmd->add_option("--output", opt->output, "where results go (default: the scenario's outputs)");
   cmd->add_option("--run-timeout", opt->timeout_s, "seconds one run may take")->capture_default_str();
+  cmd->add_option("--certs", opt->certs,
+                  "for remote agents (testbed.agents): directory with ca.pem, orchestrator.pem/.key");
+  cmd->add_option("--lease", opt->lease_s,
+                  "seconds an agent keeps a run going without word from here")->capture_default_str();
+  cmd->add_option("--metrics", opt->metrics,
+                  "serve live counters for Prometheus at HOST:PORT/metrics (e.g. 127.0.0.1:9464)");
   cmd->callback([opt] { run(*opt); });
 }
 

@@ -28,6 +28,8 @@ std::vector<CollectiveTime> collective_times(const RunResult& run) {
       c.kind = op->kind;
       c.comm_size = op->comm_size;
       c.bytes = op->bytes;
+      c.datatype = op->datatype;
+      c.reduce_op = op->reduce_op;
       c.iteration = op->iteration;
       c.start_ns = op->start_ns;
       c.end_ns = op->end_ns;

@@ -17,6 +17,8 @@ struct CollectiveTime {
   v1::OpKind kind = v1::OP_KIND_UNSPECIFIED;
   uint32_t comm_size = 0;
   uint64_t bytes = 0;
+  v1::DataType datatype = v1::DATA_TYPE_UNSPECIFIED;
+  v1::ReduceOp reduce_op = v1::REDUCE_OP_UNSPECIFIED;
   uint32_t iteration = 0;
   uint64_t start_ns = 0;  // the first rank's start
   uint64_t end_ns = 0;    // the last rank's end

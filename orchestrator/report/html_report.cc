@@ -80,6 +80,56 @@ std::string cdf_svg(const Report& report) {
   return svg + "</svg>";
 }
 
+// Mean JCT of each training iteration over the completed repetitions, one bar per variant per
+// iteration: where in the job a fault cost time.
+std::string iterations_svg(const Report& report) {
+  std::vector<std::vector<double>> means;  // [variant][iteration]
+  double top = 0;
+  size_t iterations = 0;
+  for (const VariantSummary& v : report.variants) {
+    std::vector<double> sum;
+    std::vector<int> n;
+    for (const RepetitionSummary& r : v.repetitions) {
+      if (r.failed) continue;
+      sum.resize(std::max(sum.size(), r.iteration_seconds.size()), 0);
+      n.resize(sum.size(), 0);
+      for (size_t i = 0; i < r.iteration_seconds.size(); ++i) {
+        sum[i] += r.iteration_seconds[i];
+        ++n[i];
+      }
+    }
+    for (size_t i = 0; i < sum.size(); ++i) {
+      if (n[i] > 0) sum[i] /= n[i];
+      top = std::max(top, sum[i]);
+    }
+    iterations = std::max(iterations, sum.size());
+    means.push_back(std::move(sum));
+  }
+  if (top <= 0) return "<p>No completed iterations.</p>";
+  constexpr double kW = 760, kH = 220, kLeft = 60, kRight = 20, kTop = 10, kBottom = 30;
+  const double group = (kW - kLeft - kRight) / static_cast<double>(iterations);
+  const double bar = std::max(1.0, group * 0.8 / static_cast<double>(means.size()));
+  std::string svg = fmt::format(
+      "<svg class=\"chart\" id=\"iterations\" viewBox=\"0 0 {0} {1}\" width=\"{0}\" "
+      "height=\"{1}\" xmlns=\"http://www.w3.org/2000/svg\">"
+      "<text x=\"5\" y=\"{2}\" class=\"tick\">{3:.3g} s</text>"
+      "<line x1=\"{4}\" x2=\"{5}\" y1=\"{6}\" y2=\"{6}\" class=\"grid\"/>",
+      kW, kH, kTop + 10, top, kLeft, kW - kRight, kH - kBottom);
+  for (size_t v = 0; v < means.size(); ++v) {
+    for (size_t i = 0; i < means[v].size(); ++i) {
+      const double h = means[v][i] / top * (kH - kTop - kBottom);
+      svg += fmt::format("<rect class=\"bar\" x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" "
+                         "height=\"{:.1f}\" fill=\"{}\"><title>{} iteration {}: {:.6f} s</title></rect>",
+                         kLeft + group * static_cast<double>(i) + bar * static_cast<double>(v),
+                         kH - kBottom - h, bar, std::max(h, 0.5), color(v),
+                         escape(report.variants[v].name), i, means[v][i]);
+    }
+  }
+  svg += fmt::format("<text x=\"{}\" y=\"{}\" class=\"axis\">iterations 0..{}</text>", kW / 2 - 40,
+                     kH - 8, iterations - 1);
+  return svg + "</svg>";
+}
+
 // Every rank's ops as bars on a shared time axis; fault windows shaded behind them.
 std::string timeline_svg(const RunResult& run, const std::string& id) {
   if (run.ops.empty()) return "<p>No ops recorded.</p>";
@@ -144,12 +194,13 @@ pre {{ background: #f8f8f8; padding: 8px; overflow-x: auto; }}
 .failure {{ color: #b00; }}
 </style></head><body>
 <h1>collide report: {0}</h1>
+<p>{1}</p>
 <h2>Job completion</h2>
 <table id="summary"><tr><th>variant</th><th>runs</th><th>failed</th><th>JCT mean (s)</th>
 <th>JCT 95% CI (s)</th><th>slowdown vs baseline</th><th>p50 (us)</th><th>p99 (us)</th>
 <th>p99.9 (us)</th><th>max (us)</th><th>retransmitted</th><th>timeouts</th></tr>
 )",
-                                 escape(report.scenario));
+                                 escape(report.scenario), escape(report.description));
   for (const VariantSummary& v : report.variants) {
     html += fmt::format(
         "<tr><td class=\"name\">{}</td><td>{}</td><td>{}</td><td>{:.4f}</td><td>{:.4f} .. {:.4f}</td>"
@@ -167,6 +218,7 @@ pre {{ background: #f8f8f8; padding: 8px; overflow-x: auto; }}
     }
   }
   html += "<h2>Collective completion times (CDF)</h2>\n" + cdf_svg(report) + "\n";
+  html += "<h2>Job completion time per iteration</h2>\n" + iterations_svg(report) + "\n";
   html += "<h2>Per collective size (nccl-tests layout)</h2>\n";
   for (const VariantSummary& v : report.variants) html += "<pre>" + escape(size_table(v)) + "</pre>\n";
   html += "<h2>Injected faults (ground truth)</h2>\n<table><tr><th>variant</th><th>fault</th>"

@@ -76,5 +76,43 @@ TEST(HtmlReportBrowserTest, ChromiumRendersTablesAndCharts) {
   std::filesystem::remove_all(dir);
 }
 
+// Laid out, not only present: a page of the test's own loads the report in a frame and measures
+// what Chromium drew (bounding boxes of the CDF lines, the fault shading and the op bars).
+TEST(HtmlReportBrowserTest, ChartsHaveGeometry) {
+  COLLIDE_REQUIRE(collide::testing::missing_tool("chromium"));
+  const auto dir = std::filesystem::temp_directory_path() / ("collide-html-geom-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  std::vector<RunResult> runs = {run("baseline", 100), run("lossy", 180), run("flap", 250)};
+  runs[1].faults.push_back({"lossy-h1", "loss", 500'000, 1'500'000, 1000, 10});
+  runs[2].faults.push_back({"flap-a", "link_flap", 200'000, 400'000, 0, 0});
+  runs[2].faults.push_back({"flap-b", "link_flap", 2'000'000, 2'100'000, 0, 0});
+  std::ofstream(dir / "report.html") << render_html(build_report("geometry", runs), runs);
+  std::ofstream(dir / "measure.html") << R"(<!DOCTYPE html><html><body>
+<iframe id="r" src="report.html" width="1200" height="3000"></iframe><pre id="out">pending</pre>
+<script>
+document.getElementById('r').onload = () => {
+  const d = document.getElementById('r').contentDocument;
+  const drawn = (sel) => [...d.querySelectorAll(sel)].filter(e => {
+    const b = e.getBoundingClientRect(); return b.width > 0 && b.height > 0; }).length;
+  document.getElementById('out').textContent =
+    `svg=${d.querySelectorAll('svg').length} cdf_lines=${drawn('#cdf polyline.cdf-line')} ` +
+    `faults=${drawn('svg.timeline rect.fault')} ops=${drawn('svg.timeline rect.op')} ` +
+    `iteration_bars=${drawn('#iterations rect.bar')}`;
+};
+</script></body></html>)";
+  auto args = chromium(dir / "profile");
+  for (const char* a : {"--allow-file-access-from-files", "--virtual-time-budget=5000", "--dump-dom"}) args.push_back(a);
+  args.push_back("file://" + (dir / "measure.html").string());
+  auto dom = process::run_command(args);
+  ASSERT_TRUE(dom.ok());
+  ASSERT_EQ(dom->exit_code, 0) << dom->output;
+  // Three variants: three CDF lines, three timelines holding three fault windows and 3 x 20 x 4
+  // op bars, one iteration bar each; five charts in all.
+  EXPECT_NE(dom->output.find("cdf_lines=3 faults=3 ops=240 iteration_bars=3"), std::string::npos)
+      << dom->output;
+  EXPECT_NE(dom->output.find("svg=5 "), std::string::npos) << dom->output;
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace collide::orchestrator::report

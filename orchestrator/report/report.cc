@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <map>
+#include <tuple>
 
 #include <fmt/format.h>
+#include <google/protobuf/util/json_util.h>
 
 #include "replayer/collectives/accounting.h"
 #include "traces/op_types.h"
@@ -14,16 +16,19 @@ namespace {
 namespace coll = replayer::collectives;
 
 void summarize_sizes(VariantSummary& v, const std::vector<CollectiveTime>& all) {
-  std::map<std::tuple<int, uint64_t, uint32_t>, std::vector<double>> groups;
+  using Key = std::tuple<int, uint64_t, uint32_t, int, int>;
+  std::map<Key, std::vector<double>> groups;
   for (const CollectiveTime& c : all) {
     if (c.failed) continue;
-    groups[{c.kind, c.bytes, c.comm_size}].push_back(c.seconds() * 1e6);
+    groups[{c.kind, c.bytes, c.comm_size, c.datatype, c.reduce_op}].push_back(c.seconds() * 1e6);
   }
   for (auto& [key, times] : groups) {
-    const auto& [kind, bytes, n] = key;
+    const auto& [kind, bytes, n, datatype, reduce_op] = key;
     SizeRow row;
     row.kind = static_cast<v1::OpKind>(kind);
     row.bytes = coll::nccl_tests_size(row.kind, n, bytes);
+    row.datatype = static_cast<v1::DataType>(datatype);
+    row.reduce_op = static_cast<v1::ReduceOp>(reduce_op);
     row.count = times.size();
     row.p50_us = quantile(times, 0.5);
     row.p99_us = quantile(times, 0.99);
@@ -33,6 +38,30 @@ void summarize_sizes(VariantSummary& v, const std::vector<CollectiveTime>& all) 
     v.sizes.push_back(row);
   }
 }
+
+uint64_t first_start_ns(const RunResult& run) {
+  uint64_t t0 = UINT64_MAX;
+  for (const OpTiming& op : run.ops) t0 = std::min(t0, op.start_ns);
+  return run.ops.empty() ? 0 : t0;
+}
+
+RepetitionSummary summarize_repetition(const RunResult& run) {
+  RepetitionSummary r;
+  r.repetition = run.repetition;
+  r.failed = run.failed;
+  r.failure = run.failure;
+  r.jct_seconds = static_cast<double>(job_completion_ns(run)) / 1e9;
+  for (uint64_t ns : iteration_completion_ns(run)) r.iteration_seconds.push_back(static_cast<double>(ns) / 1e9);
+  const uint64_t t0 = first_start_ns(run);
+  for (FaultWindow f : run.faults) {
+    f.start_ns = f.start_ns > t0 ? f.start_ns - t0 : 0;
+    f.end_ns = f.end_ns > t0 ? f.end_ns - t0 : 0;
+    r.faults.push_back(std::move(f));
+  }
+  return r;
+}
+
+std::string name_or_dash(std::string_view name) { return name.empty() ? "-" : std::string(name); }
 
 }  // namespace
 
@@ -50,6 +79,7 @@ Report build_report(const std::string& scenario, const std::vector<RunResult>& r
     v.packets_sent += run.packets_sent;
     v.retransmitted_packets += run.retransmitted_packets;
     v.timeouts += run.timeouts;
+    v.repetitions.push_back(summarize_repetition(run));
     for (const FaultWindow& f : run.faults) {
       auto it = std::find_if(v.faults.begin(), v.faults.end(),
                              [&](const FaultWindow& g) { return g.name == f.name; });
@@ -95,52 +125,104 @@ Report build_report(const std::string& scenario, const std::vector<RunResult>& r
   return report;
 }
 
-nlohmann::json report_json(const Report& report) {
-  nlohmann::json variants = nlohmann::json::array();
+v1::Results to_results(const Report& report) {
+  v1::Results out;
+  out.set_scenario(report.scenario);
+  out.set_description(report.description);
   for (const VariantSummary& v : report.variants) {
-    nlohmann::json sizes = nlohmann::json::array();
-    for (const SizeRow& r : v.sizes) {
-      sizes.push_back({{"kind", std::string(traces::op_kind_name(r.kind))},
-                       {"size_bytes", r.bytes},   {"count", r.count},
-                       {"time_p50_us", r.p50_us}, {"time_p99_us", r.p99_us},
-                       {"time_max_us", r.max_us}, {"algbw_GBps", r.algbw_gbytes},
-                       {"busbw_GBps", r.busbw_gbytes}});
+    v1::VariantResults& r = *out.add_variants();
+    r.set_name(v.name);
+    r.set_runs(v.runs);
+    r.set_failed_runs(v.failed_runs);
+    for (const std::string& f : v.failures) r.add_failures(f);
+    for (double j : v.jct_seconds) r.add_jct_seconds(j);
+    r.set_jct_mean_seconds(v.jct.mean);
+    r.add_jct_ci95_seconds(v.jct.low);
+    r.add_jct_ci95_seconds(v.jct.high);
+    if (v.slowdown.n > 0) {
+      r.set_slowdown_mean(v.slowdown.mean);
+      r.add_slowdown_ci95(v.slowdown.low);
+      r.add_slowdown_ci95(v.slowdown.high);
     }
-    nlohmann::json faults = nlohmann::json::array();
+    v1::CollectiveTimeSummary& t = *r.mutable_collective_time_us();
+    t.set_p50(v.p50_us);
+    t.set_p99(v.p99_us);
+    t.set_p999(v.p999_us);
+    t.set_max(v.max_us);
+    t.set_count(v.collective_us.size());
+    for (const SizeRow& s : v.sizes) {
+      v1::SizeRow& row = *r.add_sizes();
+      row.set_kind(std::string(traces::op_kind_name(s.kind)));
+      row.set_size_bytes(s.bytes);
+      const uint32_t element = traces::datatype_size(s.datatype);
+      row.set_elements(element > 0 ? s.bytes / element : 0);
+      if (s.datatype != v1::DATA_TYPE_UNSPECIFIED) row.set_type(std::string(traces::datatype_name(s.datatype)));
+      if (s.reduce_op != v1::REDUCE_OP_UNSPECIFIED) row.set_redop(std::string(traces::reduce_op_name(s.reduce_op)));
+      row.set_count(s.count);
+      row.set_time_p50_us(s.p50_us);
+      row.set_time_p99_us(s.p99_us);
+      row.set_time_max_us(s.max_us);
+      row.set_algbw_gbps(s.algbw_gbytes);
+      row.set_busbw_gbps(s.busbw_gbytes);
+    }
+    r.set_packets_sent(v.packets_sent);
+    r.set_retransmitted_packets(v.retransmitted_packets);
+    r.set_timeouts(v.timeouts);
     for (const FaultWindow& f : v.faults) {
-      faults.push_back({{"name", f.name}, {"kind", f.kind}, {"packets_matched", f.packets_matched},
-                        {"packets_acted", f.packets_acted}});
+      v1::FaultTruth& ft = *r.add_faults();
+      ft.set_name(f.name);
+      ft.set_kind(f.kind);
+      ft.set_packets_matched(f.packets_matched);
+      ft.set_packets_acted(f.packets_acted);
     }
-    variants.push_back({
-        {"name", v.name},
-        {"runs", v.runs},
-        {"failed_runs", v.failed_runs},
-        {"failures", v.failures},
-        {"jct_seconds", v.jct_seconds},
-        {"jct_mean_seconds", v.jct.mean},
-        {"jct_ci95_seconds", {v.jct.low, v.jct.high}},
-        {"slowdown_mean", v.slowdown.mean},
-        {"slowdown_ci95", {v.slowdown.low, v.slowdown.high}},
-        {"collective_time_us", {{"p50", v.p50_us}, {"p99", v.p99_us}, {"p999", v.p999_us},
-                                {"max", v.max_us}, {"count", v.collective_us.size()}}},
-        {"sizes", sizes},
-        {"packets_sent", v.packets_sent},
-        {"retransmitted_packets", v.retransmitted_packets},
-        {"timeouts", v.timeouts},
-        {"faults", faults},
-    });
+    for (const RepetitionSummary& rep : v.repetitions) {
+      v1::RepetitionResult& rr = *r.add_repetitions();
+      rr.set_repetition(rep.repetition);
+      rr.set_failed(rep.failed);
+      rr.set_failure(rep.failure);
+      rr.set_jct_seconds(rep.jct_seconds);
+      for (double s : rep.iteration_seconds) rr.add_iteration_seconds(s);
+      for (const FaultWindow& f : rep.faults) {
+        v1::FaultWindowResult& w = *rr.add_fault_windows();
+        w.set_name(f.name);
+        w.set_kind(f.kind);
+        w.set_start_ns(f.start_ns);
+        w.set_end_ns(f.end_ns);
+        w.set_packets_matched(f.packets_matched);
+        w.set_packets_acted(f.packets_acted);
+      }
+    }
   }
-  return {{"scenario", report.scenario}, {"variants", variants}};
+  return out;
 }
+
+std::string results_json(const Report& report) {
+  google::protobuf::util::JsonPrintOptions options;
+  options.add_whitespace = true;
+  options.always_print_primitive_fields = true;  // a zero is an answer too (no retransmissions)
+  options.preserve_proto_field_names = true;
+  std::string json;
+  // Printing a message we just built cannot fail; an empty object would still be valid JSON.
+  if (!google::protobuf::util::MessageToJsonString(to_results(report), &json, options).ok()) return "{}";
+  return json;
+}
+
+nlohmann::json report_json(const Report& report) { return nlohmann::json::parse(results_json(report)); }
 
 std::string size_table(const VariantSummary& v) {
   std::string out = fmt::format("# {}: {} runs, {} failed\n", v.name, v.runs, v.failed_runs);
-  out += fmt::format("# {:>12} {:>8} {:>15} | {:>10} {:>10} {:>10} {:>8} {:>8}\n", "size(B)",
-                     "count", "type", "p50(us)", "p99(us)", "max(us)", "algbw", "busbw");
+  out += fmt::format("# {:>12} {:>12} {:>9} {:>6} {:>15} {:>7} | {:>10} {:>10} {:>10} {:>7} {:>7}\n",
+                     "size(B)", "count(elem)", "type", "redop", "collective", "ops", "p50(us)",
+                     "p99(us)", "max(us)", "algbw", "busbw");
   for (const SizeRow& r : v.sizes) {
-    out += fmt::format("  {:>12} {:>8} {:>15} | {:>10.1f} {:>10.1f} {:>10.1f} {:>8.2f} {:>8.2f}\n",
-                       r.bytes, r.count, traces::op_kind_name(r.kind), r.p50_us, r.p99_us,
-                       r.max_us, r.algbw_gbytes, r.busbw_gbytes);
+    const uint32_t element = traces::datatype_size(r.datatype);
+    out += fmt::format(
+        "  {:>12} {:>12} {:>9} {:>6} {:>15} {:>7} | {:>10.1f} {:>10.1f} {:>10.1f} {:>7.2f} {:>7.2f}\n",
+        r.bytes, element > 0 ? std::to_string(r.bytes / element) : "-",
+        name_or_dash(r.datatype == v1::DATA_TYPE_UNSPECIFIED ? "" : traces::datatype_name(r.datatype)),
+        name_or_dash(r.reduce_op == v1::REDUCE_OP_UNSPECIFIED ? "" : traces::reduce_op_name(r.reduce_op)),
+        traces::op_kind_name(r.kind), r.count, r.p50_us, r.p99_us, r.max_us, r.algbw_gbytes,
+        r.busbw_gbytes);
   }
   return out;
 }

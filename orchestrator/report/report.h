@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "collide/results.pb.h"
 #include "orchestrator/report/collective_times.h"
 #include "orchestrator/report/run_result.h"
 #include "orchestrator/report/statistics.h"
@@ -19,10 +20,22 @@ namespace collide::orchestrator::report {
 struct SizeRow {
   v1::OpKind kind = v1::OP_KIND_UNSPECIFIED;
   uint64_t bytes = 0;        // nccl-tests' size S
+  v1::DataType datatype = v1::DATA_TYPE_UNSPECIFIED;
+  v1::ReduceOp reduce_op = v1::REDUCE_OP_UNSPECIFIED;
   uint64_t count = 0;        // collectives of this kind and size, over all repetitions
   double p50_us = 0, p99_us = 0, max_us = 0;
   double algbw_gbytes = 0;   // S / p50 time, GB/s (1e9 bytes)
   double busbw_gbytes = 0;
+};
+
+// One repetition of a variant: its JCT and that of each training iteration.
+struct RepetitionSummary {
+  uint32_t repetition = 0;
+  bool failed = false;
+  std::string failure;
+  double jct_seconds = 0;
+  std::vector<double> iteration_seconds;
+  std::vector<FaultWindow> faults;  // windows relative to the run's first op
 };
 
 struct VariantSummary {
@@ -40,16 +53,25 @@ struct VariantSummary {
   uint64_t retransmitted_packets = 0;
   uint64_t timeouts = 0;
   std::vector<FaultWindow> faults;       // ground truth, summed over repetitions
+  std::vector<RepetitionSummary> repetitions;
 };
 
 struct Report {
   std::string scenario;
+  std::string description;
   std::vector<VariantSummary> variants;  // the baseline first when there is one
 };
 
 Report build_report(const std::string& scenario, const std::vector<RunResult>& runs);
+
+// The report as its schema (proto/collide/results.proto) and as that schema's canonical JSON,
+// which is what report.json holds.
+v1::Results to_results(const Report& report);
+std::string results_json(const Report& report);
+// The same JSON, parsed, for code that reads fields.
 nlohmann::json report_json(const Report& report);
-// nccl-tests' table layout: size, count, type, time p50/p99/max (us), algbw, busbw (GB/s).
+
+// nccl-tests' table layout: size, count, type, redop, time p50/p99/max (us), algbw, busbw (GB/s).
 std::string size_table(const VariantSummary& variant);
 
 }  // namespace collide::orchestrator::report

@@ -1,8 +1,10 @@
 #include "orchestrator/report/report.h"
 
+#include <google/protobuf/util/json_util.h>
 #include <gtest/gtest.h>
 
 #include "orchestrator/report/html_report.h"
+#include "orchestrator/report/text_summary.h"
 
 namespace collide::orchestrator::report {
 namespace {
@@ -23,6 +25,9 @@ RunResult run(const std::string& variant, uint32_t rep, int n, double us) {
       op.comm = "world";
       op.comm_size = 4;
       op.bytes = 1'000'000;
+      op.datatype = v1::DATA_TYPE_BFLOAT16;
+      op.reduce_op = v1::REDUCE_OP_SUM;
+      op.iteration = static_cast<uint32_t>(k / 5);
       op.start_ns = t + rank * 10'000;
       op.end_ns = t + static_cast<uint64_t>(us * 1000);
       r.ops.push_back(op);
@@ -41,6 +46,68 @@ TEST(ReportTest, CollectiveTimeSpansFirstStartToLastEnd) {
   EXPECT_DOUBLE_EQ(c[0].seconds() * 1e6, 100.0);
   EXPECT_EQ(job_completion_ns(r), 300'000u);
   ASSERT_EQ(iteration_completion_ns(r).size(), 1u);
+}
+
+TEST(ReportTest, JctPerIteration) {
+  // Ten all-reduces of 100 us, five per iteration: each iteration spans 500 us.
+  const Report rep = build_report("unit", {run("baseline", 0, 10, 100)});
+  ASSERT_EQ(rep.variants[0].repetitions.size(), 1u);
+  const auto& its = rep.variants[0].repetitions[0].iteration_seconds;
+  ASSERT_EQ(its.size(), 2u);
+  EXPECT_NEAR(its[0], 500e-6, 1e-12);
+  EXPECT_NEAR(its[1], 500e-6, 1e-12);
+}
+
+TEST(ReportTest, JsonFollowsTheResultsSchema) {
+  std::vector<RunResult> runs = {run("baseline", 0, 10, 100), run("baseline", 1, 10, 104),
+                                 run("lossy", 0, 10, 200), run("lossy", 1, 10, 210)};
+  runs[2].retransmitted_packets = 5'000'000'000;  // beyond 32 bits, as long soaks get
+  runs[2].faults.push_back({"lossy-h1", "loss", 1'100'000, 1'900'000, 5000, 50});
+  const Report rep = build_report("unit", runs);
+  const std::string json = results_json(rep);
+  // Strict parsing: any field the schema does not know is an error.
+  v1::Results parsed;
+  google::protobuf::util::JsonParseOptions strict;
+  strict.ignore_unknown_fields = false;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(json, &parsed, strict).ok()) << json;
+  ASSERT_EQ(parsed.variants_size(), 2);
+  const v1::VariantResults& lossy = parsed.variants(1);
+  EXPECT_EQ(lossy.name(), "lossy");
+  EXPECT_EQ(lossy.retransmitted_packets(), 5'000'000'000u);
+  EXPECT_NEAR(lossy.slowdown_mean(), 2.008, 0.01);
+  ASSERT_EQ(lossy.slowdown_ci95_size(), 2);
+  EXPECT_LT(lossy.slowdown_ci95(0), lossy.slowdown_mean());
+  ASSERT_EQ(lossy.sizes_size(), 1);
+  EXPECT_EQ(lossy.sizes(0).kind(), "all_reduce");
+  EXPECT_EQ(lossy.sizes(0).type(), "bfloat16");
+  EXPECT_EQ(lossy.sizes(0).redop(), "sum");
+  EXPECT_EQ(lossy.sizes(0).elements(), 500'000u);
+  EXPECT_EQ(lossy.sizes(0).count(), 20u);
+  ASSERT_EQ(lossy.repetitions_size(), 2);
+  EXPECT_EQ(lossy.repetitions(0).iteration_seconds_size(), 2);
+  ASSERT_EQ(lossy.repetitions(0).fault_windows_size(), 1);
+  // On the run's own time base: the first op started at 1 ms.
+  EXPECT_EQ(lossy.repetitions(0).fault_windows(0).start_ns(), 100'000u);
+  EXPECT_EQ(lossy.faults(0).packets_acted(), 50u);
+  // Zeros are written too: a reader can tell "no retransmissions" from "not measured".
+  EXPECT_NE(json.find("\"timeouts\": \"0\""), std::string::npos) << json;
+  // And it is the same document report_json() hands to code.
+  EXPECT_EQ(report_json(rep)["variants"][0]["name"], "baseline");
+}
+
+TEST(ReportTest, RunSummaryHasBothTablesAndThePaths) {
+  std::vector<RunResult> runs = {run("baseline", 0, 10, 100), run("baseline", 1, 10, 102),
+                                 run("lossy", 0, 10, 150), run("lossy", 1, 10, 160)};
+  runs[2].retransmitted_packets = 1234;
+  const std::string text = run_summary(build_report("unit", runs), "out/report.html", "out/report.json");
+  // nccl-tests columns: size 2(n-1)/n... S is the buffer, 500000 bf16 elements, sum.
+  EXPECT_NE(text.find("size(B)"), std::string::npos) << text;
+  EXPECT_NE(text.find("1000000       500000  bfloat16    sum      all_reduce"), std::string::npos) << text;
+  EXPECT_NE(text.find("slowdown (95% CI)"), std::string::npos);
+  EXPECT_NE(text.find("1.53x"), std::string::npos) << text;
+  EXPECT_NE(text.find("1234"), std::string::npos);
+  EXPECT_NE(text.find("JCT per iteration"), std::string::npos);
+  EXPECT_NE(text.find("report: out/report.html\n        out/report.json\n"), std::string::npos) << text;
 }
 
 TEST(ReportTest, SlowdownAgainstBaselineWithConfidenceInterval) {

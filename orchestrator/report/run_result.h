@@ -17,6 +17,9 @@ struct OpTiming {
   std::string comm;
   uint32_t comm_size = 0;
   uint64_t bytes = 0;
+  // Known when the runner read them from the trace; the report prints "-" otherwise.
+  v1::DataType datatype = v1::DATA_TYPE_UNSPECIFIED;
+  v1::ReduceOp reduce_op = v1::REDUCE_OP_UNSPECIFIED;
   uint32_t iteration = 0;
   uint64_t start_ns = 0;
   uint64_t end_ns = 0;

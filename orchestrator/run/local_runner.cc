@@ -1,18 +1,15 @@
 #include "orchestrator/run/local_runner.h"
 
-#include <net/if.h>
-
 #include <chrono>
 #include <fstream>
-#include <memory>
+#include <map>
+#include <sstream>
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>
-#include <nlohmann/json.hpp>
 
-#include "common/netns.h"
-#include "common/process.h"
-#include "injectors/roce_drop.h"
+#include "collide/agent.pb.h"
+#include "orchestrator/control/certs.h"
+#include "orchestrator/run/agent_fleet.h"
 #include "orchestrator/run/workload.h"
 #include "orchestrator/testbed/virtual_testbed.h"
 #include "traces/op_types.h"
@@ -21,6 +18,7 @@ namespace collide::orchestrator {
 namespace {
 
 using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
 namespace tb = testbed;
 
 struct Run {
@@ -56,200 +54,353 @@ std::vector<Run> plan_runs(const v1::Scenario& s) {
   return runs;
 }
 
-// The fault's hook: the leaf port facing the host named by `link` ("h1"), egress for frames
-// going to the host, ingress for frames leaving it. Loss on a middle node, as on a fabric.
-Result<std::pair<std::string, std::string>> leaf_port_of(const tb::TestbedPlan& plan,
-                                                         const std::string& link) {
-  const std::string host = link.substr(0, link.find('.'));
-  for (const tb::PlannedLink& l : plan.links) {
-    if (l.a.netns == plan.name + "-" + host) return std::make_pair(l.b.netns, l.b.ifname);
+// The host whose agent arms a fault: the host a host link ("h1", "h1.eth0") belongs to; fabric
+// links go to the first agent.
+uint32_t host_of_fault(const v1::Fault& f) {
+  const std::string& link = f.link();
+  if (link.size() > 1 && link[0] == 'h' && std::isdigit(static_cast<unsigned char>(link[1]))) {
+    return static_cast<uint32_t>(std::stoul(link.substr(1, link.find('.') - 1)));
   }
-  return not_found(fmt::format("no link for '{}' in testbed {}", link, plan.name));
+  return 0;
 }
 
-struct ArmedFault {
-  const v1::Fault* fault;
-  std::unique_ptr<injectors::RoceDrop> drop;
+// What every run sends each agent, before the per-run fields.
+struct Placement {
+  uint32_t per_host = 0;
+  uint32_t nics_per_host = 1;
+  uint32_t world = 0;
+  std::string trace_bytes;
+  v1::VirtualTestbedSpec testbed;  // empty for remote agents
+  std::vector<tb::HostNic> nics;   // the virtual hosts' NICs
+  bool trace_timing = false;       // the workload's compute gaps, not back to back
 };
 
-Result<std::vector<ArmedFault>> arm(const std::vector<const v1::Fault*>& faults,
-                                    const tb::TestbedPlan& plan, uint32_t repetition) {
-  std::vector<ArmedFault> armed;
-  for (const v1::Fault* f : faults) {
-    if (f->kind() != v1::Fault::KIND_LOSS) {
-      return unavailable(fmt::format("fault {}: the embedded runner injects loss only so far",
-                                     f->name()));
-    }
-    if (f->start_ns() != 0 || f->duration_ns() != 0) {
-      return unavailable(fmt::format("fault {}: time windows are not supported by the embedded "
-                                     "runner yet; the fault lasts the whole run", f->name()));
-    }
-    auto port = leaf_port_of(plan, f->link());
-    if (!port.ok()) return port.status();
-    // Each repetition draws other packets; the same repetition the same ones.
-    auto drop = injectors::RoceDrop::load(f->probability(), f->seed() + repetition);
-    if (!drop.ok()) return drop.status();
-    const auto directions =
-        f->direction() == v1::Fault::DIRECTION_BOTH
-            ? std::vector<injectors::Direction>{injectors::Direction::kEgress, injectors::Direction::kIngress}
-            : std::vector<injectors::Direction>{f->direction() == v1::Fault::DIRECTION_TO_HOST
-                                                    ? injectors::Direction::kEgress
-                                                    : injectors::Direction::kIngress};
-    {
-      // Attach from inside the leaf's namespace; the links stay when we leave it.
-      auto scope = netns::Scope::enter(port->first);
-      if (!scope.ok()) return scope.status().with_context("arming fault " + f->name());
-      const int ifindex = static_cast<int>(if_nametoindex(port->second.c_str()));
-      for (injectors::Direction d : directions) COLLIDE_RETURN_IF_ERROR((*drop)->attach(ifindex, d));
-    }
-    armed.push_back({f, std::move(drop).value()});
+v1::PrepareRun prepare_request(const Placement& p, const AgentHandle& a, const Run& run,
+                               uint32_t run_index, const LocalRunOptions& o) {
+  v1::PrepareRun r;
+  r.set_run_index(run_index);
+  r.set_host(a.host);
+  r.set_trace(p.trace_bytes);
+  for (uint32_t rank = a.host * p.per_host; rank < (a.host + 1) * p.per_host; ++rank) r.add_ranks(rank);
+  r.set_ranks_per_host(p.per_host);
+  r.set_nics_per_host(p.nics_per_host);
+  *r.mutable_transport() = run.transport;
+  for (const v1::Fault* f : run.faults) {
+    if (host_of_fault(*f) == a.host || (host_of_fault(*f) >= p.world && a.index == 0)) *r.add_faults() = *f;
   }
-  return armed;
+  r.set_repetition(run.repetition);
+  r.set_lease_ms(static_cast<uint64_t>(o.lease.count()));
+  r.set_run_timeout_s(o.run_timeout_s);
+  r.set_trace_timing(p.trace_timing);
+  if (a.host < p.nics.size()) {
+    const tb::HostNic& nic = p.nics[a.host];
+    *r.mutable_testbed() = p.testbed;
+    r.set_port("dpdk:net_af_xdp" + std::to_string(a.host) + ",iface=" + nic.ifname);
+    r.set_netns(nic.netns);
+    r.set_next_hop_mac(nic.gateway_mac);
+    r.set_lcore(a.host % 2);
+  }
+  return r;
 }
 
-report::RunResult read_results(const Run& run, const std::vector<std::string>& files,
-                               uint32_t world) {
+// One run across the fleet: prepare everywhere, start together, collect.
+class RunDriver {
+ public:
+  RunDriver(std::vector<AgentHandle>& agents, const LocalRunOptions& o) : agents_(agents), o_(o) {}
+
+  // The run's result; an error when the run could not be set up. `agent_failure` is set when an
+  // agent was lost on the way (the result then holds what the others recorded).
+  Result<report::RunResult> drive(const Placement& p, const Run& run, uint32_t index, size_t total,
+                                  std::string& agent_failure);
+
+ private:
+  void progress(const std::string& line) const {
+    if (o_.progress) o_.progress(line);
+  }
+  void metric(const std::string& name, const std::map<std::string, std::string>& labels, double v) const {
+    if (o_.set_metric) o_.set_metric(name, labels, v);
+  }
+  void heartbeat_if_due();
+  // Stops every agent still in the run and collects what they hand back (faults disarmed).
+  void stop_others(const std::string& reason);
+  void lost(AgentHandle& a, const Status& why, std::string& agent_failure);
+
+  std::vector<AgentHandle>& agents_;
+  const LocalRunOptions& o_;
+  Clock::time_point last_heartbeat_ = Clock::now();
+  std::map<uint32_t, v1::RunCompletion> completions_;
+  std::vector<bool> in_run_;
+};
+
+void RunDriver::heartbeat_if_due() {
+  if (Clock::now() - last_heartbeat_ < o_.lease / 4) return;
+  last_heartbeat_ = Clock::now();
+  v1::AgentRequest beat;
+  beat.mutable_heartbeat()->set_sent_ns(orchestrator_now_ns());
+  for (AgentHandle& a : agents_) {
+    if (a.channel) (void)a.channel->send(beat, 2s);  // a broken channel shows on the next receive
+  }
+}
+
+void RunDriver::lost(AgentHandle& a, const Status& why, std::string& agent_failure) {
+  agent_failure = fmt::format("{} failed: {}", a.name(), a.why_gone(why));
+  a.channel.reset();
+  in_run_[a.index] = false;
+  progress(agent_failure);
+  stop_others(fmt::format("{} failed", a.name()));
+}
+
+void RunDriver::stop_others(const std::string& reason) {
+  v1::AgentRequest stop;
+  stop.mutable_stop()->set_reason(reason);
+  for (AgentHandle& a : agents_) {
+    if (!a.channel || !in_run_[a.index]) continue;
+    if (!a.channel->send(stop, 2s).ok()) continue;
+    const auto deadline = Clock::now() + 5s;
+    while (Clock::now() < deadline) {
+      auto reply = a.channel->receive_message<v1::AgentReply>(200ms);
+      if (!reply.ok()) break;
+      if (reply->has_value() && (*reply)->has_completion()) {
+        completions_[a.index] = (*reply)->completion();
+        break;
+      }
+    }
+    in_run_[a.index] = false;
+  }
+}
+
+Result<report::RunResult> RunDriver::drive(const Placement& p, const Run& run, uint32_t index,
+                                           size_t total, std::string& agent_failure) {
+  in_run_.assign(agents_.size(), true);
+  completions_.clear();
   report::RunResult result;
   result.variant = run.name;
   result.repetition = run.repetition;
-  for (const std::string& file : files) {
-    std::ifstream in(file);
-    if (!in.good()) {
-      result.failed = true;
-      result.failure += fmt::format("{}: no results (the host's replay did not finish); ", file);
-      continue;
+  auto finish_failed = [&]() {
+    result.failed = true;
+    result.failure += agent_failure + "; ";
+  };
+
+  for (AgentHandle& a : agents_) {
+    v1::AgentRequest prepare;
+    *prepare.mutable_prepare() = prepare_request(p, a, run, index, o_);
+    if (Status s = a.channel->send(prepare, 60s); !s.ok()) {
+      lost(a, s, agent_failure);
+      finish_failed();
+      return result;
     }
-    const auto j = nlohmann::json::parse(in, nullptr, false);
-    if (j.is_discarded()) {
-      result.failed = true;
-      result.failure += file + ": unreadable results; ";
-      continue;
+  }
+  // Every agent arms its faults and opens its port; wait until all are ready.
+  for (AgentHandle& a : agents_) {
+    const auto deadline = Clock::now() + 120s;
+    bool ready = false;
+    while (!ready) {
+      heartbeat_if_due();
+      if (Clock::now() > deadline) {
+        lost(a, deadline_exceeded("not ready within 120 s"), agent_failure);
+        finish_failed();
+        return result;
+      }
+      auto reply = a.channel->receive_message<v1::AgentReply>(100ms);
+      if (!reply.ok()) {
+        lost(a, reply.status(), agent_failure);
+        finish_failed();
+        return result;
+      }
+      if (!reply->has_value()) continue;
+      if ((*reply)->has_error()) {
+        const std::string why = fmt::format("{}: {}", a.name(), (*reply)->error().message());
+        stop_others("the run could not be prepared");
+        return unavailable(why);
+      }
+      ready = (*reply)->has_prepared() && (*reply)->prepared().run_index() == index;
     }
-    if (!j.value("ok", false)) {
-      result.failed = true;
-      result.failure += j.value("failure", std::string("failed")) + "; ";
+  }
+
+  // One instant for all, far enough ahead for the start messages to arrive.
+  uint64_t margin_ns = 200'000'000;
+  for (const AgentHandle& a : agents_) margin_ns += 2 * a.clock.round_trip_ns;
+  const uint64_t start_at = orchestrator_now_ns() + margin_ns;
+  for (AgentHandle& a : agents_) {
+    v1::AgentRequest start;
+    start.mutable_start()->set_run_index(index);
+    start.mutable_start()->set_start_at_agent_ns(static_cast<uint64_t>(a.clock.to_agent(start_at)));
+    if (Status s = a.channel->send(start, 5s); !s.ok()) {
+      lost(a, s, agent_failure);
+      finish_failed();
+      return result;
     }
-    for (const auto& op : j["ops"]) {
+  }
+  progress(fmt::format("run {}/{}: {} (repetition {})", index + 1, total, run.name, run.repetition + 1));
+
+  std::map<uint32_t, double> elapsed;
+  auto last_line = Clock::now();
+  const auto deadline = Clock::now() + std::chrono::seconds(static_cast<int64_t>(o_.run_timeout_s) + 60);
+  while (completions_.size() < agents_.size()) {
+    heartbeat_if_due();
+    if (Clock::now() > deadline) {
+      agent_failure = fmt::format("the run did not end within {} s", o_.run_timeout_s + 60);
+      stop_others("the run took too long");
+      finish_failed();
+      break;
+    }
+    for (AgentHandle& a : agents_) {
+      if (completions_.count(a.index) != 0) continue;
+      auto reply = a.channel->receive_message<v1::AgentReply>(20ms);
+      if (!reply.ok()) {
+        lost(a, reply.status(), agent_failure);
+        finish_failed();
+        break;
+      }
+      if (!reply->has_value()) continue;
+      const v1::AgentReply& r = **reply;
+      if (r.has_progress()) elapsed[a.index] = r.progress().elapsed_s();
+      if (r.has_completion()) {
+        completions_[a.index] = r.completion();
+        const std::map<std::string, std::string> labels = {{"variant", run.name},
+                                                           {"host", std::to_string(a.host)}};
+        metric("collide_packets_sent_total", labels, static_cast<double>(r.completion().packets_sent()));
+        metric("collide_retransmitted_packets_total", labels,
+               static_cast<double>(r.completion().retransmitted_packets()));
+        metric("collide_ops_completed_total", labels, static_cast<double>(r.completion().ops_size()));
+      }
+      if (r.has_error()) {
+        v1::RunCompletion c;
+        c.set_failure(fmt::format("{}: {}", a.name(), r.error().message()));
+        completions_[a.index] = c;
+      }
+    }
+    if (!agent_failure.empty()) break;
+    if (Clock::now() - last_line >= 2s) {
+      last_line = Clock::now();
+      double longest = 0;
+      for (const auto& [i, s] : elapsed) longest = std::max(longest, s);
+      progress(fmt::format("  {:.1f} s, {}/{} hosts done", longest, completions_.size(), agents_.size()));
+    }
+  }
+
+  // Completion records onto this process's clock.
+  std::map<std::string, report::FaultWindow> faults;
+  for (const auto& [i, c] : completions_) {
+    const AgentHandle& a = agents_[i];
+    if (!c.ok()) {
+      result.failed = true;
+      result.failure += (c.failure().empty() ? "failed" : c.failure()) + "; ";
+    }
+    for (const v1::OpCompletion& op : c.ops()) {
       report::OpTiming t;
-      t.rank = op["rank"];
-      t.op_index = op["op_index"];
-      t.kind = traces::parse_op_kind(op["kind"].get<std::string>()).value();
-      t.comm = op["comm"];
-      t.comm_size = world;
-      t.bytes = op["bytes"];
-      t.start_ns = op["start_ns"];
-      t.end_ns = op["end_ns"];
-      t.failed = op["failed"];
+      t.rank = op.rank();
+      t.op_index = op.op_index();
+      if (auto kind = traces::parse_op_kind(op.kind()); kind.ok()) t.kind = *kind;
+      t.comm = op.comm();
+      t.comm_size = p.world;
+      t.bytes = op.bytes();
+      t.start_ns = static_cast<uint64_t>(std::max<int64_t>(0, a.clock.to_orchestrator(op.start_ns())));
+      t.end_ns = static_cast<uint64_t>(std::max<int64_t>(0, a.clock.to_orchestrator(op.end_ns())));
+      t.failed = op.failed();
       result.ops.push_back(t);
     }
-    const auto& c = j["counters"];
-    result.packets_sent += c.value("packets_sent", uint64_t{0});
-    result.retransmitted_packets += c.value("retransmitted_packets", uint64_t{0});
-    result.timeouts += c.value("timeouts", uint64_t{0});
+    result.packets_sent += c.packets_sent();
+    result.retransmitted_packets += c.retransmitted_packets();
+    result.timeouts += c.timeouts();
+    for (const v1::FaultCount& f : c.faults()) {
+      report::FaultWindow& w = faults[f.name()];
+      w.name = f.name();
+      w.kind = f.kind();
+      w.packets_matched += f.packets_matched();
+      w.packets_acted += f.packets_acted();
+    }
   }
+  if (completions_.size() < agents_.size() && !result.failed) finish_failed();
+  for (auto& [name, w] : faults) {
+    // The faults last the whole run: their window is the run's.
+    if (!result.ops.empty()) {
+      w.start_ns = result.ops.front().start_ns;
+      for (const auto& op : result.ops) {
+        w.start_ns = std::min(w.start_ns, op.start_ns);
+        w.end_ns = std::max(w.end_ns, op.end_ns);
+      }
+    }
+    result.faults.push_back(w);
+  }
+  if (result.failed) progress(fmt::format("  failed: {}", result.failure));
   return result;
+}
+
+Result<std::string> read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in.good()) return not_found("cannot read " + path);
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  return bytes.str();
 }
 
 }  // namespace
 
-Result<std::vector<report::RunResult>> run_locally(const v1::Scenario& s,
-                                                   const LocalRunOptions& o) {
+Result<RunOutcome> run_locally(const v1::Scenario& s, const LocalRunOptions& o) {
   auto progress = [&](const std::string& line) {
     if (o.progress) o.progress(line);
   };
-  if (s.testbed().agents_size() > 0) {
-    return unavailable("remote agents are not supported yet: use a virtual testbed");
-  }
+  const bool remote = s.testbed().agents_size() > 0;
   const v1::VirtualTestbedSpec& spec = s.testbed().virtual_();
-  if (spec.nics_per_host() != 1) return unavailable("the embedded runner drives one NIC per host so far");
-  const uint32_t hosts = spec.hosts();
-  const uint32_t per_host = s.testbed().ranks_per_host();
-  const uint32_t world = hosts * per_host;
+  if (!remote && spec.nics_per_host() != 1) return unavailable("the embedded runner drives one NIC per host so far");
+  const uint32_t hosts = remote ? static_cast<uint32_t>(s.testbed().agents_size()) : spec.hosts();
+  Placement placement;
+  placement.per_host = s.testbed().ranks_per_host();
+  placement.world = hosts * placement.per_host;
+  placement.trace_timing = s.workload().timing() == v1::Workload::TIMING_TRACE;
   std::filesystem::create_directories(o.work_dir);
 
-  auto trace = prepare_workload(s, world, o.work_dir);
+  auto trace = prepare_workload(s, placement.world, o.work_dir);
   if (!trace.ok()) return trace.status();
-  auto plan = tb::plan_testbed(spec);
-  if (!plan.ok()) return plan.status();
-  progress(fmt::format("building testbed {}: {} hosts, {} leaves, {} spines", spec.name(), hosts,
-                       spec.leaves(), spec.spines()));
-  auto bed = tb::VirtualTestbed::create(*plan);
-  if (!bed.ok()) return bed.status();
+  auto bytes = read_file(*trace);
+  if (!bytes.ok()) return bytes.status();
+  placement.trace_bytes = std::move(bytes).value();
 
-  std::vector<report::RunResult> results;
-  const std::vector<Run> runs = plan_runs(s);
-  for (size_t n = 0; n < runs.size(); ++n) {
-    const Run& run = runs[n];
-    auto armed = arm(run.faults, *plan, run.repetition);
-    if (!armed.ok()) return armed.status();
-    const v1::TransportSettings& t = run.transport;
-    const std::string go = (o.work_dir / fmt::format("go-{}", n)).string();
-    std::vector<process::ChildProcess> replays;
-    std::vector<std::string> files;
-    for (uint32_t h = 0; h < hosts; ++h) {
-      std::vector<std::string> ranks;
-      for (uint32_t r = h * per_host; r < (h + 1) * per_host; ++r) ranks.push_back(std::to_string(r));
-      const tb::HostNic& nic = plan->nics[h];
-      files.push_back((o.work_dir / fmt::format("run-{}-host-{}.json", n, h)).string());
-      std::filesystem::remove(files.back());
-      auto child = process::ChildProcess::spawn(
-          {o.collide_binary, "--log-level=warn", "replay", *trace,
-           "--ranks=" + fmt::format("{}", fmt::join(ranks, ",")),
-           "--ranks-per-host=" + std::to_string(per_host),
-           "--nics-per-host=" + std::to_string(spec.nics_per_host()),
-           "--port=dpdk:net_af_xdp" + std::to_string(h) + ",iface=" + nic.ifname,
-           "--netns=" + nic.netns, "--lcore=" + std::to_string(h % 2),
-           "--rank-addresses=testbed", "--next-hop-mac=" + nic.gateway_mac,
-           "--mtu=" + std::to_string(t.mtu_bytes() ? t.mtu_bytes() : 1024),
-           std::string("--recovery=") +
-               (t.recovery() == v1::TransportSettings::RECOVERY_SELECTIVE_REPEAT ? "selective-repeat" : "go-back-n"),
-           "--channels=" + std::to_string(t.channels() ? t.channels() : 2),
-           "--qps=" + std::to_string(t.qps_per_connection() ? t.qps_per_connection() : 1),
-           "--slice-bytes=" + std::to_string(t.slice_bytes() ? t.slice_bytes() : 1 << 20),
-           "--timeout-exponent=" + std::to_string(t.timeout_exponent() ? t.timeout_exponent() : 14),
-           "--retry-count=" + std::to_string(t.retry_count() ? t.retry_count() : 7),
-           std::string("--algorithm=") + (t.all_reduce() == v1::TransportSettings::ALL_REDUCE_TREE ? "tree" : "ring"),
-           "--max-outstanding=256", "--results=" + files.back(), "--wait-for-file=" + go,
-           "--timeout=" + std::to_string(static_cast<int>(o.run_timeout_s))});
-      if (!child.ok()) return child.status();
-      replays.push_back(std::move(child).value());
-    }
-    for (auto& r : replays) {
-      auto line = r.read_line(60s);
-      if (!line.ok() || line->rfind("ready", 0) != 0) {
-        return unavailable(fmt::format("a replay did not start: {}",
-                                       line.ok() ? *line : line.status().message()));
-      }
-    }
-    progress(fmt::format("run {}/{}: {} (repetition {})", n + 1, runs.size(), run.name,
-                         run.repetition + 1));
-    std::ofstream(go).close();
-    for (auto& r : replays) {
-      (void)r.wait(std::chrono::seconds(static_cast<int>(o.run_timeout_s) + 30));
-    }
-    std::filesystem::remove(go);
-    report::RunResult result = read_results(run, files, world);
-    for (const ArmedFault& a : *armed) {
-      report::FaultWindow w;
-      w.name = a.fault->name();
-      w.kind = "loss";
-      if (auto c = a.drop->counts(); c.ok()) {
-        w.packets_matched = c->matched;
-        w.packets_acted = c->dropped;
-      }
-      if (!result.ops.empty()) {
-        w.start_ns = result.ops.front().start_ns;
-        for (const auto& op : result.ops) {
-          w.start_ns = std::min(w.start_ns, op.start_ns);
-          w.end_ns = std::max(w.end_ns, op.end_ns);
-        }
-      }
-      result.faults.push_back(w);
-    }
-    if (result.failed) progress(fmt::format("  failed: {}", result.failure));
-    results.push_back(std::move(result));
+  // The testbed goes last (after the agents, whose faults sit on its links).
+  std::unique_ptr<tb::VirtualTestbed> bed;
+  std::vector<AgentHandle> agents;
+  if (!remote) {
+    auto plan = tb::plan_testbed(spec);
+    if (!plan.ok()) return plan.status();
+    progress(fmt::format("building testbed {}: {} hosts, {} leaves, {} spines", spec.name(), hosts,
+                         spec.leaves(), spec.spines()));
+    auto created = tb::VirtualTestbed::create(*plan);
+    if (!created.ok()) return created.status();
+    bed = std::move(created).value();
+    placement.testbed = spec;
+    placement.nics = plan->nics;
+    const auto certs = o.work_dir / "certs";
+    COLLIDE_RETURN_IF_ERROR(control::generate_certs(certs));
+    std::vector<LocalAgentSpec> local;
+    for (uint32_t h = 0; h < hosts; ++h) local.push_back({h, plan->nics[h].netns});
+    auto started = start_local_agents(o.collide_binary, local, certs, o.work_dir);
+    if (!started.ok()) return started.status();
+    agents = std::move(started).value();
+  } else {
+    if (o.certs_dir.empty()) return invalid_argument("remote agents need --certs (ca.pem, orchestrator.pem, orchestrator.key)");
+    std::vector<std::pair<uint32_t, std::string>> list;
+    for (const v1::Agent& a : s.testbed().agents()) list.emplace_back(a.host(), a.address());
+    auto connected = connect_agents(list, o.certs_dir);
+    if (!connected.ok()) return connected.status();
+    agents = std::move(connected).value();
   }
-  return results;
+  COLLIDE_RETURN_IF_ERROR(measure_clocks(agents, 8));
+  for (const AgentHandle& a : agents) {
+    progress(fmt::format("{}: clock offset {:+.1f} us +- {:.1f} us", a.name(), a.clock.offset_ns / 1e3,
+                         a.clock.error_bound_ns / 1e3));
+  }
+
+  RunOutcome outcome;
+  const std::vector<Run> runs = plan_runs(s);
+  RunDriver driver(agents, o);
+  for (size_t n = 0; n < runs.size(); ++n) {
+    auto result = driver.drive(placement, runs[n], static_cast<uint32_t>(n), runs.size(), outcome.agent_failure);
+    if (!result.ok()) return result.status();
+    outcome.runs.push_back(std::move(result).value());
+    if (!outcome.agent_failure.empty()) break;  // the fleet is broken: no further runs
+  }
+  return outcome;
 }
 
 }  // namespace collide::orchestrator

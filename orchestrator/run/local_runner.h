@@ -1,7 +1,9 @@
 #pragma once
 
+#include <chrono>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -12,18 +14,34 @@
 namespace collide::orchestrator {
 
 struct LocalRunOptions {
-  std::string collide_binary;         // started once per host for each run (`collide replay`)
-  std::filesystem::path work_dir;     // traces, per-host results
+  std::string collide_binary;         // started once per host as `collide agent`
+  std::filesystem::path work_dir;     // certificates, traces, per-host results
   std::function<void(const std::string&)> progress;
   double run_timeout_s = 600;
+  // Remote agents (testbed.agents): the directory with ca.pem, orchestrator.pem/.key. Agents of
+  // a virtual testbed get certificates generated into work_dir/certs.
+  std::filesystem::path certs_dir;
+  // How long an agent keeps a run going without hearing from us.
+  std::chrono::milliseconds lease{5000};
+  // Live counters as agents report them (name, labels, value), e.g. into a metrics registry.
+  std::function<void(const std::string&, const std::map<std::string, std::string>&, double)> set_metric;
 };
 
-// The embedded default: builds the scenario's virtual testbed, and for the baseline and each
-// variant, each repetition, arms the variant's faults on the fabric, starts one replay per host
-// (in its namespace, on DPDK's af_xdp), starts them together and collects what they recorded.
-// Faults are disarmed and the testbed removed afterwards, also on failure. A run whose job fails
-// (as NCCL would) is a result, not an error; an error means the scenario could not be run.
-Result<std::vector<report::RunResult>> run_locally(const v1::Scenario& scenario,
-                                                   const LocalRunOptions& options);
+// What a scenario produced. When an agent failed, the run it failed in is the last result
+// (marked failed, with whatever the other agents had recorded), no further run was started, and
+// `agent_failure` says which agent and why.
+struct RunOutcome {
+  std::vector<report::RunResult> runs;
+  std::string agent_failure;
+};
+
+// Runs a scenario through agents. For a virtual testbed (the embedded default) it builds the
+// testbed, starts one `collide agent` per host on 127.0.0.1 with freshly generated certificates,
+// and removes both afterwards; with `testbed.agents` it connects to those. For the baseline and
+// each variant, each repetition, every agent gets its ranks, the trace, the transport and its
+// faults, arms them under a lease, and all start together at one instant (clock offsets
+// measured); completion records come back mapped onto this process's clock. A run whose job
+// fails (as NCCL would) is a result, not an error; an error means the scenario could not be run.
+Result<RunOutcome> run_locally(const v1::Scenario& scenario, const LocalRunOptions& options);
 
 }  // namespace collide::orchestrator

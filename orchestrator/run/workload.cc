@@ -5,7 +5,10 @@
 
 #include <fmt/format.h>
 
+#include "orchestrator/scenario/synth_workload.h"
 #include "traces/op_types.h"
+#include "traces/synth/model_spec.h"
+#include "traces/synth/synthesizer.h"
 #include "traces/scale_trace.h"
 #include "traces/trace_io.h"
 
@@ -61,16 +64,43 @@ Result<std::string> write_collectives(const v1::Scenario& s, uint32_t world,
   return path;
 }
 
+// The trace a run replays, shrunk by bytes_scale when asked (compute gaps shrink with it).
+Result<std::string> scaled(const std::string& trace, const v1::Workload& w,
+                           const std::filesystem::path& dir) {
+  if (w.bytes_scale() == 0 || w.bytes_scale() == 1) return trace;
+  const std::string out = (dir / "workload.scaled.trace").string();
+  COLLIDE_RETURN_IF_ERROR(traces::scale_trace(trace, out, w.bytes_scale()));
+  return out;
+}
+
+Result<std::string> synthesize(const v1::Workload& w, uint32_t world,
+                               const std::filesystem::path& dir) {
+  auto spec = synth_model_spec(w.synth(), w.iterations());
+  if (!spec.ok()) return spec.status().with_context("workload.synth");
+  if (traces::synth::world_size(*spec) != world) {
+    return invalid_argument(fmt::format("workload.synth: the job has {} ranks but the testbed holds {}",
+                                        traces::synth::world_size(*spec), world));
+  }
+  const std::string path = (dir / "workload.synth.trace").string();
+  auto made = traces::synth::synthesize(*spec, path);
+  if (!made.ok()) return made.status().with_context("workload.synth");
+  return scaled(path, w, dir);
+}
+
 }  // namespace
 
 Result<std::string> prepare_workload(const v1::Scenario& s, uint32_t world,
                                      const std::filesystem::path& dir) {
   const v1::Workload& w = s.workload();
   if (w.has_collectives()) return write_collectives(s, world, dir);
-  if (!w.synth_model().empty()) {
-    return unavailable(fmt::format(
-        "workload.synth_model: this collide cannot synthesize '{}' yet; make a trace and give "
-        "workload.trace", w.synth_model()));
+  if (w.has_synth() || !w.synth_model().empty()) {
+    v1::Workload with_model = w;
+    v1::Synth& synth = *with_model.mutable_synth();
+    if (synth.model().empty()) synth.set_model(w.synth_model());
+    auto model = resolve_model_spec(synth.model(), std::filesystem::current_path());
+    if (!model.ok()) return model.status().with_context("workload.synth.model");
+    synth.set_model(*model);
+    return synthesize(with_model, world, dir);
   }
   auto reader = traces::TraceReader::open(w.trace());
   if (!reader.ok()) return reader.status();
@@ -78,10 +108,7 @@ Result<std::string> prepare_workload(const v1::Scenario& s, uint32_t world,
     return invalid_argument(fmt::format("{} has {} ranks but the testbed holds {}", w.trace(),
                                         (*reader)->header().world_size(), world));
   }
-  if (w.bytes_scale() == 0 || w.bytes_scale() == 1) return w.trace();
-  const std::string scaled = (dir / "workload.trace").string();
-  COLLIDE_RETURN_IF_ERROR(traces::scale_trace(w.trace(), scaled, w.bytes_scale()));
-  return scaled;
+  return scaled(w.trace(), w, dir);
 }
 
 }  // namespace collide::orchestrator

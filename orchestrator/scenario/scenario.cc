@@ -1,11 +1,15 @@
 #include "orchestrator/scenario/scenario.h"
 
+#include <filesystem>
 #include <set>
 
 #include <fmt/format.h>
 
 #include "common/yaml_proto.h"
+#include "orchestrator/scenario/synth_workload.h"
 #include "orchestrator/testbed/testbed_plan.h"
+#include "traces/synth/model_spec.h"
+#include "traces/trace_io.h"
 
 namespace collide::orchestrator {
 namespace {
@@ -47,12 +51,68 @@ void apply_defaults(v1::Scenario& s) {
     if (v.nics_per_host() == 0) v.set_nics_per_host(1);
     if (v.leaves() == 0) v.set_leaves(v.spines() == 0 ? 1 : 2);
   }
+  // A bare preset name is the synthesizer with the preset's own parallelism.
+  if (!s.workload().synth_model().empty() && !s.workload().has_synth()) {
+    s.mutable_workload()->mutable_synth()->set_model(s.workload().synth_model());
+  }
   if (s.workload().iterations() == 0) s.mutable_workload()->set_iterations(1);
   if (s.workload().bytes_scale() == 0) s.mutable_workload()->set_bytes_scale(1);
   if (s.runs().repetitions() == 0) s.mutable_runs()->set_repetitions(1);
   if (s.outputs().directory().empty()) {
     s.mutable_outputs()->set_directory("collide-results/" + s.name());
   }
+}
+
+// The synthesized job must fill the testbed exactly: one rank per slot, no slot left over.
+Status check_synth(const v1::Workload& w, uint32_t world, const Checker& c) {
+  const std::string field = w.has_synth() ? "workload.synth" : "workload.synth_model";
+  const std::string model_field = w.has_synth() ? "workload.synth.model" : "workload.synth_model";
+  // load_scenario resolved the model against the scenario's folder; a scenario made in memory
+  // names it relative to the working directory.
+  v1::Synth synth = w.synth();
+  if (synth.model().empty()) synth.set_model(w.synth_model());
+  auto model = resolve_model_spec(synth.model(), std::filesystem::current_path());
+  if (!model.ok()) return c.error(model_field, model.status().message());
+  synth.set_model(*model);
+  auto spec = synth_model_spec(synth, w.iterations());
+  if (!spec.ok()) return c.error(model_field, spec.status().message());
+  const uint32_t ranks = traces::synth::world_size(*spec);
+  if (ranks != world) {
+    const v1::ParallelismSpec& p = spec->parallelism();
+    return c.error(field, fmt::format("the job has tp {} x pp {} x dp {} = {} ranks but the testbed "
+                                      "holds hosts x ranks_per_host = {}; set tp, pp, dp so that "
+                                      "they multiply to {}",
+                                      p.tp(), p.pp(), p.dp(), ranks, world, world));
+  }
+  return {};
+}
+
+// Reads the whole trace once: a damaged record anywhere stops the scenario before anything runs.
+Status check_trace(const std::string& path, uint32_t world, const Checker& c) {
+  auto reader = traces::TraceReader::open(path);
+  if (!reader.ok()) return c.error("workload.trace", reader.status().message());
+  const uint32_t ranks = (*reader)->header().world_size();
+  if (ranks != world) {
+    return c.error("workload.trace", fmt::format("{} has {} ranks but the testbed holds hosts x "
+                                                 "ranks_per_host = {}", path, ranks, world));
+  }
+  v1::Op op;
+  for (uint64_t n = 0;; ++n) {
+    auto more = (*reader)->next(op);
+    if (!more.ok()) return c.error("workload.trace", more.status().message());
+    if (!*more) break;
+    if (op.rank() >= world) {
+      return c.error("workload.trace", fmt::format("{}: op {} is for rank {} of a {}-rank job", path,
+                                                   n, op.rank(), world));
+    }
+  }
+  return {};
+}
+
+Status check_workload_source(const v1::Workload& w, uint32_t world, const Checker& c) {
+  if (w.has_synth() || !w.synth_model().empty()) return check_synth(w, world, c);
+  if (!w.trace().empty()) return check_trace(w.trace(), world, c);
+  return {};
 }
 
 Status check(const v1::Scenario& s, const Checker& c) {
@@ -85,15 +145,17 @@ Status check(const v1::Scenario& s, const Checker& c) {
     return c.error("testbed.port", fmt::format("'{}' is not af_xdp or af_packet", t.port()));
   }
   const v1::Workload& w = s.workload();
-  const int sources = !w.trace().empty() + !w.synth_model().empty() + w.has_collectives();
+  const int sources = !w.trace().empty() + (w.has_synth() || !w.synth_model().empty()) + w.has_collectives();
   if (sources != 1) {
-    return c.error("workload", "give exactly one of trace, synth_model or collectives");
+    return c.error("workload", "give exactly one of trace, synth (or synth_model) or collectives");
   }
   if (w.has_collectives() && (w.collectives().kind() == v1::OP_KIND_UNSPECIFIED ||
                               w.collectives().bytes() == 0)) {
     return c.error("workload.collectives", "needs a kind and a size in bytes");
   }
   if (w.bytes_scale() < 0) return c.error("workload.bytes_scale", "must be positive");
+  const uint32_t world = hosts * t.ranks_per_host();
+  if (Status ws = check_workload_source(w, world, c); !ws.ok()) return ws;
   std::set<std::string> fault_names;
   for (int i = 0; i < s.faults_size(); ++i) {
     const v1::Fault& f = s.faults(i);
@@ -127,6 +189,20 @@ Status check(const v1::Scenario& s, const Checker& c) {
         f.duration_ns() == 0) {
       return c.error(at + ".duration_ns", "a flap or blackhole needs a duration");
     }
+    // Played by the host's replayer, not the fabric: they need a host ("h1"), not a fabric link.
+    const bool host_fault = f.kind() == v1::Fault::KIND_SLOW_RECEIVER || f.kind() == v1::Fault::KIND_SEND_DELAY;
+    if (host_fault && link.rfind("leaf", 0) == 0) {
+      return c.error(at + ".link", fmt::format("a {} acts on a host: name one (h0, h1, ...), not the "
+                                               "fabric link '{}'",
+                                               f.kind() == v1::Fault::KIND_SLOW_RECEIVER ? "slow receiver" : "send delay",
+                                               f.link()));
+    }
+    if (f.kind() == v1::Fault::KIND_SLOW_RECEIVER && f.duration_ns() == 0) {
+      return c.error(at + ".duration_ns", "a slow receiver needs a duration (how long it stops draining)");
+    }
+    if (f.kind() == v1::Fault::KIND_SEND_DELAY && f.delay_ns() == 0) {
+      return c.error(at + ".delay_ns", "a send delay needs a delay");
+    }
   }
   for (int i = 0; i < s.runs().variants_size(); ++i) {
     const v1::Variant& v = s.runs().variants(i);
@@ -155,6 +231,17 @@ Result<v1::Scenario> load_scenario(const std::string& path) {
   config::FieldLines lines;
   COLLIDE_RETURN_IF_ERROR(config::parse_yaml_file(path, scenario, &lines));
   apply_defaults(scenario);
+  if (scenario.workload().has_synth()) {
+    // Runs may start from another folder: keep the spec's full path.
+    const Checker c(path, &lines);
+    v1::Synth& synth = *scenario.mutable_workload()->mutable_synth();
+    auto model = resolve_model_spec(synth.model(), std::filesystem::path(path).parent_path());
+    if (!model.ok()) {
+      return c.error(lines.count("workload.synth.model") ? "workload.synth.model" : "workload.synth_model",
+                     model.status().message());
+    }
+    synth.set_model(*model);
+  }
   COLLIDE_RETURN_IF_ERROR(check(scenario, Checker(path, &lines)));
   return scenario;
 }

@@ -7,6 +7,8 @@
 
 #include <gtest/gtest.h>
 
+#include "traces/trace_io.h"
+
 namespace collide::orchestrator {
 namespace {
 
@@ -38,10 +40,17 @@ TEST_F(ScenarioTest, EveryScenarioInConfigsLoads) {
 TEST_F(ScenarioTest, DemoHasItsDefaultsAndVariants) {
   auto s = load_scenario(std::string(COLLIDE_CONFIGS_DIR) + "/demo.yaml");
   ASSERT_TRUE(s.ok()) << s.status().to_string();
-  EXPECT_EQ(s->testbed().virtual_().hosts(), 2u);
+  EXPECT_EQ(s->testbed().virtual_().hosts(), 4u);
+  EXPECT_EQ(s->testbed().ranks_per_host(), 2u);
+  EXPECT_TRUE(s->workload().has_synth());
   EXPECT_EQ(s->faults(0).kind(), v1::Fault::KIND_LOSS);
+  EXPECT_EQ(s->faults(0).link(), "leaf0-spine1");
   EXPECT_DOUBLE_EQ(s->faults(0).probability(), 0.01);
-  EXPECT_EQ(s->faults(0).direction(), v1::Fault::DIRECTION_TO_HOST);
+  EXPECT_EQ(s->faults(0).direction(), v1::Fault::DIRECTION_BOTH);
+  EXPECT_EQ(s->faults(1).kind(), v1::Fault::KIND_LINK_FLAP);
+  EXPECT_EQ(s->faults(1).duration_ns(), 200'000'000u);
+  EXPECT_EQ(s->faults(2).kind(), v1::Fault::KIND_SLOW_RECEIVER);
+  ASSERT_EQ(s->runs().variants_size(), 4);
   EXPECT_EQ(s->runs().variants(1).transport().recovery(),
             v1::TransportSettings::RECOVERY_SELECTIVE_REPEAT);
   EXPECT_EQ(s->outputs().directory(), "collide-results/demo");
@@ -50,7 +59,7 @@ TEST_F(ScenarioTest, DemoHasItsDefaultsAndVariants) {
 TEST_F(ScenarioTest, SemanticErrorsNameFileLineAndField) {
   const std::string path = write(R"(name: bad
 workload:
-  trace: job.trace
+  collectives: {kind: all-reduce, bytes: 1MiB}
 faults:
   - name: f
     kind: loss
@@ -70,26 +79,137 @@ TEST_F(ScenarioTest, RejectsWhatCannotRun) {
     auto s = load_scenario(write(yaml));
     return s.ok() ? std::string("ok") : s.status().message();
   };
-  EXPECT_NE(msg("name: x\nworkload: {}\nruns: {baseline: true}\n").find("exactly one of trace, synth_model or collectives"),
+  EXPECT_NE(msg("name: x\nworkload: {}\nruns: {baseline: true}\n").find("exactly one of trace, synth (or synth_model) or collectives"),
             std::string::npos);
-  EXPECT_NE(msg("name: x\nworkload: {trace: t}\n").find("nothing to run"), std::string::npos);
-  EXPECT_NE(msg("name: x\nworkload: {trace: t}\nruns: {baseline: true, variants: [{name: v, "
+  EXPECT_NE(msg("name: x\nworkload: {collectives: {kind: all-reduce, bytes: 1MiB}}\n").find("nothing to run"), std::string::npos);
+  EXPECT_NE(msg("name: x\nworkload: {collectives: {kind: all-reduce, bytes: 1MiB}}\nruns: {baseline: true, variants: [{name: v, "
                 "faults: [nope]}]}\n")
                 .find("no fault named 'nope'"),
             std::string::npos);
-  EXPECT_NE(msg("name: x\nworkload: {trace: t}\nruns: {baseline: true}\nfaults: [{name: a, kind: "
+  EXPECT_NE(msg("name: x\nworkload: {collectives: {kind: all-reduce, bytes: 1MiB}}\nruns: {baseline: true}\nfaults: [{name: a, kind: "
                 "loss, link: h0, probability: 150%}]\n")
                 .find("within 0..1"),
             std::string::npos);
-  EXPECT_NE(msg("name: x\nworkload: {trace: t}\nruns: {baseline: true}\ntestbed: {virtual: "
+  EXPECT_NE(msg("name: x\nworkload: {collectives: {kind: all-reduce, bytes: 1MiB}}\nruns: {baseline: true}\ntestbed: {virtual: "
                 "{spines: 2}}\nfaults: [{name: a, kind: link-flap, link: leaf0-spine1}]\n")
                 .find("needs a duration"),
             std::string::npos);
-  EXPECT_NE(msg("name: x\nworkload: {trace: t}\nruns: {baseline: true}\ntestbed: {virtual: "
+  EXPECT_NE(msg("name: x\nworkload: {collectives: {kind: all-reduce, bytes: 1MiB}}\nruns: {baseline: true}\ntestbed: {virtual: "
                 "{hosts: 2, leaves: 2, spines: 0}}\n")
                 .find("testbed.virtual"),
             std::string::npos);
-  EXPECT_EQ(msg("name: x\nworkload: {trace: t}\nruns: {baseline: true}\n"), "ok");
+  EXPECT_NE(msg("name: x\nworkload: {collectives: {kind: all-reduce, bytes: 1MiB}}\nruns: {baseline: true}\n"
+                "testbed: {virtual: {spines: 2}}\nfaults: [{name: a, kind: slow-receiver, link: leaf0-spine1, "
+                "duration_ns: 1s}]\n")
+                .find("acts on a host"),
+            std::string::npos);
+  EXPECT_NE(msg("name: x\nworkload: {collectives: {kind: all-reduce, bytes: 1MiB}}\nruns: {baseline: true}\n"
+                "faults: [{name: a, kind: slow-receiver, link: h1}]\n")
+                .find("slow receiver needs a duration"),
+            std::string::npos);
+  EXPECT_EQ(msg("name: x\nworkload: {collectives: {kind: all-reduce, bytes: 1MiB}}\nruns: {baseline: true}\n"), "ok");
+}
+
+// A small dense model on the 4 x 2 testbed of the demo: tp 2, pp 2, dp 2 fills it.
+constexpr const char* kSynthScenario = R"(name: synth
+testbed:
+  virtual: {hosts: 4, leaves: 2, spines: 2}
+  ranks_per_host: 2
+workload:
+  synth:
+    model: llama3-70b
+    tp: 2
+    pp: 2
+    dp: 2
+    layers: 4
+    global_batch: 4
+runs: {baseline: true}
+)";
+
+TEST_F(ScenarioTest, SynthesizedWorkloadResolvesThePresetAndFitsTheTestbed) {
+  auto s = load_scenario(write(kSynthScenario));
+  ASSERT_TRUE(s.ok()) << s.status().to_string();
+  EXPECT_TRUE(std::filesystem::path(s->workload().synth().model()).is_absolute());
+  EXPECT_NE(s->workload().synth().model().find("llama3-70b.yaml"), std::string::npos);
+}
+
+TEST_F(ScenarioTest, SynthesizedWorkloadOfTheWrongSizeNamesLineAndField) {
+  std::string yaml = kSynthScenario;
+  yaml.replace(yaml.find("dp: 2"), 5, "dp: 4");
+  const std::string path = write(yaml);
+  auto s = load_scenario(path);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find(path + ":6: workload.synth: the job has tp 2 x pp 2 x dp 4 = "
+                                      "16 ranks but the testbed holds hosts x ranks_per_host = 8"),
+            std::string::npos)
+      << s.status().message();
+}
+
+TEST_F(ScenarioTest, SynthesizedWorkloadWithAnUnknownModelNamesIt) {
+  std::string yaml = kSynthScenario;
+  yaml.replace(yaml.find("llama3-70b"), 10, "no-such-model");
+  const std::string path = write(yaml);
+  auto s = load_scenario(path);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find(path + ":7: workload.synth.model: no model spec 'no-such-model'"),
+            std::string::npos)
+      << s.status().message();
+}
+
+TEST_F(ScenarioTest, SynthesizedWorkloadWithABadOverrideNamesTheSpec) {
+  std::string yaml = kSynthScenario;
+  yaml.replace(yaml.find("tp: 2"), 5, "tp: 3");  // 64 heads are not divisible by 3
+  yaml.replace(yaml.find("dp: 2"), 5, "dp: 1");
+  auto s = load_scenario(write(yaml));
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find("workload.synth.model"), std::string::npos) << s.status().message();
+  EXPECT_NE(s.status().message().find("tp"), std::string::npos) << s.status().message();
+}
+
+TEST_F(ScenarioTest, DamagedTraceIsRefusedWithItsPlace) {
+  const auto trace = std::filesystem::temp_directory_path() /
+                     ("collide-scenario-" + std::to_string(getpid()) + ".trace");
+  {
+    v1::TraceHeader header;
+    header.set_world_size(4);
+    auto w = traces::TraceWriter::create(trace.string(), header);
+    ASSERT_TRUE(w.ok());
+    for (uint32_t r = 0; r < 4; ++r) {
+      v1::Op op;
+      op.set_rank(r);
+      op.set_kind(v1::OP_KIND_ALL_REDUCE);
+      op.set_comm("world");
+      op.set_bytes(1 << 20);
+      ASSERT_TRUE((*w)->write(op).ok());
+    }
+    ASSERT_TRUE((*w)->close().ok());
+  }
+  const std::string yaml = "name: t\nworkload:\n  trace: " + trace.string() + "\nruns: {baseline: true}\n";
+  auto good = load_scenario(write(yaml));
+  EXPECT_TRUE(good.ok()) << good.status().to_string();
+  // Cut the last record in half.
+  std::filesystem::resize_file(trace, std::filesystem::file_size(trace) - 5);
+  auto bad = load_scenario(write(yaml));
+  std::filesystem::remove(trace);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find(":3: workload.trace: "), std::string::npos) << bad.status().message();
+  EXPECT_NE(bad.status().message().find(trace.string()), std::string::npos) << bad.status().message();
+}
+
+TEST_F(ScenarioTest, TraceOfAnotherSizeIsRefused) {
+  const auto trace = std::filesystem::temp_directory_path() /
+                     ("collide-scenario-size-" + std::to_string(getpid()) + ".trace");
+  v1::TraceHeader header;
+  header.set_world_size(16);
+  auto w = traces::TraceWriter::create(trace.string(), header);
+  ASSERT_TRUE(w.ok());
+  ASSERT_TRUE((*w)->close().ok());
+  auto s = load_scenario(write("name: t\nworkload: {trace: " + trace.string() + "}\nruns: {baseline: true}\n"));
+  std::filesystem::remove(trace);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find("has 16 ranks but the testbed holds hosts x ranks_per_host = 4"),
+            std::string::npos)
+      << s.status().message();
 }
 
 }  // namespace

@@ -22,6 +22,11 @@ const nlohmann::json* variant(const nlohmann::json& report, const std::string& n
   return nullptr;
 }
 
+// report.json is protobuf's JSON of v1::Results: 64-bit counters are quoted strings.
+uint64_t u64(const nlohmann::json& v) {
+  return v.is_string() ? std::stoull(v.get<std::string>()) : v.get<uint64_t>();
+}
+
 TEST(DemoTest, LossSlowsTheJobAndGoBackNSuffersMost) {
   COLLIDE_REQUIRE(testing::missing_netns());
   COLLIDE_REQUIRE(testing::missing_bpf());
@@ -46,12 +51,21 @@ TEST(DemoTest, LossSlowsTheJobAndGoBackNSuffersMost) {
   // Measurable: the lower end of go-back-N's 95% interval is above the baseline.
   EXPECT_GT((*gbn)["slowdown_ci95"][0].get<double>(), 1.1);
   EXPECT_GT(gbn_slowdown, sr_slowdown);
-  EXPECT_GT((*gbn)["retransmitted_packets"].get<uint64_t>(),
-            10 * (*sr)["retransmitted_packets"].get<uint64_t>());
+  EXPECT_GT(u64((*gbn)["retransmitted_packets"]), 10 * u64((*sr)["retransmitted_packets"]));
   // Ground truth from the injector: about 1% of what crossed the faulted port was dropped.
   const auto& fault = (*gbn)["faults"][0];
-  const double ratio = fault["packets_acted"].get<double>() / fault["packets_matched"].get<double>();
+  const double ratio = static_cast<double>(u64(fault["packets_acted"])) /
+                       static_cast<double>(u64(fault["packets_matched"]));
   EXPECT_NEAR(ratio, 0.01, 0.001);
+  // The flap (200 ms, under the retry budget) and the slow receiver stall the job, not fail it,
+  // and the report carries each one's window.
+  for (const char* name : {"link-flap", "slow-receiver"}) {
+    const auto* v = variant(report, name);
+    ASSERT_TRUE(v) << name;
+    EXPECT_EQ((*v)["failed_runs"], 0) << (*v)["failures"];
+    ASSERT_FALSE((*v)["repetitions"].empty());
+    EXPECT_FALSE((*v)["repetitions"][0]["fault_windows"].empty()) << name;
+  }
   EXPECT_TRUE(std::filesystem::exists(out / "report.html"));
   std::filesystem::remove_all(out);
 }
@@ -61,14 +75,17 @@ TEST(DemoTest, MalformedScenarioIsRefusedBeforeAnythingStarts) {
   std::ofstream(path) << "name: bad\nworkload:\n  collectives: {kind: all-reduce, bytes: 1MiB}\n"
                          "faults:\n  - {name: f, kind: loss, link: h7, probability: 1%}\n"
                          "runs: {baseline: true}\n";
+  // Compared with what was there before: other testbeds may exist on a shared machine.
+  auto before = process::run_command({COLLIDE_BIN, "testbed", "list"});
+  ASSERT_TRUE(before.ok());
   auto run = process::run_command({COLLIDE_BIN, "run", path.string()});
   std::filesystem::remove(path);
   ASSERT_TRUE(run.ok());
   EXPECT_EQ(run->exit_code, 2);
   EXPECT_NE(run->output.find(":5: faults[0].link: no link 'h7'"), std::string::npos) << run->output;
-  auto listed = process::run_command({COLLIDE_BIN, "testbed", "list"});
-  ASSERT_TRUE(listed.ok());
-  EXPECT_EQ(listed->output.find("demo"), std::string::npos) << "no testbed was built";
+  auto after = process::run_command({COLLIDE_BIN, "testbed", "list"});
+  ASSERT_TRUE(after.ok());
+  EXPECT_EQ(after->output, before->output) << "no testbed was built";
 }
 
 }  // namespace

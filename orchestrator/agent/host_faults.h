@@ -1,0 +1,39 @@
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "collide/scenario.pb.h"
+#include "common/result.h"
+#include "orchestrator/testbed/testbed_plan.h"
+
+// The faults one host arms for a run, behind one function so the way they are armed can change
+// without the agent noticing. Whatever is armed stays armed exactly as long as the returned
+// object: destroying it disarms, and the kernel removes the hooks if the process dies.
+namespace collide::orchestrator::agent {
+
+struct FaultCounts {
+  std::string name;
+  std::string kind;
+  uint64_t packets_matched = 0;  // ground truth from the injector's counters
+  uint64_t packets_acted = 0;
+};
+
+class ArmedFaults {
+ public:
+  virtual ~ArmedFaults() = default;
+  virtual size_t size() const = 0;
+  virtual std::vector<FaultCounts> counts() const = 0;
+  // Fault windows count from here: call it when the replay is told to go.
+  virtual Status start() { return {}; }
+};
+
+// Arms `faults` on the virtual fabric `plan`; `repetition` varies their random draws (the same
+// repetition draws the same packets).
+Result<std::unique_ptr<ArmedFaults>> arm_host_faults(const std::vector<v1::Fault>& faults,
+                                                     const testbed::TestbedPlan& plan,
+                                                     uint32_t repetition);
+
+}  // namespace collide::orchestrator::agent

@@ -1,0 +1,83 @@
+// `collide agent`: one per host; runs what the orchestrator sends over an authenticated channel.
+#include <csignal>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "orchestrator/agent/agent_server.h"
+#include "orchestrator/cli/commands.h"
+
+namespace collide::cli {
+namespace {
+
+struct AgentCliOptions {
+  std::string listen = "127.0.0.1:7411";
+  std::string certs;
+  std::string netns;
+  std::string port_spec;
+  std::string work_dir;
+  int sessions = -1;
+};
+
+std::atomic<bool> g_stop{false};
+
+void on_signal(int) { g_stop.store(true); }
+
+std::string self_path() {
+  std::error_code ec;
+  auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? "collide" : p.string();
+}
+
+void run(const AgentCliOptions& opt) {
+  const auto colon = opt.listen.rfind(':');
+  if (colon == std::string::npos) fail("agent", kExitUsage, "--listen wants ADDRESS:PORT");
+  orchestrator::agent::AgentOptions o;
+  o.listen_host = opt.listen.substr(0, colon);
+  if (o.listen_host.size() > 2 && o.listen_host.front() == '[') o.listen_host = o.listen_host.substr(1, o.listen_host.size() - 2);
+  try {
+    const int port = std::stoi(opt.listen.substr(colon + 1));
+    if (port < 0 || port > 65535) throw std::out_of_range("port");
+    o.listen_port = static_cast<uint16_t>(port);
+  } catch (const std::exception&) {
+    fail("agent", kExitUsage, "--listen: bad port in " + opt.listen);
+  }
+  o.tls = orchestrator::control::agent_files(opt.certs);
+  o.netns = opt.netns;
+  o.port_spec = opt.port_spec;
+  o.work_dir = opt.work_dir.empty()
+                   ? std::filesystem::temp_directory_path() / fmt::format("collide-agent-{}", getpid())
+                   : std::filesystem::path(opt.work_dir);
+  o.collide_binary = self_path();
+  o.max_sessions = opt.sessions;
+  auto server = orchestrator::agent::AgentServer::create(o);
+  if (!server.ok()) fail("agent", kExitFailed, server.status().message());
+  std::signal(SIGTERM, on_signal);
+  std::signal(SIGINT, on_signal);
+  // Whoever started us reads the port from here (with --listen ...:0 it is chosen now).
+  std::cout << fmt::format("listening {}:{}", o.listen_host, (*server)->port()) << std::endl;
+  if (Status s = (*server)->serve(g_stop); !s.ok()) fail("agent", kExitFailed, s.message());
+}
+
+}  // namespace
+
+void add_agent_command(CLI::App& app) {
+  auto opt = std::make_shared<AgentCliOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "agent", "Serve the orchestrator on one host: arm faults, replay, report (mutual TLS)");
+  cmd->add_option("--listen", opt->listen, "ADDRESS:PORT to listen on (port 0: any free one)")
+      ->capture_default_str();
+  cmd->add_option("--certs", opt->certs, "directory with ca.pem, agent.pem, agent.key "
+                                         "(`collide certs generate`)")
+      ->required()->check(CLI::ExistingDirectory);
+  cmd->add_option("--netns", opt->netns, "the host's network namespace, where replays run");
+  cmd->add_option("--port-spec", opt->port_spec,
+                  "packet port for replays when the orchestrator names none (e.g. dpdk:...)");
+  cmd->add_option("--work-dir", opt->work_dir, "where traces and results of replays go");
+  cmd->add_option("--sessions", opt->sessions, "serve this many orchestrators, then exit");
+  cmd->callback([opt] { run(*opt); });
+}
+
+}  // namespace collide::cli

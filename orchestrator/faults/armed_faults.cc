@@ -1,0 +1,291 @@
+#include "orchestrator/faults/armed_faults.h"
+
+#include <net/if.h>
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "common/logging.h"
+#include "common/netns.h"
+#include "common/process.h"
+#include "injectors/fault_injector.h"
+#include "injectors/guardian.h"
+#include "injectors/link_flap.h"
+#include "injectors/rate_limit.h"
+
+namespace collide::orchestrator::faults {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using injectors::Direction;
+
+uint64_t monotonic_ns(Clock::time_point t) {
+  return static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count());
+}
+
+bool is_scheduled(const v1::Fault& f) {
+  return f.kind() == v1::Fault::KIND_LINK_FLAP || f.kind() == v1::Fault::KIND_RATE_LIMIT;
+}
+
+// Attaches a loaded injector to every hook of the site, from inside each hook's namespace.
+Status attach(injectors::FaultInjector& injector, const FaultSite& site, const std::string& name) {
+  for (const FaultHook& hook : site.hooks) {
+    auto scope = netns::Scope::enter(hook.netns);
+    if (!scope.ok()) return scope.status().with_context("arming fault " + name);
+    const int ifindex = static_cast<int>(if_nametoindex(hook.ifname.c_str()));
+    if (ifindex == 0) {
+      return not_found(fmt::format("fault {}: no interface {} in {}", name, hook.ifname, hook.netns));
+    }
+    auto mode = injector.attach(ifindex, hook.direction);
+    if (!mode.ok()) return mode.status().with_context("arming fault " + name);
+  }
+  return {};
+}
+
+}  // namespace
+
+Result<std::unique_ptr<ArmedFaults>> arm_faults(const std::vector<const v1::Fault*>& faults,
+                                                const testbed::TestbedPlan& plan,
+                                                const ArmOptions& options) {
+  std::unique_ptr<ArmedFaults> armed(new ArmedFaults());
+  armed->guardian_ = options.guardian;
+  const bool needs_guardian = std::any_of(faults.begin(), faults.end(),
+                                          [](const v1::Fault* f) { return is_scheduled(*f); });
+  if (needs_guardian && armed->guardian_ == nullptr) {
+    auto guardian = injectors::Guardian::start();
+    if (!guardian.ok()) return guardian.status().with_context("starting the fault guardian");
+    armed->own_guardian_ = std::move(guardian).value();
+    armed->guardian_ = armed->own_guardian_.get();
+  }
+  // A start already gone by shortens every window by the time gone.
+  std::chrono::nanoseconds shift{0};
+  if (options.start_now && options.run_start && *options.run_start < Clock::now()) {
+    shift = *options.run_start - Clock::now();
+  }
+
+  for (const v1::Fault* f : faults) {
+    ArmedFaults::Entry e;
+    e.fault = f;
+    e.window.name = f->name();
+    e.window.kind = kind_name(f->kind());
+    auto site = resolve_site(plan, f->link(), f->direction());
+    if (!site.ok()) return site.status().with_context("fault " + f->name());
+    if (is_packet_fault(*f)) {
+      auto rule = packet_rule(*f, options.repetition, shift);
+      if (!rule.ok()) return rule.status();
+      injectors::FaultInjectorOptions o;
+      o.rules = {*rule};
+      o.lease = options.lease;
+      auto injector = injectors::FaultInjector::load(std::move(o));
+      if (!injector.ok()) return injector.status().with_context("loading fault " + f->name());
+      COLLIDE_RETURN_IF_ERROR(attach(**injector, *site, f->name()));
+      e.injector = std::move(injector).value();
+    } else if (is_scheduled(*f)) {
+      ArmedFaults::Scheduled s;
+      s.fault = armed->faults_.size();
+      s.site = *site;
+      for (const testbed::PlannedNeighbor& n : plan.neighbors) {
+        if (n.netns == site->leaf_netns && n.dev == site->leaf_ifname) s.neighbors.push_back(n);
+      }
+      if (f->kind() == v1::Fault::KIND_LINK_FLAP) {
+        // Read now, so that the flap itself is one `ip link set down` at its start time.
+        auto snapshot = injectors::take_snapshot(site->leaf_netns, site->leaf_ifname);
+        if (!snapshot.ok()) return snapshot.status().with_context("fault " + f->name());
+        s.snapshot = std::move(snapshot).value();
+      }
+      armed->scheduled_.push_back(std::move(s));
+    } else if (!is_replayer_fault(*f)) {
+      return invalid_argument(fmt::format("fault {}: unknown kind", f->name()));
+    }
+    armed->faults_.push_back(std::move(e));
+  }
+
+  if (options.start_now) COLLIDE_RETURN_IF_ERROR(armed->start(options.run_start));
+  return armed;
+}
+
+Status ArmedFaults::start(std::optional<Clock::time_point> run_start) {
+  if (started_) return failed_precondition("the faults were started already");
+  if (disarmed_) return failed_precondition("the faults were disarmed");
+  started_ = true;
+  if (run_start && *run_start > Clock::now()) std::this_thread::sleep_until(*run_start);
+  run_start_ = run_start.value_or(Clock::now());
+  const uint64_t start_ns = monotonic_ns(run_start_);
+  for (Entry& e : faults_) {
+    if (e.injector) {
+      COLLIDE_RETURN_IF_ERROR(e.injector->arm().with_context("arming fault " + e.fault->name()));
+      // The window the kernel enforces, as the rule says it.
+      const injectors::FaultRule& rule = e.injector->rules().front();
+      e.window.start_ns = e.injector->armed_at_ns() + static_cast<uint64_t>(rule.window.start.count());
+      if (rule.window.end.count() != 0) {
+        e.window.end_ns = e.injector->armed_at_ns() + static_cast<uint64_t>(rule.window.end.count());
+      }
+    } else if (is_replayer_fault(*e.fault)) {
+      // Played by the replayer from its own start, which follows this one within milliseconds.
+      e.window.start_ns = start_ns + e.fault->start_ns();
+      if (e.fault->duration_ns() != 0) e.window.end_ns = e.window.start_ns + e.fault->duration_ns();
+    }
+  }
+  if (!scheduled_.empty()) scheduler_ = std::thread([this] { run_schedule(); });
+  return {};
+}
+
+Status ArmedFaults::begin(Scheduled& s) {
+  const v1::Fault& f = *faults_[s.fault].fault;
+  if (f.kind() == v1::Fault::KIND_LINK_FLAP) {
+    auto down = injectors::LinkDown::take_down(*guardian_, *s.snapshot);
+    if (!down.ok()) return down.status().with_context("flapping " + f.link());
+    s.down = std::move(down).value();
+    return {};
+  }
+  injectors::RateLimitSpec spec;
+  spec.rate_bps = static_cast<uint64_t>(f.rate_gbps() * 1e9);
+  const bool to_host = f.direction() != v1::Fault::DIRECTION_FROM_HOST;
+  const bool from_host = f.direction() != v1::Fault::DIRECTION_TO_HOST;
+  // Each direction shaped where frames leave a port if they can be: no ifb needed there.
+  struct Where {
+    std::string netns, ifname;
+    Direction direction;
+  };
+  std::vector<Where> where;
+  if (s.site.host_link) {
+    if (to_host) where.push_back({s.site.leaf_netns, s.site.leaf_ifname, Direction::kEgress});
+    if (from_host) where.push_back({s.site.leaf_netns, s.site.leaf_ifname, Direction::kIngress});
+  } else {
+    if (to_host) where.push_back({s.site.peer_netns, s.site.peer_ifname, Direction::kEgress});
+    if (from_host) where.push_back({s.site.leaf_netns, s.site.leaf_ifname, Direction::kEgress});
+  }
+  for (const Where& w : where) {
+    spec.direction = w.direction;
+    auto limit = injectors::RateLimit::apply(*guardian_, w.netns, w.ifname, spec);
+    if (!limit.ok()) return limit.status().with_context("rate-limiting " + f.link());
+    s.limits.push_back(std::move(limit).value());
+  }
+  return {};
+}
+
+void ArmedFaults::end(Scheduled& s) {
+  if (s.down) {
+    s.down->bring_up();
+    // Taking a port down drops its neighbour entries, permanent ones too; the testbed's host
+    // NICs answer no ARP, so without them the link would stay dead after coming back.
+    for (const testbed::PlannedNeighbor& n : s.neighbors) {
+      auto r = process::run_command({"ip", "-n", n.netns, "neigh", "replace", n.ip, "lladdr",
+                                     n.mac, "dev", n.dev, "nud", "permanent"});
+      if (!r.ok() || r->exit_code != 0) {
+        logging::get("faults")->warn("restoring neighbour {} on {} in {} failed", n.ip, n.dev,
+                                     n.netns);
+      }
+    }
+    s.down.reset();
+  }
+  for (auto& limit : s.limits) limit->remove();
+  s.limits.clear();
+}
+
+void ArmedFaults::run_schedule() {
+  struct Event {
+    Clock::time_point at;
+    size_t index;
+    bool begin;
+  };
+  std::vector<Event> events;
+  for (size_t i = 0; i < scheduled_.size(); ++i) {
+    const v1::Fault& f = *faults_[scheduled_[i].fault].fault;
+    const auto begin_at = run_start_ + std::chrono::nanoseconds(f.start_ns());
+    events.push_back({begin_at, i, true});
+    if (f.duration_ns() != 0) {
+      events.push_back({begin_at + std::chrono::nanoseconds(f.duration_ns()), i, false});
+    }
+  }
+  std::stable_sort(events.begin(), events.end(),
+                   [](const Event& a, const Event& b) { return a.at < b.at; });
+  for (const Event& ev : events) {
+    {
+      std::unique_lock lock(mutex_);
+      if (wake_.wait_until(lock, ev.at, [this] { return stopping_; })) return;
+    }
+    Scheduled& s = scheduled_[ev.index];
+    report::FaultWindow& w = faults_[s.fault].window;
+    if (ev.begin) {
+      Status st = begin(s);
+      std::lock_guard lock(mutex_);
+      if (!st.ok()) {
+        logging::get("faults")->error("{}", st.message());
+        if (error_.ok()) error_ = st;
+        s.done = true;
+        continue;
+      }
+      w.start_ns = injectors::FaultInjector::monotonic_ns();
+    } else if (!s.done) {
+      end(s);
+      std::lock_guard lock(mutex_);
+      w.end_ns = injectors::FaultInjector::monotonic_ns();
+      s.done = true;
+    }
+  }
+}
+
+void ArmedFaults::read_counters() {
+  for (Entry& e : faults_) {
+    if (!e.injector) continue;
+    auto counters = e.injector->counters();
+    if (!counters.ok()) continue;
+    uint64_t matched = 0, acted = 0;
+    for (const auto& c : *counters) {
+      matched += c.matched;
+      acted += c.acted;
+    }
+    std::lock_guard lock(mutex_);
+    e.window.packets_matched = matched;
+    e.window.packets_acted = acted;
+  }
+}
+
+void ArmedFaults::disarm() {
+  if (disarmed_) return;
+  disarmed_ = true;
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  if (scheduler_.joinable()) scheduler_.join();
+  const uint64_t now = injectors::FaultInjector::monotonic_ns();
+  for (Scheduled& s : scheduled_) {
+    if (s.done || (!s.down && s.limits.empty())) continue;
+    end(s);
+    faults_[s.fault].window.end_ns = injectors::FaultInjector::monotonic_ns();
+  }
+  read_counters();
+  for (Entry& e : faults_) {
+    if (e.injector) {
+      (void)e.injector->disarm();
+      e.injector.reset();  // detaches
+    }
+    if (e.window.start_ns > now) {
+      e.window.start_ns = e.window.end_ns = 0;  // the run ended before the window began
+    } else if (e.window.start_ns != 0 && (e.window.end_ns == 0 || e.window.end_ns > now)) {
+      e.window.end_ns = now;  // open, or cut short by the end of the run
+    }
+  }
+}
+
+std::vector<report::FaultWindow> ArmedFaults::ground_truth() {
+  if (!disarmed_) read_counters();
+  std::lock_guard lock(mutex_);
+  std::vector<report::FaultWindow> out;
+  for (const Entry& e : faults_) out.push_back(e.window);
+  return out;
+}
+
+Status ArmedFaults::error() const {
+  std::lock_guard lock(mutex_);
+  return error_;
+}
+
+ArmedFaults::~ArmedFaults() { disarm(); }
+
+}  // namespace collide::orchestrator::faults

@@ -1,0 +1,122 @@
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <vector>
+
+#include "collide/scenario.pb.h"
+#include "common/result.h"
+#include "injectors/link_flap.h"
+#include "orchestrator/faults/fault_plan.h"
+#include "orchestrator/report/run_result.h"
+#include "orchestrator/testbed/testbed_plan.h"
+
+namespace collide::injectors {
+class FaultInjector;
+class Guardian;
+class LinkDown;
+class RateLimit;
+}  // namespace collide::injectors
+
+// The faults of one run, armed on a virtual testbed and disarmed when the object goes.
+//
+// Per-packet faults (loss, burst loss, blackhole, corruption, ECN marks) are rules of the eBPF
+// rule engine, with their windows evaluated in the kernel, behind a lease the injector renews:
+// they go inert within the lease if collide dies, and their TCX links go with the process.
+// Link flaps and rate limits are changes of links and qdiscs, made and undone on schedule by a
+// thread of this object, each registered with a guardian process first so that they are undone
+// even after a SIGKILL. Slow receivers and send delays are the replayer's (fault_plan.h:
+// replayer_hook_flags); here they are only recorded.
+namespace collide::orchestrator::faults {
+
+struct ArmOptions {
+  uint32_t repetition = 0;  // offsets every seed: each repetition draws other packets
+  // The moment fault windows count from (CLOCK_MONOTONIC, as steady_clock). Unset: the moment
+  // arming is done, so that the caller starts its replays right after arm_faults() returns. In
+  // the future: arm_faults() returns at that moment, rules armed. In the past: windows are
+  // shortened by the time gone.
+  std::optional<std::chrono::steady_clock::time_point> run_start;
+  // False: load and attach only (rules inert), and let the caller start() the faults when its
+  // run starts, e.g. an agent that prepares before the orchestrator says go.
+  bool start_now = true;
+  // Undoes flaps and rate limits if collide dies. Null: one is started when a fault needs it
+  // (forking; best before other threads exist).
+  injectors::Guardian* guardian = nullptr;
+  std::chrono::milliseconds lease{3000};
+};
+
+class ArmedFaults {
+ public:
+  ~ArmedFaults();
+  ArmedFaults(const ArmedFaults&) = delete;
+  ArmedFaults& operator=(const ArmedFaults&) = delete;
+
+  // Arms what arm_faults() prepared, windows counting from `run_start` (unset: now; in the
+  // future: returns at that moment; in the past: windows begin late by the time gone, and the
+  // ground truth says so). Once only.
+  Status start(std::optional<std::chrono::steady_clock::time_point> run_start = std::nullopt);
+  bool started() const { return started_; }
+  std::chrono::steady_clock::time_point run_start() const { return run_start_; }
+  // Ends every fault now: rules inert, links up with their addresses, routes and neighbours,
+  // qdiscs gone. The counters are read first and kept. Idempotent.
+  void disarm();
+  // Per fault, in the order given: what the injectors counted and when each fault really held
+  // (CLOCK_MONOTONIC ns, the replayers' time base). Counters are read now, or kept from disarm().
+  std::vector<report::FaultWindow> ground_truth();
+  // The first failure of a scheduled change (a flap or rate limit that could not be made).
+  Status error() const;
+
+ private:
+  friend Result<std::unique_ptr<ArmedFaults>> arm_faults(const std::vector<const v1::Fault*>&,
+                                                         const testbed::TestbedPlan&,
+                                                         const ArmOptions&);
+  ArmedFaults() = default;
+
+  // A fault of the fabric changed on a schedule (flap, rate limit), on its own thread's clock.
+  struct Scheduled {
+    size_t fault = 0;  // index into faults_
+    FaultSite site;
+    std::vector<testbed::PlannedNeighbor> neighbors;  // restored after a flap
+    std::optional<injectors::LinkSnapshot> snapshot;  // a flap's, taken when armed
+    std::unique_ptr<injectors::LinkDown> down;
+    std::vector<std::unique_ptr<injectors::RateLimit>> limits;
+    bool done = false;
+  };
+  struct Entry {
+    const v1::Fault* fault = nullptr;
+    std::unique_ptr<injectors::FaultInjector> injector;  // per-packet faults
+    report::FaultWindow window;
+  };
+
+  Status begin(Scheduled& s);
+  void end(Scheduled& s);
+  void run_schedule();
+  void read_counters();
+
+  std::vector<Entry> faults_;
+  std::vector<Scheduled> scheduled_;
+  std::unique_ptr<injectors::Guardian> own_guardian_;
+  injectors::Guardian* guardian_ = nullptr;
+  std::chrono::steady_clock::time_point run_start_;
+  bool started_ = false;
+  bool disarmed_ = false;
+
+  std::thread scheduler_;
+  mutable std::mutex mutex_;
+  std::condition_variable wake_;
+  bool stopping_ = false;
+  Status error_;
+};
+
+// Arms every fault of a run on `plan` (see ArmOptions for when windows count from). On failure
+// nothing stays armed.
+Result<std::unique_ptr<ArmedFaults>> arm_faults(const std::vector<const v1::Fault*>& faults,
+                                                const testbed::TestbedPlan& plan,
+                                                const ArmOptions& options);
+
+}  // namespace collide::orchestrator::faults

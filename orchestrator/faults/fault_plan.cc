@@ -1,0 +1,202 @@
+#include "orchestrator/faults/fault_plan.h"
+
+#include <regex>
+
+#include <fmt/format.h>
+
+namespace collide::orchestrator::faults {
+namespace {
+
+using injectors::Direction;
+
+std::vector<Direction> directions_of(v1::Fault::Direction d, Direction toward_host,
+                                     Direction from_host) {
+  switch (d) {
+    case v1::Fault::DIRECTION_TO_HOST: return {toward_host};
+    case v1::Fault::DIRECTION_FROM_HOST: return {from_host};
+    default: return {toward_host, from_host};
+  }
+}
+
+std::string ns_text(uint64_t ns) { return fmt::format("{}ns", ns); }
+
+}  // namespace
+
+Result<FaultSite> resolve_site(const testbed::TestbedPlan& plan, const std::string& link,
+                               v1::Fault::Direction direction) {
+  static const std::regex kHost(R"(h(\d+)(?:\.eth(\d+))?)");
+  static const std::regex kFabric(R"(leaf(\d+)-spine(\d+))");
+  std::smatch m;
+  FaultSite site;
+  if (std::regex_match(link, m, kHost)) {
+    site.host_link = true;
+    site.host = static_cast<uint32_t>(std::stoul(m[1]));
+    site.nic = m[2].matched ? static_cast<uint32_t>(std::stoul(m[2])) : 0;
+    const std::string host_ns = fmt::format("{}-h{}", plan.name, site.host);
+    const std::string nic = fmt::format("eth{}", site.nic);
+    for (const testbed::PlannedLink& l : plan.links) {
+      if (l.a.netns != host_ns || l.a.ifname != nic) continue;
+      site.leaf_netns = l.b.netns;
+      site.leaf_ifname = l.b.ifname;
+      site.peer_netns = l.a.netns;
+      site.peer_ifname = l.a.ifname;
+      for (Direction d : directions_of(direction, Direction::kEgress, Direction::kIngress)) {
+        site.hooks.push_back({l.b.netns, l.b.ifname, d});
+      }
+      return site;
+    }
+  } else if (std::regex_match(link, m, kFabric)) {
+    const std::string leaf_ns = fmt::format("{}-leaf{}", plan.name, m[1].str());
+    const std::string spine_ns = fmt::format("{}-spine{}", plan.name, m[2].str());
+    for (const testbed::PlannedLink& l : plan.links) {
+      if (l.a.netns != leaf_ns || l.b.netns != spine_ns) continue;
+      site.leaf_netns = l.a.netns;
+      site.leaf_ifname = l.a.ifname;
+      site.peer_netns = l.b.netns;
+      site.peer_ifname = l.b.ifname;
+      for (Direction d : directions_of(direction, Direction::kIngress, Direction::kEgress)) {
+        site.hooks.push_back({l.a.netns, l.a.ifname, d});
+      }
+      return site;
+    }
+  }
+  return not_found(fmt::format("no link '{}' in testbed {}", link, plan.name));
+}
+
+bool is_replayer_fault(const v1::Fault& f) {
+  return f.kind() == v1::Fault::KIND_SLOW_RECEIVER || f.kind() == v1::Fault::KIND_SEND_DELAY;
+}
+
+bool is_packet_fault(const v1::Fault& f) {
+  switch (f.kind()) {
+    case v1::Fault::KIND_LOSS:
+    case v1::Fault::KIND_BURST_LOSS:
+    case v1::Fault::KIND_BLACKHOLE:
+    case v1::Fault::KIND_CORRUPT:
+    case v1::Fault::KIND_ECN_MARK: return true;
+    default: return false;
+  }
+}
+
+std::string kind_name(v1::Fault::Kind kind) {
+  switch (kind) {
+    case v1::Fault::KIND_LOSS: return "loss";
+    case v1::Fault::KIND_BURST_LOSS: return "burst-loss";
+    case v1::Fault::KIND_BLACKHOLE: return "blackhole";
+    case v1::Fault::KIND_LINK_FLAP: return "link-flap";
+    case v1::Fault::KIND_RATE_LIMIT: return "rate-limit";
+    case v1::Fault::KIND_CORRUPT: return "corrupt";
+    case v1::Fault::KIND_ECN_MARK: return "ecn-mark";
+    case v1::Fault::KIND_SLOW_RECEIVER: return "slow-receiver";
+    case v1::Fault::KIND_SEND_DELAY: return "send-delay";
+    default: return "unspecified";
+  }
+}
+
+Result<injectors::FaultRule> packet_rule(const v1::Fault& f, uint32_t repetition,
+                                         std::chrono::nanoseconds shift) {
+  using injectors::Action;
+  using injectors::Decider;
+  injectors::FaultRule rule;
+  rule.description = fmt::format("{} ({})", f.name(), kind_name(f.kind()));
+  rule.seed = f.seed() + repetition;
+  rule.log_events = false;  // counters are the ground truth; a ring per packet costs CPU
+  if (f.roce_only()) {
+    rule.match.l4_proto = 17;
+    rule.match.dport = {4791, 4791};
+  }
+  switch (f.kind()) {
+    case v1::Fault::KIND_LOSS:
+      rule.decider = Decider::kBernoulli;
+      rule.probability = f.probability();
+      break;
+    case v1::Fault::KIND_BURST_LOSS: {
+      // Gilbert's two states (every packet lost in the bad one, none in the good one): bursts
+      // last 1/r packets on average and the bad state holds p/(p+r) of the time.
+      if (f.mean_burst() < 1 || f.probability() <= 0 || f.probability() >= 1) {
+        return invalid_argument(fmt::format(
+            "fault {}: burst loss needs 0 < probability < 1 and a mean burst of at least 1",
+            f.name()));
+      }
+      rule.decider = Decider::kGilbert;
+      rule.gilbert.r = 1.0 / f.mean_burst();
+      rule.gilbert.p = rule.gilbert.r * f.probability() / (1 - f.probability());
+      if (rule.gilbert.p > 1) {
+        return invalid_argument(fmt::format(
+            "fault {}: a loss rate of {} with bursts of {} packets is not a Gilbert model",
+            f.name(), f.probability(), f.mean_burst()));
+      }
+      rule.gilbert.h = 0;
+      rule.gilbert.k = 1;
+      break;
+    }
+    case v1::Fault::KIND_BLACKHOLE: rule.decider = Decider::kAlways; break;
+    case v1::Fault::KIND_CORRUPT:
+      rule.decider = Decider::kBernoulli;
+      rule.probability = f.probability();
+      rule.action = Action::kCorrupt;
+      // A RoCE NIC checks the ICRC, not the UDP checksum: keep the latter right so the frame
+      // reaches the receiver, which must catch the damage itself.
+      rule.corrupt_silent = true;
+      break;
+    case v1::Fault::KIND_ECN_MARK:
+      rule.decider = Decider::kBernoulli;
+      rule.probability = f.probability();
+      rule.action = Action::kEcnCe;
+      break;
+    default:
+      return invalid_argument(
+          fmt::format("fault {}: {} is not a per-packet fault", f.name(), kind_name(f.kind())));
+  }
+  // Windows count from arming; shifted so they count from the run's start instead.
+  const auto start = std::chrono::nanoseconds(f.start_ns()) + shift;
+  const auto end = start + std::chrono::nanoseconds(f.duration_ns());
+  if (f.duration_ns() != 0 && end.count() <= 0) {
+    return failed_precondition(fmt::format("fault {}: its window was over before it was armed",
+                                           f.name()));
+  }
+  // A window that began before arming begins at once (a zero start), and stays as long as it
+  // was meant to last from the run's start. (A zero end leaves it open.)
+  rule.window.start = std::max(start, std::chrono::nanoseconds(0));
+  rule.window.end = f.duration_ns() == 0 ? std::chrono::nanoseconds(0) : end;
+  COLLIDE_RETURN_IF_ERROR(injectors::validate_rule(rule));
+  return rule;
+}
+
+Result<SplitFaults> split_faults(const std::vector<const v1::Fault*>& faults,
+                                 const testbed::TestbedPlan& plan) {
+  SplitFaults split;
+  for (const v1::Fault* f : faults) {
+    auto site = resolve_site(plan, f->link(), f->direction());
+    if (!site.ok()) return site.status().with_context("fault " + f->name());
+    if (site->host_link) {
+      split.by_host[site->host].push_back(f);
+    } else {
+      split.fabric.push_back(f);
+    }
+  }
+  return split;
+}
+
+std::vector<std::string> replayer_hook_flags(const std::vector<const v1::Fault*>& faults,
+                                             uint32_t host) {
+  static const std::regex kHost(R"(h(\d+)(?:\.eth\d+)?)");
+  std::vector<std::string> flags;
+  for (const v1::Fault* f : faults) {
+    std::smatch m;
+    if (!is_replayer_fault(*f) || !std::regex_match(f->link(), m, kHost) ||
+        std::stoul(m[1]) != host) {
+      continue;
+    }
+    if (f->kind() == v1::Fault::KIND_SLOW_RECEIVER) {
+      flags.push_back(fmt::format("--drain-pause={}:{}", ns_text(f->start_ns()),
+                                  ns_text(f->duration_ns())));
+    } else {
+      flags.push_back(fmt::format("--send-delay={}:{}:{}", ns_text(f->start_ns()),
+                                  ns_text(f->duration_ns()), ns_text(f->delay_ns())));
+    }
+  }
+  return flags;
+}
+
+}  // namespace collide::orchestrator::faults

@@ -1,0 +1,77 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "collide/scenario.pb.h"
+#include "common/result.h"
+#include "injectors/fault_rules.h"
+#include "injectors/tc_link.h"  // Direction
+#include "orchestrator/testbed/testbed_plan.h"
+
+// Where and how each fault of a run acts on a virtual testbed, worked out before anything is
+// touched: pure, so it is unit-tested without root.
+//
+// Host links ("h1", "h1.eth0"): the leaf port facing the host NIC. The NIC itself belongs to the
+// replayer (DPDK), so faults act one hop away, as a faulty cable or switch port would: frames
+// to the host leave the leaf port (egress), frames from it enter it (ingress).
+// Fabric links ("leaf0-spine1"): the leaf's port towards the spine. Towards the hosts means
+// down the fabric (the spine's frames entering the leaf: ingress); from the hosts means up
+// (leaving the leaf: egress). A rate limit going down shapes the spine's egress, so no ifb is
+// needed. A link flap takes the port down administratively; its peer loses carrier.
+// Slow receivers and send delays are not on the wire: the host's replayer plays them.
+namespace collide::orchestrator::faults {
+
+// One interface and the directions a fault acts in on it.
+struct FaultHook {
+  std::string netns;
+  std::string ifname;
+  injectors::Direction direction = injectors::Direction::kIngress;
+};
+
+struct FaultSite {
+  bool host_link = false;
+  uint32_t host = 0;      // host links: the host's index
+  uint32_t nic = 0;
+  std::string leaf_netns;   // the leaf end of the link
+  std::string leaf_ifname;
+  std::string peer_netns;   // the other end (the host NIC or the spine port)
+  std::string peer_ifname;
+  std::vector<FaultHook> hooks;  // for per-packet faults, by the fault's direction
+};
+
+// "h1", "h1.eth0" or "leaf0-spine1" on `plan`, with the fault's direction.
+Result<FaultSite> resolve_site(const testbed::TestbedPlan& plan, const std::string& link,
+                               v1::Fault::Direction direction);
+
+// Whether the replayer rather than the fabric plays the fault.
+bool is_replayer_fault(const v1::Fault& fault);
+// Whether the fault is a per-packet decision of the eBPF rule engine.
+bool is_packet_fault(const v1::Fault& fault);
+// A fault's kind as reports print it ("loss", "link-flap", "slow-receiver").
+std::string kind_name(v1::Fault::Kind kind);
+
+// The eBPF rule for a per-packet fault: the decision, the action, the window counted from the
+// moment the rules are armed plus `shift` (negative when the run started before arming), the
+// seed offset by the repetition (the same repetition drops the same packets, another other ones).
+Result<injectors::FaultRule> packet_rule(const v1::Fault& fault, uint32_t repetition,
+                                         std::chrono::nanoseconds shift);
+
+// A run's faults, split by who arms them: each host's own link (what that host's agent arms,
+// and the replayer hooks it runs) and the fabric's links (the orchestrator's part).
+struct SplitFaults {
+  std::map<uint32_t, std::vector<const v1::Fault*>> by_host;
+  std::vector<const v1::Fault*> fabric;
+};
+Result<SplitFaults> split_faults(const std::vector<const v1::Fault*>& faults,
+                                 const testbed::TestbedPlan& plan);
+
+// The `collide replay` flags that play a host's replayer faults (--drain-pause, --send-delay),
+// from the faults aimed at that host's link; others are ignored.
+std::vector<std::string> replayer_hook_flags(const std::vector<const v1::Fault*>& faults,
+                                             uint32_t host);
+
+}  // namespace collide::orchestrator::faults

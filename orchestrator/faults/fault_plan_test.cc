@@ -1,0 +1,156 @@
+#include "orchestrator/faults/fault_plan.h"
+
+#include <gtest/gtest.h>
+
+namespace collide::orchestrator::faults {
+namespace {
+
+using injectors::Direction;
+
+testbed::TestbedPlan small_fabric() {
+  v1::VirtualTestbedSpec spec;
+  spec.set_name("ft");
+  spec.set_hosts(2);
+  spec.set_nics_per_host(1);
+  spec.set_leaves(2);
+  spec.set_spines(2);
+  return *testbed::plan_testbed(spec);
+}
+
+v1::Fault fault(v1::Fault::Kind kind, const std::string& link,
+                v1::Fault::Direction direction = v1::Fault::DIRECTION_TO_HOST) {
+  v1::Fault f;
+  f.set_name(link + "-fault");
+  f.set_kind(kind);
+  f.set_link(link);
+  f.set_direction(direction);
+  f.set_probability(0.01);
+  return f;
+}
+
+TEST(FaultPlanTest, HostLinksActOnTheLeafPortFacingTheHost) {
+  const auto plan = small_fabric();
+  auto site = resolve_site(plan, "h1", v1::Fault::DIRECTION_TO_HOST);
+  ASSERT_TRUE(site.ok()) << site.status().to_string();
+  EXPECT_TRUE(site->host_link);
+  EXPECT_EQ(site->host, 1u);
+  // Host 1's NIC sits on leaf 1 (rail-aligned: host h, NIC 0 on leaf h % 2), its first port.
+  EXPECT_EQ(site->leaf_netns, "ft-leaf1");
+  EXPECT_EQ(site->leaf_ifname, "p0");
+  EXPECT_EQ(site->peer_netns, "ft-h1");
+  ASSERT_EQ(site->hooks.size(), 1u);
+  EXPECT_EQ(site->hooks[0].direction, Direction::kEgress);  // frames towards the host leave the leaf
+  auto from = resolve_site(plan, "h1.eth0", v1::Fault::DIRECTION_FROM_HOST);
+  ASSERT_TRUE(from.ok());
+  ASSERT_EQ(from->hooks.size(), 1u);
+  EXPECT_EQ(from->hooks[0].direction, Direction::kIngress);
+  auto both = resolve_site(plan, "h0", v1::Fault::DIRECTION_BOTH);
+  ASSERT_TRUE(both.ok());
+  EXPECT_EQ(both->hooks.size(), 2u);
+  EXPECT_EQ(both->leaf_netns, "ft-leaf0");
+}
+
+TEST(FaultPlanTest, FabricLinksActOnTheLeafsUplink) {
+  const auto plan = small_fabric();
+  auto site = resolve_site(plan, "leaf0-spine1", v1::Fault::DIRECTION_TO_HOST);
+  ASSERT_TRUE(site.ok()) << site.status().to_string();
+  EXPECT_FALSE(site->host_link);
+  EXPECT_EQ(site->leaf_netns, "ft-leaf0");
+  EXPECT_EQ(site->peer_netns, "ft-spine1");
+  EXPECT_EQ(site->peer_ifname, "p0");  // the spine's port for leaf 0
+  // Leaf 0 has one host port (p0), then one uplink per spine: spine 1 is p2.
+  EXPECT_EQ(site->leaf_ifname, "p2");
+  ASSERT_EQ(site->hooks.size(), 1u);
+  EXPECT_EQ(site->hooks[0].direction, Direction::kIngress);  // down the fabric enters the leaf
+  EXPECT_FALSE(resolve_site(plan, "leaf0-spine2", v1::Fault::DIRECTION_BOTH).ok());
+  EXPECT_FALSE(resolve_site(plan, "h2", v1::Fault::DIRECTION_BOTH).ok());
+  EXPECT_FALSE(resolve_site(plan, "spine0", v1::Fault::DIRECTION_BOTH).ok());
+}
+
+TEST(FaultPlanTest, PacketRulesCarryDecisionWindowAndSeed) {
+  v1::Fault loss = fault(v1::Fault::KIND_LOSS, "h1");
+  loss.set_seed(7);
+  loss.set_start_ns(2'000'000'000);
+  loss.set_duration_ns(500'000'000);
+  loss.set_roce_only(true);
+  auto rule = packet_rule(loss, 3, std::chrono::nanoseconds(0));
+  ASSERT_TRUE(rule.ok()) << rule.status().to_string();
+  EXPECT_EQ(rule->decider, injectors::Decider::kBernoulli);
+  EXPECT_EQ(rule->action, injectors::Action::kDrop);
+  EXPECT_DOUBLE_EQ(rule->probability, 0.01);
+  EXPECT_EQ(rule->seed, 10u);
+  EXPECT_EQ(rule->match.dport.lo, 4791);
+  EXPECT_EQ(rule->window.start.count(), 2'000'000'000);
+  EXPECT_EQ(rule->window.end.count(), 2'500'000'000);
+  // Armed 300 ms after the run started: the window moves that much earlier.
+  auto late = packet_rule(loss, 0, std::chrono::milliseconds(-300));
+  ASSERT_TRUE(late.ok());
+  EXPECT_EQ(late->window.start.count(), 1'700'000'000);
+  EXPECT_EQ(late->window.end.count(), 2'200'000'000);
+  // Armed after the window was over: an error, not a silent no-op.
+  EXPECT_FALSE(packet_rule(loss, 0, std::chrono::seconds(-3)).ok());
+  // Open windows stay open.
+  auto open = packet_rule(fault(v1::Fault::KIND_LOSS, "h1"), 0, std::chrono::milliseconds(-5));
+  ASSERT_TRUE(open.ok());
+  EXPECT_EQ(open->window.start.count(), 0);
+  EXPECT_EQ(open->window.end.count(), 0);
+}
+
+TEST(FaultPlanTest, BurstLossIsGilbertWithTheAskedRateAndBurst) {
+  v1::Fault burst = fault(v1::Fault::KIND_BURST_LOSS, "leaf0-spine1");
+  burst.set_probability(0.02);
+  burst.set_mean_burst(4);
+  auto rule = packet_rule(burst, 0, {});
+  ASSERT_TRUE(rule.ok()) << rule.status().to_string();
+  EXPECT_EQ(rule->decider, injectors::Decider::kGilbert);
+  const auto& g = rule->gilbert;
+  EXPECT_DOUBLE_EQ(1 / g.r, 4.0);                  // mean burst
+  EXPECT_NEAR(g.p / (g.p + g.r), 0.02, 1e-12);     // time in the (all-lost) bad state
+  EXPECT_EQ(g.h, 0);
+  EXPECT_EQ(g.k, 1);
+  burst.set_mean_burst(0.5);
+  EXPECT_FALSE(packet_rule(burst, 0, {}).ok());
+}
+
+TEST(FaultPlanTest, OtherPacketKindsMapToTheirActions) {
+  auto corrupt = packet_rule(fault(v1::Fault::KIND_CORRUPT, "h0"), 0, {});
+  ASSERT_TRUE(corrupt.ok());
+  EXPECT_EQ(corrupt->action, injectors::Action::kCorrupt);
+  EXPECT_TRUE(corrupt->corrupt_silent);  // only the ICRC tells, as on a RoCE NIC
+  auto ecn = packet_rule(fault(v1::Fault::KIND_ECN_MARK, "h0"), 0, {});
+  ASSERT_TRUE(ecn.ok());
+  EXPECT_EQ(ecn->action, injectors::Action::kEcnCe);
+  v1::Fault hole = fault(v1::Fault::KIND_BLACKHOLE, "h0");
+  hole.set_duration_ns(100);
+  auto blackhole = packet_rule(hole, 0, {});
+  ASSERT_TRUE(blackhole.ok());
+  EXPECT_EQ(blackhole->decider, injectors::Decider::kAlways);
+  EXPECT_EQ(blackhole->action, injectors::Action::kDrop);
+  EXPECT_FALSE(packet_rule(fault(v1::Fault::KIND_LINK_FLAP, "h0"), 0, {}).ok());
+}
+
+TEST(FaultPlanTest, SplitsByHostAndFabricAndBuildsReplayerFlags) {
+  const auto plan = small_fabric();
+  v1::Fault a = fault(v1::Fault::KIND_LOSS, "h1");
+  v1::Fault b = fault(v1::Fault::KIND_LOSS, "leaf1-spine0");
+  v1::Fault c = fault(v1::Fault::KIND_SLOW_RECEIVER, "h1");
+  c.set_start_ns(100'000'000);
+  c.set_duration_ns(250'000'000);
+  v1::Fault d = fault(v1::Fault::KIND_SEND_DELAY, "h0.eth0");
+  d.set_delay_ns(50'000);
+  auto split = split_faults({&a, &b, &c, &d}, plan);
+  ASSERT_TRUE(split.ok()) << split.status().to_string();
+  ASSERT_EQ(split->fabric.size(), 1u);
+  EXPECT_EQ(split->fabric[0], &b);
+  EXPECT_EQ(split->by_host[1], (std::vector<const v1::Fault*>{&a, &c}));
+  EXPECT_EQ(split->by_host[0], (std::vector<const v1::Fault*>{&d}));
+  EXPECT_EQ(replayer_hook_flags({&a, &b, &c, &d}, 1),
+            (std::vector<std::string>{"--drain-pause=100000000ns:250000000ns"}));
+  EXPECT_EQ(replayer_hook_flags({&a, &b, &c, &d}, 0),
+            (std::vector<std::string>{"--send-delay=0ns:0ns:50000ns"}));
+  v1::Fault bad = fault(v1::Fault::KIND_LOSS, "h9");
+  EXPECT_FALSE(split_faults({&bad}, plan).ok());
+}
+
+}  // namespace
+}  // namespace collide::orchestrator::faults

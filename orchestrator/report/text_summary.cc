@@ -1,0 +1,77 @@
+#include "orchestrator/report/text_summary.h"
+
+#include <fmt/format.h>
+
+namespace collide::orchestrator::report {
+namespace {
+
+std::string slowdown_text(const VariantSummary& v) {
+  if (v.slowdown.n == 0) return "-";
+  return fmt::format("{:.2f}x ({:.2f}..{:.2f})", v.slowdown.mean, v.slowdown.low, v.slowdown.high);
+}
+
+// Mean JCT of each iteration over the completed repetitions: where in the job the time went.
+std::string iteration_means(const VariantSummary& v) {
+  std::vector<double> sum;
+  std::vector<uint32_t> n;
+  for (const RepetitionSummary& r : v.repetitions) {
+    if (r.failed) continue;
+    if (sum.size() < r.iteration_seconds.size()) {
+      sum.resize(r.iteration_seconds.size(), 0);
+      n.resize(r.iteration_seconds.size(), 0);
+    }
+    for (size_t i = 0; i < r.iteration_seconds.size(); ++i) {
+      sum[i] += r.iteration_seconds[i];
+      ++n[i];
+    }
+  }
+  if (sum.size() < 2) return "";  // one iteration: the JCT says it all
+  std::string out;
+  for (size_t i = 0; i < sum.size(); ++i) {
+    out += fmt::format("{}{:.4f}", i == 0 ? "" : " ", n[i] > 0 ? sum[i] / n[i] : 0.0);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string size_tables(const Report& report) {
+  std::string out;
+  for (const VariantSummary& v : report.variants) out += size_table(v) + "\n";
+  return out;
+}
+
+std::string jct_table(const Report& report) {
+  std::string out = fmt::format("{:<26} {:>5} {:>7} {:>10} {:>19} {:>22} {:>10} {:>10} {:>10} {:>9}\n",
+                                "variant", "runs", "failed", "JCT (s)", "JCT 95% CI (s)",
+                                "slowdown (95% CI)", "p50 (us)", "p99 (us)", "resent", "timeouts");
+  for (const VariantSummary& v : report.variants) {
+    out += fmt::format("{:<26} {:>5} {:>7} {:>10.4f} {:>19} {:>22} {:>10.0f} {:>10.0f} {:>10} {:>9}\n",
+                       v.name, v.runs, v.failed_runs, v.jct.mean,
+                       fmt::format("{:.4f}..{:.4f}", v.jct.low, v.jct.high), slowdown_text(v),
+                       v.p50_us, v.p99_us, v.retransmitted_packets, v.timeouts);
+  }
+  bool any_iterations = false;
+  for (const VariantSummary& v : report.variants) {
+    const std::string its = iteration_means(v);
+    if (its.empty()) continue;
+    if (!any_iterations) out += "\nJCT per iteration (s, mean over repetitions):\n";
+    any_iterations = true;
+    out += fmt::format("  {:<24} {}\n", v.name, its);
+  }
+  for (const VariantSummary& v : report.variants) {
+    for (const std::string& f : v.failures) out += fmt::format("  {} failed {}\n", v.name, f);
+  }
+  return out;
+}
+
+std::string run_summary(const Report& report, const std::string& html_path,
+                        const std::string& json_path) {
+  std::string out = size_tables(report) + jct_table(report);
+  if (!html_path.empty() || !json_path.empty()) out += "\n";
+  if (!html_path.empty()) out += "report: " + html_path + "\n";
+  if (!json_path.empty()) out += (html_path.empty() ? "report: " : "        ") + json_path + "\n";
+  return out;
+}
+
+}  // namespace collide::orchestrator::report

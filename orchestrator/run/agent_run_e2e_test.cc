@@ -1,0 +1,164 @@
+// `collide run` through agents, and what happens when one of them is killed mid-run: the run
+// names the agent that failed, exits with a failure, keeps the partial results, and leaves no
+// agent, replay, fault or namespace behind. Needs root (namespaces, BPF, AF_XDP).
+#include <signal.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <future>
+#include <thread>
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include "common/process.h"
+#include "tests/support/privileged.h"
+
+namespace collide {
+namespace {
+
+using namespace std::chrono_literals;
+
+// The command line of a process, arguments joined by spaces ("" if it is gone).
+std::string cmdline_of(int pid) {
+  std::ifstream in(fmt::format("/proc/{}/cmdline", pid), std::ios::binary);
+  std::string s((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  for (char& c : s) {
+    if (c == '\0') c = ' ';
+  }
+  return s;
+}
+
+// Live processes whose command line contains every one of `parts`.
+std::vector<int> processes_with(const std::vector<std::string>& parts) {
+  std::vector<int> out;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator("/proc", ec)) {
+    const int pid = atoi(e.path().filename().c_str());
+    if (pid <= 0 || pid == getpid()) continue;
+    const std::string cmd = cmdline_of(pid);
+    bool all = !cmd.empty();
+    for (const auto& p : parts) all = all && cmd.find(p) != std::string::npos;
+    if (all) out.push_back(pid);
+  }
+  return out;
+}
+
+int bpf_links_of(int pid) {
+  int n = 0;
+  std::error_code ec;
+  for (const auto& fd : std::filesystem::directory_iterator(fmt::format("/proc/{}/fd", pid), ec)) {
+    std::error_code rec;
+    if (std::filesystem::read_symlink(fd.path(), rec).string() == "anon_inode:bpf_link") ++n;
+  }
+  return n;
+}
+
+class AgentRunTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    COLLIDE_REQUIRE(testing::missing_netns());
+    COLLIDE_REQUIRE(testing::missing_bpf());
+    COLLIDE_REQUIRE(testing::missing_tool("ethtool"));
+    COLLIDE_REQUIRE(testing::missing_tool("setpriv"));
+    bed_ = fmt::format("ak{}", getpid() % 10000);  // names are at most 6 characters
+    out_ = std::filesystem::temp_directory_path() / fmt::format("collide-agent-run-{}", getpid());
+    std::filesystem::remove_all(out_);
+    std::filesystem::create_directories(out_);
+  }
+  void TearDown() override {
+    for (int pid : processes_with({out_.string()})) kill(pid, SIGKILL);
+    std::error_code ec;
+    std::filesystem::remove_all(out_, ec);
+  }
+
+  // 2 hosts x 2 ranks; `count` all-reduces of `bytes`; 1% loss towards host 1.
+  std::string write_scenario(int count, const std::string& bytes, bool baseline = true) {
+    const auto path = out_ / "scenario.yaml";
+    std::ofstream(path) << fmt::format(R"(name: agent-run
+testbed:
+  virtual: {{name: {}, hosts: 2, nics_per_host: 1, leaves: 1, spines: 1}}
+  ranks_per_host: 2
+workload:
+  collectives: {{kind: all-reduce, bytes: {}, count: {}}}
+transport: {{mtu_bytes: 1024, timeout_exponent: 14}}
+faults:
+  - {{name: lossy-h1, kind: loss, link: h1, direction: to-host, probability: 1%, seed: 7, roce_only: true}}
+runs:
+  baseline: {}
+  variants:
+    - {{name: loss, faults: [lossy-h1]}}
+)",
+                                       bed_, bytes, count, baseline);
+    return path.string();
+  }
+
+  bool namespaces_left() {
+    auto list = process::run_command({"ip", "netns", "list"});
+    return list.ok() && list->output.find(bed_ + "-") != std::string::npos;
+  }
+
+  std::string bed_;
+  std::filesystem::path out_;
+};
+
+TEST_F(AgentRunTest, RunsABaselineAndALossyVariantThroughAgents) {
+  const std::string scenario = write_scenario(4, "4MiB");
+  auto run = process::run_command({COLLIDE_BIN, "run", scenario, "--output", (out_ / "results").string()});
+  ASSERT_TRUE(run.ok());
+  EXPECT_EQ(run->exit_code, 0) << run->output;
+  EXPECT_NE(run->output.find("clock offset"), std::string::npos) << run->output;
+  std::ifstream in(out_ / "results" / "report.json");
+  ASSERT_TRUE(in.good()) << run->output;
+  const std::string report((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(report.find("\"loss\""), std::string::npos);
+  EXPECT_FALSE(namespaces_left());
+  EXPECT_TRUE(processes_with({out_.string()}).empty());
+}
+
+TEST_F(AgentRunTest, AKilledAgentFailsTheRunByNameAndLeavesNothingBehind) {
+  // Long enough to be killed in the middle of the lossy run.
+  const std::string scenario = write_scenario(400, "16MiB", /*baseline=*/false);
+  const std::string results = (out_ / "results").string();
+  auto running = std::async(std::launch::async, [&] {
+    return process::run_command({COLLIDE_BIN, "run", scenario, "--output", results, "--lease", "2"});
+  });
+
+  // Host 1's agent, once it runs the lossy variant: a replay under it and its fault armed.
+  const std::string agent1_dir = (out_ / "results" / "work" / "agent-1").string();
+  int agent = -1;
+  const auto deadline = std::chrono::steady_clock::now() + 120s;
+  while (std::chrono::steady_clock::now() < deadline &&
+         running.wait_for(0s) != std::future_status::ready) {
+    auto agents = processes_with({" agent ", agent1_dir});
+    // setpriv execs collide, so the agent keeps the pid it was started with.
+    if (agents.size() == 1 && bpf_links_of(agents[0]) > 0 &&
+        !processes_with({" replay ", agent1_dir}).empty()) {
+      agent = agents[0];
+      break;
+    }
+    std::this_thread::sleep_for(100ms);
+  }
+  ASSERT_GT(agent, 0) << "host 1's agent never ran the lossy variant";
+  std::this_thread::sleep_for(1s);
+  ASSERT_EQ(kill(agent, SIGKILL), 0);
+
+  ASSERT_EQ(running.wait_for(120s), std::future_status::ready);
+  auto run = running.get();
+  ASSERT_TRUE(run.ok());
+  EXPECT_EQ(run->exit_code, 1) << run->output;
+  EXPECT_NE(run->output.find("agent 1 (host 1, 127.0.0.1:"), std::string::npos) << run->output;
+  EXPECT_NE(run->output.find("killed by signal 9"), std::string::npos) << run->output;
+  // The partial results were kept: the report exists and names the failure.
+  std::ifstream in(out_ / "results" / "report.json");
+  ASSERT_TRUE(in.good());
+  const std::string report((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(report.find("agent 1 (host 1"), std::string::npos);
+  // Nothing left: no agent or replay (their TCX fault links went with them), no namespace.
+  EXPECT_TRUE(processes_with({out_.string()}).empty());
+  EXPECT_FALSE(namespaces_left());
+}
+
+}  // namespace
+}  // namespace collide

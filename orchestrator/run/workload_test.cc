@@ -1,0 +1,94 @@
+#include "orchestrator/run/workload.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "orchestrator/scenario/scenario.h"
+#include "traces/trace_io.h"
+
+namespace collide::orchestrator {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct TraceSummary {
+  uint32_t world = 0;
+  uint64_t ops = 0;
+  uint64_t bytes = 0;
+  uint64_t compute_ns = 0;
+  uint32_t max_iteration = 0;
+};
+
+TraceSummary summarize(const std::string& path) {
+  TraceSummary s;
+  auto reader = traces::TraceReader::open(path);
+  EXPECT_TRUE(reader.ok()) << reader.status().to_string();
+  if (!reader.ok()) return s;
+  s.world = (*reader)->header().world_size();
+  v1::Op op;
+  for (;;) {
+    auto more = (*reader)->next(op);
+    EXPECT_TRUE(more.ok());
+    if (!more.ok() || !*more) break;
+    ++s.ops;
+    s.bytes += op.bytes();
+    s.compute_ns += op.compute_before_ns();
+    s.max_iteration = std::max(s.max_iteration, op.iteration());
+  }
+  return s;
+}
+
+class WorkloadTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("collide-workload-" + std::to_string(getpid()));
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  v1::Scenario scenario(double bytes_scale) {
+    const fs::path yaml = dir_ / "s.yaml";
+    std::ofstream(yaml) << "name: w\ntestbed:\n  virtual: {hosts: 4, leaves: 2, spines: 2}\n"
+                           "  ranks_per_host: 2\nworkload:\n  synth: {model: llama3-70b, tp: 2, pp: 2, "
+                           "dp: 2, layers: 4, sequence_length: 2048, global_batch: 4}\n"
+                           "  iterations: 2\n  bytes_scale: "
+                        << bytes_scale << "\nruns: {baseline: true}\n";
+    auto s = load_scenario(yaml.string());
+    EXPECT_TRUE(s.ok()) << s.status().to_string();
+    return s.ok() ? *s : v1::Scenario();
+  }
+  fs::path dir_;
+};
+
+TEST_F(WorkloadTest, SynthesizesTheJobAndScalesItToTheTestbed) {
+  fs::create_directories(dir_ / "full");
+  fs::create_directories(dir_ / "small");
+  auto full = prepare_workload(scenario(1), 8, dir_ / "full");
+  ASSERT_TRUE(full.ok()) << full.status().to_string();
+  auto small = prepare_workload(scenario(0.01), 8, dir_ / "small");
+  ASSERT_TRUE(small.ok()) << small.status().to_string();
+  const TraceSummary f = summarize(*full), s = summarize(*small);
+  EXPECT_EQ(f.world, 8u);
+  EXPECT_EQ(s.world, 8u);
+  EXPECT_EQ(f.max_iteration, 1u) << "two iterations";
+  EXPECT_GT(f.ops, 100u);
+  EXPECT_EQ(s.ops, f.ops) << "scaling keeps every op";
+  EXPECT_NEAR(static_cast<double>(s.bytes) / static_cast<double>(f.bytes), 0.01, 0.001);
+  // The preset has a FLOP rate, so the trace carries compute gaps, and they scale with the bytes.
+  EXPECT_GT(f.compute_ns, 0u);
+  EXPECT_NEAR(static_cast<double>(s.compute_ns) / static_cast<double>(f.compute_ns), 0.01, 0.001);
+}
+
+TEST_F(WorkloadTest, RefusesAJobThatDoesNotFillTheTestbed) {
+  auto trace = prepare_workload(scenario(1), 16, dir_);
+  ASSERT_FALSE(trace.ok());
+  EXPECT_NE(trace.status().message().find("the job has 8 ranks but the testbed holds 16"), std::string::npos)
+      << trace.status().message();
+}
+
+}  // namespace
+}  // namespace collide::orchestrator
