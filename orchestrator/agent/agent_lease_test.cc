@@ -19,6 +19,7 @@
 #include "orchestrator/run/workload.h"
 #include "orchestrator/testbed/virtual_testbed.h"
 #include "tests/support/privileged.h"
+#include "tests/support/process_inspect.h"
 
 namespace collide::orchestrator::agent {
 namespace {
@@ -26,6 +27,7 @@ namespace {
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 namespace tb = testbed;
+using collide::testing::bpf_links_of;
 
 // Processes whose parent is `pid` (from /proc/*/stat: field 4 after the command in parentheses).
 std::vector<int> children_of(int pid) {
@@ -47,18 +49,6 @@ std::vector<int> children_of(int pid) {
   }
   closedir(proc);
   return out;
-}
-
-// BPF links the process holds: its armed faults (TCX links live exactly as long as these).
-int bpf_links_of(int pid) {
-  int n = 0;
-  std::error_code ec;
-  for (const auto& fd : std::filesystem::directory_iterator(fmt::format("/proc/{}/fd", pid), ec)) {
-    std::error_code rec;
-    const auto target = std::filesystem::read_symlink(fd.path(), rec);
-    if (!rec && target.string() == "anon_inode:bpf_link") ++n;
-  }
-  return n;
 }
 
 class AgentLeaseTest : public ::testing::Test {

@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/process.h"
-#include "traces/trace_io.h"
+#include "tests/support/all_reduce_trace.h"
 
 namespace collide {
 namespace {
@@ -17,22 +17,7 @@ class PlanCommandTest : public ::testing::Test {
   void SetUp() override {
     path_ = (std::filesystem::temp_directory_path() /
              ("collide-plan-" + std::to_string(getpid()) + ".trace")).string();
-    v1::TraceHeader h;
-    h.set_world_size(16);
-    auto* comm = h.add_communicators();
-    comm->set_id("world");
-    for (uint32_t r = 0; r < 16; ++r) comm->add_ranks(r);
-    auto writer = traces::TraceWriter::create(path_, h);
-    ASSERT_TRUE(writer.ok());
-    for (uint32_t r = 0; r < 16; ++r) {
-      v1::Op op;
-      op.set_rank(r);
-      op.set_kind(v1::OP_KIND_ALL_REDUCE);
-      op.set_comm("world");
-      op.set_bytes(16 << 20);
-      ASSERT_TRUE((*writer)->write(op).ok());
-    }
-    ASSERT_TRUE((*writer)->close().ok());
+    testing::write_all_reduce_trace(path_, 16, 16 << 20, /*declare_comm=*/true);
   }
   void TearDown() override { std::filesystem::remove(path_); }
   std::string path_;

@@ -14,11 +14,13 @@
 
 #include "common/process.h"
 #include "tests/support/privileged.h"
+#include "tests/support/process_inspect.h"
 
 namespace collide {
 namespace {
 
 using namespace std::chrono_literals;
+using testing::bpf_links_of;
 
 // The command line of a process, arguments joined by spaces ("" if it is gone).
 std::string cmdline_of(int pid) {
@@ -43,16 +45,6 @@ std::vector<int> processes_with(const std::vector<std::string>& parts) {
     if (all) out.push_back(pid);
   }
   return out;
-}
-
-int bpf_links_of(int pid) {
-  int n = 0;
-  std::error_code ec;
-  for (const auto& fd : std::filesystem::directory_iterator(fmt::format("/proc/{}/fd", pid), ec)) {
-    std::error_code rec;
-    if (std::filesystem::read_symlink(fd.path(), rec).string() == "anon_inode:bpf_link") ++n;
-  }
-  return n;
 }
 
 class AgentRunTest : public ::testing::Test {

@@ -9,7 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "common/process.h"
-#include "traces/trace_io.h"
+#include "tests/support/all_reduce_trace.h"
 
 namespace collide {
 namespace {
@@ -77,21 +77,7 @@ TEST_F(RunRefusesBadInputTest, SynthesizedJobOfTheWrongSize) {
 
 TEST_F(RunRefusesBadInputTest, DamagedTrace) {
   const fs::path trace = dir_ / "job.trace";
-  {
-    v1::TraceHeader header;
-    header.set_world_size(8);
-    auto w = traces::TraceWriter::create(trace.string(), header);
-    ASSERT_TRUE(w.ok());
-    for (uint32_t r = 0; r < 8; ++r) {
-      v1::Op op;
-      op.set_rank(r);
-      op.set_kind(v1::OP_KIND_ALL_REDUCE);
-      op.set_comm("world");
-      op.set_bytes(1 << 20);
-      ASSERT_TRUE((*w)->write(op).ok());
-    }
-    ASSERT_TRUE((*w)->close().ok());
-  }
+  testing::write_all_reduce_trace(trace.string(), 8, 1 << 20);
   fs::resize_file(trace, fs::file_size(trace) - 3);
   const std::string out = refused("name: x\nworkload:\n  trace: " + trace.string() + "\n" + kTestbed);
   EXPECT_NE(out.find(path() + ":3: workload.trace: "), std::string::npos) << out;

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/support/all_reduce_trace.h"
 #include "traces/trace_io.h"
 
 namespace collide::orchestrator {
@@ -169,21 +170,7 @@ TEST_F(ScenarioTest, SynthesizedWorkloadWithABadOverrideNamesTheSpec) {
 TEST_F(ScenarioTest, DamagedTraceIsRefusedWithItsPlace) {
   const auto trace = std::filesystem::temp_directory_path() /
                      ("collide-scenario-" + std::to_string(getpid()) + ".trace");
-  {
-    v1::TraceHeader header;
-    header.set_world_size(4);
-    auto w = traces::TraceWriter::create(trace.string(), header);
-    ASSERT_TRUE(w.ok());
-    for (uint32_t r = 0; r < 4; ++r) {
-      v1::Op op;
-      op.set_rank(r);
-      op.set_kind(v1::OP_KIND_ALL_REDUCE);
-      op.set_comm("world");
-      op.set_bytes(1 << 20);
-      ASSERT_TRUE((*w)->write(op).ok());
-    }
-    ASSERT_TRUE((*w)->close().ok());
-  }
+  testing::write_all_reduce_trace(trace.string(), 4, 1 << 20);
   const std::string yaml = "name: t\nworkload:\n  trace: " + trace.string() + "\nruns: {baseline: true}\n";
   auto good = load_scenario(write(yaml));
   EXPECT_TRUE(good.ok()) << good.status().to_string();
