@@ -1,10 +1,11 @@
 /* collide's per-packet fault injector: a table of up to 64 rules, evaluated in order for every
- * IP packet on a tc (TCX) hook, after an allowlist that always passes control traffic.
+ * IP packet on a tc (TCX) hook or XDP, after an allowlist that always passes control traffic.
  *
  * A rule matches on interface, direction, addresses, L4 protocol, ports, DSCP/ECN and, for
  * RoCEv2, on BTH opcode, destination QP and PSN. Inside its time window it chooses packets
  * (always, Bernoulli, Gilbert-Elliott, 4-state Markov, listed PSNs, every Nth, beyond a token
- * bucket) and drops, corrupts, duplicates or ECN-marks them. A drop ends the evaluation; other
+ * bucket) and drops, corrupts, duplicates or ECN-marks them. Ingress can also run on XDP
+ * (fault_xdp): the same rules and state, every action but duplicate. A drop ends the evaluation; other
  * actions let later rules see the packet too.
  *
  * Random choices are counter-based: a hash of (seed, rule, flow, the packet's number within its
@@ -407,7 +408,35 @@ static __always_inline int allowlisted(const struct fault_pkt *p,
   return 0;
 }
 
-static __always_inline void apply_corrupt(struct __sk_buff *skb, const struct eval_ctx *c)
+/* RFC 1624's incremental update of a one's-complement checksum for one 16-bit word. Every value
+ * is in the same (memory) byte order, which one's-complement sums do not care about. */
+static __always_inline __u16 csum_replace_word(__u16 csum, __u16 old_word, __u16 new_word)
+{
+  __u32 sum = (__u32)(__u16)~csum + (__u16)~old_word + new_word;
+
+  sum = (sum & 0xffff) + (sum >> 16);
+  sum = (sum & 0xffff) + (sum >> 16);
+  return (__u16)~sum;
+}
+
+/* XDP has no checksum helpers and no skb->csum to keep: the checksum is patched by hand. */
+static __always_inline void xdp_fix_l4_csum(void *ctx, const struct fault_pkt *p, __u16 old_word,
+                                            __u16 new_word)
+{
+  __u16 csum;
+
+  if (fault_load(ctx, 1, p->csum_off, &csum, 2) < 0)
+    return;
+  /* A zero UDP checksum means none (RoCEv2 senders leave it so): it stays zero. */
+  if (p->l4_proto == IPPROTO_UDP && csum == 0)
+    return;
+  csum = csum_replace_word(csum, old_word, new_word);
+  if (p->l4_proto == IPPROTO_UDP && csum == 0)
+    csum = 0xffff; /* UDP sends a computed zero as all ones */
+  fault_store(ctx, 1, p->csum_off, &csum, 2, 0);
+}
+
+static __always_inline void apply_corrupt(void *ctx, const int xdp, const struct eval_ctx *c)
 {
   const struct fault_pkt *p = &c->pkt;
   __u32 payload_len = p->len - p->payload_off; /* >= 2, checked by the rule */
@@ -423,38 +452,52 @@ static __always_inline void apply_corrupt(struct __sk_buff *skb, const struct ev
     rel -= 1; /* the last byte at an even offset has no partner: flip the one before */
     word_off = p->l4_off + (rel & ~1u);
   }
-  if (bpf_skb_load_bytes(skb, word_off, &old_word, 2) < 0)
+  if (fault_load(ctx, xdp, word_off, &old_word, 2) < 0)
     return;
   /* Words are loaded in memory order onto a little-endian machine: byte 1 is the high half. */
   new_word = old_word ^ ((rel & 1) ? (__u16)c->corrupt_xor << 8 : (__u16)c->corrupt_xor);
-  if (c->corrupt_silent && p->csum_off) {
+  if (xdp) {
+    /* Before any skb exists, so there is no skb->csum to keep consistent: a stale checksum
+     * reaches the receiver's UDP/TCP layer as it is. */
+    fault_store(ctx, 1, word_off, &new_word, 2, 0);
+    if (c->corrupt_silent && p->csum_off)
+      xdp_fix_l4_csum(ctx, p, old_word, new_word);
+  } else if (c->corrupt_silent && p->csum_off) {
     /* The word's change and the checksum's change cancel in the packet's sum, so a
      * CHECKSUM_COMPLETE skb stays consistent without recomputing. A zero UDP checksum (none,
      * as RoCEv2 senders leave it) stays zero. */
-    bpf_skb_store_bytes(skb, word_off, &new_word, 2, 0);
-    bpf_l4_csum_replace(skb, p->csum_off, old_word, new_word,
+    bpf_skb_store_bytes(ctx, word_off, &new_word, 2, 0);
+    bpf_l4_csum_replace(ctx, p->csum_off, old_word, new_word,
                         2 | (p->l4_proto == IPPROTO_UDP ? BPF_F_MARK_MANGLED_0 : 0));
   } else {
     /* Stale checksum: the receiver's UDP/TCP layer sees the damage. Recompute skb->csum so a
      * CHECKSUM_COMPLETE skb does not hide it. */
-    bpf_skb_store_bytes(skb, word_off, &new_word, 2, BPF_F_RECOMPUTE_CSUM);
+    bpf_skb_store_bytes(ctx, word_off, &new_word, 2, BPF_F_RECOMPUTE_CSUM);
   }
 }
 
-static __always_inline void apply_ecn_ce(struct __sk_buff *skb, const struct fault_pkt *p)
+static __always_inline void apply_ecn_ce(void *ctx, const int xdp, const struct fault_pkt *p)
 {
   __u16 old_word, new_word;
 
   /* Loaded in memory order onto a little-endian machine: byte 1 is the high half. */
-  if (bpf_skb_load_bytes(skb, p->l3_off, &old_word, 2) < 0)
+  if (fault_load(ctx, xdp, p->l3_off, &old_word, 2) < 0)
     return;
   if (p->family == 4) {
     new_word = old_word | 0x0300; /* TOS byte: ECN is its low two bits */
-    bpf_skb_store_bytes(skb, p->l3_off, &new_word, 2, 0);
-    bpf_l3_csum_replace(skb, p->l3_off + 10, old_word, new_word, 2);
+    fault_store(ctx, xdp, p->l3_off, &new_word, 2, 0);
+    if (xdp) {
+      __u16 csum;
+      if (fault_load(ctx, 1, p->l3_off + 10, &csum, 2) < 0)
+        return;
+      csum = csum_replace_word(csum, old_word, new_word);
+      fault_store(ctx, 1, p->l3_off + 10, &csum, 2, 0);
+    } else {
+      bpf_l3_csum_replace(ctx, p->l3_off + 10, old_word, new_word, 2);
+    }
   } else {
     new_word = old_word | 0x3000; /* traffic class straddles bytes 0 and 1; ECN is 0x30 of byte 1 */
-    bpf_skb_store_bytes(skb, p->l3_off, &new_word, 2, 0);
+    fault_store(ctx, xdp, p->l3_off, &new_word, 2, 0);
   }
 }
 
@@ -469,7 +512,14 @@ static __always_inline void apply_duplicate(struct __sk_buff *skb, __u8 directio
   skb->mark = mark;
 }
 
-static __always_inline int fault_run(struct __sk_buff *skb, __u8 direction)
+/* Verdicts of the two hook types. */
+#define FAULT_PASS(xdp) ((xdp) ? XDP_PASS : TC_ACT_UNSPEC)
+#define FAULT_DROP(xdp) ((xdp) ? XDP_DROP : TC_ACT_SHOT)
+
+/* The whole per-packet path for tc (`xdp` 0, ctx a __sk_buff) and XDP (ctx an xdp_md); always
+ * inlined with a constant `xdp`, so each program holds only its own half of every branch on it.
+ * The rule evaluation (eval_rule) and the maps are one and the same for both. */
+static __always_inline int fault_run(void *ctx, const int xdp, __u8 direction)
 {
   __u32 zero = 0;
   struct collide_fault_stats *st = bpf_map_lookup_elem(&stats, &zero);
@@ -478,60 +528,72 @@ static __always_inline int fault_run(struct __sk_buff *skb, __u8 direction)
   struct eval_ctx c = {};
 
   if (!st)
-    return TC_ACT_UNSPEC;
+    return FAULT_PASS(xdp);
   st->packets++;
-  if (skb->mark == COLLIDE_FAULT_DUP_MARK)
-    return TC_ACT_UNSPEC;
-  fault_parse(skb, &c.pkt);
+  /* XDP runs before any skb, so no copy of ours can come back through it. */
+  if (!xdp && ((struct __sk_buff *)ctx)->mark == COLLIDE_FAULT_DUP_MARK)
+    return FAULT_PASS(xdp);
+  fault_parse(ctx, xdp,
+              xdp ? (__u32)bpf_xdp_get_buff_len(ctx) : ((struct __sk_buff *)ctx)->len, &c.pkt);
   /* Not IP (ARP, LLDP, ...): rules match IP packets only. */
   if (!c.pkt.family) {
     st->allowed++;
-    return TC_ACT_UNSPEC;
+    return FAULT_PASS(xdp);
   }
   cfg = bpf_map_lookup_elem(&config, &zero);
   if (!cfg)
-    return TC_ACT_UNSPEC;
+    return FAULT_PASS(xdp);
   if (allowlisted(&c.pkt, &cfg->allow)) {
     st->allowed++;
-    return TC_ACT_UNSPEC;
+    return FAULT_PASS(xdp);
   }
   c.now = bpf_ktime_get_ns();
   l = bpf_map_lookup_elem(&lease, &zero);
   if (!l || c.now >= l->expiry_ns) {
     st->inert++;
-    return TC_ACT_UNSPEC;
+    return FAULT_PASS(xdp);
   }
   c.rule_count = cfg->rule_count;
   if (c.rule_count > COLLIDE_FAULT_MAX_RULES)
     c.rule_count = COLLIDE_FAULT_MAX_RULES;
   c.events = cfg->events != 0;
-  c.ifindex = skb->ifindex;
+  c.ifindex = xdp ? ((struct xdp_md *)ctx)->ingress_ifindex : ((struct __sk_buff *)ctx)->ifindex;
   c.direction = direction;
   c.flow_hash = flow_hash_of(&c.pkt);
 
   bpf_loop(c.rule_count, eval_rule, &c, 0);
 
   if (c.drop)
-    return TC_ACT_SHOT;
+    return FAULT_DROP(xdp);
   if (c.corrupt)
-    apply_corrupt(skb, &c);
+    apply_corrupt(ctx, xdp, &c);
   if (c.ecn)
-    apply_ecn_ce(skb, &c.pkt);
-  if (c.duplicate)
-    apply_duplicate(skb, direction);
-  return TC_ACT_UNSPEC;
+    apply_ecn_ce(ctx, xdp, &c.pkt);
+  /* XDP cannot copy a frame: the loader refuses duplicate rules for it. */
+  if (!xdp && c.duplicate)
+    apply_duplicate(ctx, direction);
+  return FAULT_PASS(xdp);
 }
 
 SEC("tc")
 int fault_ingress(struct __sk_buff *skb)
 {
-  return fault_run(skb, COLLIDE_FAULT_DIR_INGRESS);
+  return fault_run(skb, 0, COLLIDE_FAULT_DIR_INGRESS);
 }
 
 SEC("tc")
 int fault_egress(struct __sk_buff *skb)
 {
-  return fault_run(skb, COLLIDE_FAULT_DIR_EGRESS);
+  return fault_run(skb, 0, COLLIDE_FAULT_DIR_EGRESS);
+}
+
+/* Ingress on XDP: drops cost no skb, which matters at line rate. Same rules, same state.
+ * Multi-buffer aware ("xdp.frags"): every packet access goes through the load/store helpers, so
+ * jumbo-MTU devices (RoCE fabrics run 4200 or 9000) can take it too. */
+SEC("xdp.frags")
+int fault_xdp(struct xdp_md *xdp)
+{
+  return fault_run(xdp, 1, COLLIDE_FAULT_DIR_INGRESS);
 }
 
 char LICENSE[] SEC("license") = "GPL";

@@ -1,6 +1,8 @@
 /* Packet parsing for the fault injector: everything a rule can match on, read once per packet
- * through bpf_skb_load_bytes (so non-linear skbs parse the same as linear ones). IPv6 extension
- * headers are not walked: a packet whose next header is one has no ports for the rules. */
+ * through bpf_skb_load_bytes on tc and bpf_xdp_load_bytes on XDP (so non-linear skbs and
+ * multi-buffer frames parse the same as linear ones, and both hooks share one parser). IPv6
+ * extension headers are not walked: a packet whose next header is one has no ports for the
+ * rules. */
 #pragma once
 
 #include <linux/bpf.h>
@@ -21,7 +23,7 @@
 struct fault_pkt {
   __u64 src[2]; /* IPv6, or IPv4-mapped IPv6, as in collide_fault_prefix */
   __u64 dst[2];
-  __u32 len;         /* skb->len, from the Ethernet header */
+  __u32 len;         /* the frame's length from the Ethernet header (skb->len on tc) */
   __u32 l3_off;
   __u32 l4_off;      /* 0: no UDP/TCP header */
   __u32 payload_off; /* first byte after the UDP/TCP header */
@@ -48,24 +50,43 @@ static __always_inline void fault_map_v4(__u64 *out, __be32 addr)
   __builtin_memcpy(out, bytes, 16);
 }
 
-static __always_inline void fault_parse(struct __sk_buff *skb, struct fault_pkt *p)
+/* Reads `len` bytes at `off` from a tc (`xdp` 0, ctx a __sk_buff) or XDP (ctx an xdp_md) packet.
+ * Every caller passes a constant `xdp` into always-inlined code, so each program keeps only its
+ * own helper and the verifier never sees a context of the wrong type. */
+static __always_inline long fault_load(void *ctx, const int xdp, __u32 off, void *to, __u32 len)
+{
+  if (xdp)
+    return bpf_xdp_load_bytes(ctx, off, to, len);
+  return bpf_skb_load_bytes(ctx, off, to, len);
+}
+
+static __always_inline long fault_store(void *ctx, const int xdp, __u32 off, void *from,
+                                        __u32 len, __u64 skb_flags)
+{
+  if (xdp)
+    return bpf_xdp_store_bytes(ctx, off, from, len);
+  return bpf_skb_store_bytes(ctx, off, from, len, skb_flags);
+}
+
+/* `len` is the whole frame's length: skb->len, or bpf_xdp_get_buff_len() on XDP. */
+static __always_inline void fault_parse(void *ctx, const int xdp, __u32 len, struct fault_pkt *p)
 {
   __u32 off = ETH_HLEN;
   __be16 proto;
 
   __builtin_memset(p, 0, sizeof(*p));
-  p->len = skb->len;
-  if (bpf_skb_load_bytes(skb, 12, &proto, sizeof(proto)) < 0)
+  p->len = len;
+  if (fault_load(ctx, xdp, 12, &proto, sizeof(proto)) < 0)
     return;
   if (proto == bpf_htons(FAULT_ETH_P_8021Q)) {
-    if (bpf_skb_load_bytes(skb, 16, &proto, sizeof(proto)) < 0)
+    if (fault_load(ctx, xdp, 16, &proto, sizeof(proto)) < 0)
       return;
     off += 4;
   }
   p->l3_off = off;
   if (proto == bpf_htons(ETH_P_IP)) {
     struct iphdr ip;
-    if (bpf_skb_load_bytes(skb, off, &ip, sizeof(ip)) < 0)
+    if (fault_load(ctx, xdp, off, &ip, sizeof(ip)) < 0)
       return;
     p->family = 4;
     p->l4_proto = ip.protocol;
@@ -78,7 +99,7 @@ static __always_inline void fault_parse(struct __sk_buff *skb, struct fault_pkt 
     off += ip.ihl * 4;
   } else if (proto == bpf_htons(ETH_P_IPV6)) {
     struct ipv6hdr ip6;
-    if (bpf_skb_load_bytes(skb, off, &ip6, sizeof(ip6)) < 0)
+    if (fault_load(ctx, xdp, off, &ip6, sizeof(ip6)) < 0)
       return;
     p->family = 6;
     p->l4_proto = ip6.nexthdr;
@@ -92,7 +113,7 @@ static __always_inline void fault_parse(struct __sk_buff *skb, struct fault_pkt 
 
   if (p->l4_proto == IPPROTO_UDP || p->l4_proto == IPPROTO_TCP) {
     __be16 ports[2];
-    if (bpf_skb_load_bytes(skb, off, ports, sizeof(ports)) < 0)
+    if (fault_load(ctx, xdp, off, ports, sizeof(ports)) < 0)
       return;
     p->sport = bpf_ntohs(ports[0]);
     p->dport = bpf_ntohs(ports[1]);
@@ -102,19 +123,19 @@ static __always_inline void fault_parse(struct __sk_buff *skb, struct fault_pkt 
       p->payload_off = off + FAULT_UDP_HEADER;
     } else {
       __u8 doff;
-      if (bpf_skb_load_bytes(skb, off + 12, &doff, 1) < 0)
+      if (fault_load(ctx, xdp, off + 12, &doff, 1) < 0)
         return;
       p->csum_off = off + 16;
       p->payload_off = off + (doff >> 4) * 4;
     }
   } else if (p->l4_proto == IPPROTO_ICMPV6) {
-    bpf_skb_load_bytes(skb, off, &p->icmp6_type, 1);
+    fault_load(ctx, xdp, off, &p->icmp6_type, 1);
     return;
   }
 
   if (p->l4_proto == IPPROTO_UDP && p->dport == COLLIDE_FAULT_ROCE_PORT) {
     __u8 bth[FAULT_BTH_SIZE];
-    if (bpf_skb_load_bytes(skb, p->payload_off, bth, sizeof(bth)) < 0)
+    if (fault_load(ctx, xdp, p->payload_off, bth, sizeof(bth)) < 0)
       return;
     p->roce = 1;
     p->opcode = bth[0];

@@ -55,10 +55,8 @@ int udp_socket(const TestNetns& ns, const char* ip, uint16_t port, const char* p
   return fd;
 }
 
-TEST(FaultCliTest, InjectDropsEveryTenthAndReportsIt) {
-  COLLIDE_REQUIRE(testing::missing_netns());
-  COLLIDE_REQUIRE(testing::missing_bpf());
-  COLLIDE_REQUIRE(testing::missing_tool("ethtool"));
+// `collide inject --every-nth 10` on the receiver's ingress, with `hook_flags` choosing the hook.
+void inject_drops_every_tenth(const std::string& hook_flags) {
   auto tx = TestNetns::create("fcli-tx");
   ASSERT_TRUE(tx.ok()) << tx.status().to_string();
   auto rx = TestNetns::create("fcli-rx");
@@ -73,8 +71,8 @@ TEST(FaultCliTest, InjectDropsEveryTenthAndReportsIt) {
   // stderr joins stdout so the test sees the line saying the rules are armed; the JSON follows.
   const std::string command = std::string("exec ") + COLLIDE_BIN +
                               " --log-level warn inject --netns " + (*rx)->name() +
-                              " --dev cl-fcli-rx --direction ingress --proto udp --dport 4791"
-                              " --opcode write --every-nth 10 --json --events " + events + " 2>&1";
+                              " --dev cl-fcli-rx --direction ingress " + hook_flags +
+                              " --proto udp --dport 4791 --opcode write --every-nth 10 --json --events " + events + " 2>&1";
   auto inject = ChildProcess::spawn({"/bin/sh", "-c", command});
   ASSERT_TRUE(inject.ok()) << inject.status().to_string();
   auto armed = inject->read_line(30s);
@@ -125,6 +123,20 @@ TEST(FaultCliTest, InjectDropsEveryTenthAndReportsIt) {
   for (size_t i = 0; i < psns.size(); ++i) EXPECT_EQ(psns[i], 10 * i + 9);
 }
 
+TEST(FaultCliTest, InjectDropsEveryTenthAndReportsIt) {
+  COLLIDE_REQUIRE(testing::missing_netns());
+  COLLIDE_REQUIRE(testing::missing_bpf());
+  COLLIDE_REQUIRE(testing::missing_tool("ethtool"));
+  inject_drops_every_tenth("");
+}
+
+TEST(FaultCliTest, InjectOnXdpDropsEveryTenthAndReportsIt) {
+  COLLIDE_REQUIRE(testing::missing_netns());
+  COLLIDE_REQUIRE(testing::missing_bpf());
+  COLLIDE_REQUIRE(testing::missing_tool("ethtool"));
+  inject_drops_every_tenth("--xdp");
+}
+
 TEST(FaultCliTest, BadFlagsAreUsageErrors) {
   COLLIDE_REQUIRE(testing::missing_root());
   struct Case {
@@ -139,6 +151,8 @@ TEST(FaultCliTest, BadFlagsAreUsageErrors) {
       {{"--dev", "lo", "--loss", "1%", "--src", "10.0.0.0/40"}, "--src"},
       {{"--dev", "lo"}, "no fault given"},
       {{"--dev", "cl-no-such-dev", "--loss", "1%"}, "no such device"},
+      {{"--dev", "lo", "--xdp", "--direction", "egress", "--loss", "1%"}, "--xdp acts on ingress"},
+      {{"--dev", "lo", "--xdp", "--duplicate", "1%"}, "--xdp cannot --duplicate"},
   };
   for (const auto& c : cases) {
     std::vector<std::string> argv = {COLLIDE_BIN, "inject"};

@@ -5,7 +5,9 @@
 #include <arpa/inet.h>
 #include <net/if.h>
 #include <netinet/in.h>
+#include <signal.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -23,6 +25,7 @@
 #include <gtest/gtest.h>
 
 #include "injectors/fault_injector.h"
+#include "tests/support/command.h"
 #include "tests/support/netns.h"
 #include "tests/support/privileged.h"
 
@@ -44,15 +47,15 @@ constexpr size_t kDataSize = 256;
 
 uint8_t data_byte(uint32_t seq, size_t i) { return static_cast<uint8_t>(seq * 31 + i); }
 
-std::vector<uint8_t> datagram(uint32_t seq) {
-  std::vector<uint8_t> d(kBthSize + kDataSize);
+std::vector<uint8_t> datagram(uint32_t seq, size_t data_size = kDataSize) {
+  std::vector<uint8_t> d(kBthSize + data_size);
   d[0] = 0x0a;  // RDMA WRITE ONLY
   d[2] = d[3] = 0xff;
   d[7] = 0x11;  // destination QP
   d[9] = static_cast<uint8_t>(seq >> 16);
   d[10] = static_cast<uint8_t>(seq >> 8);
   d[11] = static_cast<uint8_t>(seq);
-  for (size_t i = 0; i < kDataSize; ++i) d[kBthSize + i] = data_byte(seq, i);
+  for (size_t i = 0; i < data_size; ++i) d[kBthSize + i] = data_byte(seq, i);
   return d;
 }
 
@@ -113,8 +116,9 @@ class FaultE2eTest : public ::testing::Test {
     tx_ifindex_ = *idx;
   }
 
-  // On the receiver's ingress unless told otherwise.
-  std::unique_ptr<FaultInjector> attach(FaultRule rule, Direction direction = Direction::kIngress) {
+  // On the receiver's ingress unless told otherwise; `xdp` puts it on the ingress XDP hook.
+  std::unique_ptr<FaultInjector> attach(FaultRule rule, Direction direction = Direction::kIngress,
+                                        bool xdp = false) {
     const bool in = direction == Direction::kIngress;
     const TestNetns& ns = in ? *rx_ : *tx_;
     const int ifindex = in ? rx_ifindex_ : tx_ifindex_;
@@ -129,8 +133,14 @@ class FaultE2eTest : public ::testing::Test {
     if (!f.ok()) return nullptr;
     auto scope = NetnsScope::enter(ns.name());
     EXPECT_TRUE(scope.ok());
-    auto mode = (*f)->attach(ifindex, direction);
-    EXPECT_TRUE(mode.ok()) << mode.status().to_string();
+    if (xdp) {
+      const Status attached = (*f)->attach_xdp(ifindex);
+      EXPECT_TRUE(attached.ok()) << attached.to_string();
+      if (!attached.ok()) return nullptr;
+    } else {
+      auto mode = (*f)->attach(ifindex, direction);
+      EXPECT_TRUE(mode.ok()) << mode.status().to_string();
+    }
     return std::move(f).value();
   }
 
@@ -147,26 +157,26 @@ class FaultE2eTest : public ::testing::Test {
     }
     std::atomic<bool> done{false};
     std::thread receiver([&] {
-      std::vector<uint8_t> buf(2048);
+      std::vector<uint8_t> buf(65536);  // any UDP datagram whole
       while (true) {
         const ssize_t n = recv(rx_fd, buf.data(), buf.size(), 0);
         if (n < 0) {
           if (done.load()) break;
           continue;
         }
-        if (static_cast<size_t>(n) != kBthSize + kDataSize) {
+        if (static_cast<size_t>(n) != kBthSize + data_size_) {
           ++got.damaged;
           continue;
         }
         const uint32_t seq = static_cast<uint32_t>(buf[9]) << 16 | buf[10] << 8 | buf[11];
-        const auto want = datagram(seq);
+        const auto want = datagram(seq, data_size_);
         if (!std::equal(want.begin(), want.end(), buf.begin())) ++got.damaged;
         got.seqs.push_back(seq);
       }
     });
     if (before_first) before_first();
     for (uint32_t seq = 0; seq < count; ++seq) {
-      const auto d = datagram(seq);
+      const auto d = datagram(seq, data_size_);
       if (send(tx_fd, d.data(), d.size(), 0) != static_cast<ssize_t>(d.size())) {
         ADD_FAILURE() << "send: " << std::strerror(errno);
         break;
@@ -230,6 +240,7 @@ class FaultE2eTest : public ::testing::Test {
   std::unique_ptr<TestNetns> rx_;
   int rx_ifindex_ = 0;
   int tx_ifindex_ = 0;
+  size_t data_size_ = kDataSize;  // payload after the BTH of every datagram exchange() sends
 };
 
 TEST_F(FaultE2eTest, ReceiverCountedLossEqualsActedExactly) {
@@ -363,6 +374,144 @@ TEST_F(FaultE2eTest, EgressDuplicatesReachTheReceiver) {
   EXPECT_EQ((*c)[0].matched, kCount);
   EXPECT_EQ((*c)[0].acted, kCount / 10);
   EXPECT_EQ(got.seqs.size(), kCount + kCount / 10);
+  EXPECT_EQ(got.damaged, 0u);
+}
+
+// What `ip -d link show` says of the receiver's interface.
+std::string rx_link_details(const TestNetns& ns) {
+  auto out = testing::run_command({"ip", "-n", ns.name(), "-d", "link", "show", "dev", kRxIf});
+  EXPECT_TRUE(out.ok() && out->exit_code == 0);
+  return out.ok() ? out->output : std::string();
+}
+
+bool has_xdp_program(const std::string& link_details) {
+  return link_details.find("prog/xdp") != std::string::npos;
+}
+
+TEST_F(FaultE2eTest, XdpReceiverCountedLossEqualsActedExactly) {
+  FaultRule loss;
+  loss.decider = Decider::kBernoulli;
+  loss.probability = 0.02;
+  loss.seed = 7;
+  auto f = attach(loss, Direction::kIngress, true);
+  ASSERT_TRUE(f);
+  const std::string details = rx_link_details(*rx_);
+  ASSERT_TRUE(has_xdp_program(details)) << details;
+  // veth runs XDP in its driver: "xdp", not "xdpgeneric".
+  EXPECT_EQ(details.find("xdpgeneric"), std::string::npos) << details;
+  ASSERT_TRUE(f->arm().ok());
+  const auto rcvbuf_before = udp_counter(*rx_, "RcvbufErrors");
+  ASSERT_TRUE(rcvbuf_before.ok()) << rcvbuf_before.status().to_string();
+  constexpr uint32_t kCount = 20000;
+  const Received got = exchange(kCount, 50, 1ms);
+  const auto c = f->counters();
+  ASSERT_TRUE(c.ok());
+  const auto lost = missing(got.seqs, kCount);
+  std::cout << "xdp: sent " << kCount << ", received " << got.seqs.size() << ", rule matched "
+            << (*c)[0].matched << " and dropped " << (*c)[0].acted << "\n";
+  EXPECT_EQ(*udp_counter(*rx_, "RcvbufErrors"), *rcvbuf_before) << "the receiver overflowed";
+  EXPECT_EQ((*c)[0].matched, kCount);
+  EXPECT_EQ(got.seqs.size() + (*c)[0].acted, kCount);
+  EXPECT_EQ(lost.size(), (*c)[0].acted);
+  EXPECT_EQ(event_psns(*f), lost) << "the event ring names exactly the lost datagrams";
+  EXPECT_GT((*c)[0].acted, 0u);
+  EXPECT_EQ(got.damaged, 0u);
+  f.reset();
+  EXPECT_FALSE(has_xdp_program(rx_link_details(*rx_))) << "detached with the injector";
+}
+
+TEST_F(FaultE2eTest, XdpCorruptionShowsInUdpChecksumErrorsOneForOne) {
+  FaultRule corrupt;
+  corrupt.decider = Decider::kBernoulli;
+  corrupt.probability = 0.05;
+  corrupt.seed = 3;
+  corrupt.action = Action::kCorrupt;
+  auto f = attach(corrupt, Direction::kIngress, true);
+  ASSERT_TRUE(f);
+  ASSERT_TRUE(f->arm().ok());
+  const auto before = udp_counter(*rx_, "InCsumErrors");
+  ASSERT_TRUE(before.ok()) << before.status().to_string();
+  constexpr uint32_t kCount = 5000;
+  const Received got = exchange(kCount, 50, 1ms);
+  const auto after = udp_counter(*rx_, "InCsumErrors");
+  const auto c = f->counters();
+  ASSERT_TRUE(c.ok());
+  std::cout << "xdp: corrupted " << (*c)[0].acted << ", receiver checksum errors "
+            << (*after - *before) << ", received " << got.seqs.size() << "\n";
+  EXPECT_GT((*c)[0].acted, 0u);
+  EXPECT_EQ(*after - *before, (*c)[0].acted);
+  EXPECT_EQ(got.seqs.size() + (*c)[0].acted, kCount);
+  EXPECT_EQ(got.damaged, 0u) << "no corrupted datagram reached the socket";
+}
+
+TEST_F(FaultE2eTest, XdpProgramGoesWithAKilledProcess) {
+  int ready[2];
+  ASSERT_EQ(pipe(ready), 0);
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    // The child attaches and then waits to be killed; it never returns into the test.
+    close(ready[0]);
+    FaultInjectorOptions o;
+    o.rules = {FaultRule{}};
+    auto f = FaultInjector::load(o);
+    if (!f.ok()) _exit(2);
+    auto scope = NetnsScope::enter(rx_->name());
+    if (!scope.ok() || !(*f)->attach_xdp(rx_ifindex_).ok() || !(*f)->arm().ok()) _exit(3);
+    const char byte = 1;
+    if (write(ready[1], &byte, 1) != 1) _exit(4);
+    while (true) pause();
+  }
+  close(ready[1]);
+  char byte = 0;
+  const ssize_t n = read(ready[0], &byte, 1);
+  close(ready[0]);
+  if (n != 1) {
+    int status = 0;
+    waitpid(child, &status, 0);
+    FAIL() << "the child did not attach; exit status " << WEXITSTATUS(status);
+  }
+  const std::string attached = rx_link_details(*rx_);
+  const bool was_attached = has_xdp_program(attached);
+  kill(child, SIGKILL);
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+  EXPECT_TRUE(was_attached) << attached;
+  // Closing the dead process's files releases the link; allow the kernel a moment to do it.
+  std::string after;
+  for (int i = 0; i < 50; ++i) {
+    after = rx_link_details(*rx_);
+    if (!has_xdp_program(after)) break;
+    std::this_thread::sleep_for(20ms);
+  }
+  EXPECT_FALSE(has_xdp_program(after)) << after;
+  // And traffic flows again untouched.
+  const Received got = exchange(200, 50, 1ms);
+  EXPECT_EQ(got.seqs.size(), 200u);
+}
+
+TEST_F(FaultE2eTest, XdpOnJumboMtuSeesWholeMultiBufferFrames) {
+  // Frames beyond a page reach XDP in several buffers; the program must see their whole length.
+  for (const auto& [ns, dev] : {std::pair{tx_.get(), kTxIf}, std::pair{rx_.get(), kRxIf}}) {
+    ASSERT_TRUE(ns->exec({"ip", "link", "set", "dev", dev, "mtu", "9000"}).ok());
+  }
+  data_size_ = 8000;
+  FaultRule nth;
+  nth.decider = Decider::kEveryNth;
+  nth.every_nth = 10;
+  auto f = attach(nth, Direction::kIngress, true);
+  ASSERT_TRUE(f);
+  ASSERT_TRUE(f->arm().ok());
+  constexpr uint32_t kCount = 1000;
+  const Received got = exchange(kCount, 20, 1ms);
+  const auto c = f->counters();
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ((*c)[0].matched, kCount);
+  EXPECT_EQ((*c)[0].acted, kCount / 10);
+  // IPv4 20 + UDP 8 + BTH 12 + 8000 after the 14-byte Ethernet header.
+  EXPECT_EQ((*c)[0].bytes_acted, (kCount / 10) * (14 + 20 + 8 + 12 + 8000));
+  EXPECT_EQ(got.seqs.size(), kCount - kCount / 10);
   EXPECT_EQ(got.damaged, 0u);
 }
 

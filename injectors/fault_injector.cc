@@ -68,6 +68,7 @@ Result<std::unique_ptr<FaultInjector>> FaultInjector::load(FaultInjectorOptions 
 FaultInjector::~FaultInjector() {
   stop_renewal();
   links_.clear();
+  for (bpf_link* link : xdp_links_) bpf_link__destroy(link);
   if (ring_ != nullptr) ring_buffer__free(ring_);
   fault__destroy(skel_);
 }
@@ -109,6 +110,25 @@ Result<TcLink::Mode> FaultInjector::attach(int ifindex, Direction direction) {
   links_.push_back(std::move(link).value());
   return mode;
 }
+
+Status FaultInjector::attach_xdp(int ifindex) {
+  for (const FaultRule& rule : rules_) {
+    if (rule.action == Action::kDuplicate) {
+      return invalid_argument(fmt::format(
+          "rule {} duplicates packets, which XDP cannot do; attach it on tc instead", rule.id));
+    }
+  }
+  // A link, not a netlink attachment: no fd left open means no program left on the device.
+  bpf_link* link = bpf_program__attach_xdp(skel_->progs.fault_xdp, ifindex);
+  if (link == nullptr) {
+    return errno_status(errno, fmt::format("attaching the fault program to XDP of ifindex {}",
+                                           ifindex));
+  }
+  xdp_links_.push_back(link);
+  return {};
+}
+
+int FaultInjector::xdp_program_fd() const { return bpf_program__fd(skel_->progs.fault_xdp); }
 
 int FaultInjector::program_fd(Direction direction) const {
   return bpf_program__fd(direction == Direction::kIngress ? skel_->progs.fault_ingress

@@ -16,6 +16,7 @@
 
 struct fault;        // the libbpf skeleton of ebpf/fault.bpf.c
 struct ring_buffer;  // libbpf's ring buffer reader
+struct bpf_link;
 
 namespace collide::injectors {
 
@@ -55,6 +56,10 @@ class FaultInjector {
 
   // On an interface of the calling thread's network namespace, until this object goes.
   Result<TcLink::Mode> attach(int ifindex, Direction direction);
+  // Ingress through XDP instead of tc: drops happen before the kernel builds an skb. Held by a
+  // BPF link, so the kernel detaches it when this process goes, even by SIGKILL. XDP cannot copy
+  // a frame: refused when a rule duplicates.
+  Status attach_xdp(int ifindex);
   // Writes the rules with windows counted from now, grants the lease and (unless told not to)
   // starts renewing it. Arming again restarts the windows and resets nothing else.
   Status arm();
@@ -68,6 +73,7 @@ class FaultInjector {
   static uint64_t monotonic_ns();
 
   int program_fd(Direction direction) const;
+  int xdp_program_fd() const;
   const std::vector<FaultRule>& rules() const { return rules_; }
   // In rule order (priority order).
   Result<std::vector<FaultRuleCounters>> counters() const;
@@ -86,6 +92,7 @@ class FaultInjector {
   std::vector<FaultRule> rules_;
   FaultInjectorOptions options_;
   std::vector<TcLink> links_;
+  std::vector<bpf_link*> xdp_links_;
   uint64_t armed_at_ns_ = 0;
 
   std::thread renewer_;

@@ -599,5 +599,125 @@ TEST(FaultInjectorTest, AllSixtyFourRulesAreEvaluatedInOrder) {
   std::cout << "64 rules, the last one matching: " << ns << " ns per packet\n";
 }
 
+
+// XDP ingress (fault_xdp): the same rule evaluation and maps as tc, other verdict codes.
+constexpr int kXdpPass = XDP_PASS;
+constexpr int kXdpDrop = XDP_DROP;
+
+TEST(FaultInjectorXdpTest, BernoulliOnePercentWithinThreeSigmaAndSameFramesAsTc) {
+  COLLIDE_REQUIRE(collide::testing::missing_bpf());
+  const auto frame = roce_frame({});
+  constexpr int kFrames = 1'000'000;
+  auto x = armed({bernoulli(0.01, 7)}, true);
+  ASSERT_TRUE(x);
+  const uint32_t ns = run(x->xdp_program_fd(), frame, kFrames).ns_per_run;
+  const auto cx = x->counters();
+  ASSERT_TRUE(cx.ok());
+  EXPECT_EQ((*cx)[0].matched, static_cast<uint64_t>(kFrames));
+  EXPECT_GE((*cx)[0].acted, 10000u - 298);  // mean 10,000, 3 sigma 298.5
+  EXPECT_LE((*cx)[0].acted, 10000u + 298);
+  std::cout << "xdp bernoulli 1% of 10^6: dropped " << (*cx)[0].acted << " (10000 +/- 298), "
+            << ns << " ns per packet with events\n";
+  const auto dropped_xdp = acted_indices(*x);
+  EXPECT_EQ(dropped_xdp.size(), (*cx)[0].acted);
+
+  // The tc program with the same seed picks the very same packets of the flow.
+  auto t = armed({bernoulli(0.01, 7)}, true);
+  ASSERT_TRUE(t);
+  run(ingress(*t), frame, kFrames);
+  EXPECT_EQ(acted_indices(*t), dropped_xdp);
+}
+
+TEST(FaultInjectorXdpTest, SameVerdictAsTcFrameByFrameOverManyFlows) {
+  COLLIDE_REQUIRE(collide::testing::missing_bpf());
+  FaultRule g;
+  g.decider = Decider::kGilbert;
+  g.gilbert = {0.05, 0.3, 0.2, 1.0};  // bursts: 80% loss in B, none in G
+  g.seed = 11;
+  auto x = armed({bernoulli(0.1, 3), g});
+  auto t = armed({bernoulli(0.1, 3), g});
+  ASSERT_TRUE(x && t);
+  size_t drops = 0;
+  for (uint32_t i = 0; i < 4000; ++i) {
+    FrameSpec spec;
+    spec.sport = static_cast<uint16_t>(49152 + i % 16);  // 16 flows, interleaved
+    spec.psn = i;
+    const auto frame = roce_frame(spec);
+    const int vx = run(x->xdp_program_fd(), frame).retval;
+    const int vt = run(ingress(*t), frame).retval;
+    ASSERT_TRUE(vx == kXdpPass || vx == kXdpDrop) << vx;
+    ASSERT_EQ(vx == kXdpDrop, vt == kDrop) << "frame " << i;
+    drops += vx == kXdpDrop;
+  }
+  EXPECT_GT(drops, 100u);
+  const auto cx = *x->counters();
+  const auto ct = *t->counters();
+  for (size_t r = 0; r < cx.size(); ++r) {
+    EXPECT_EQ(cx[r].matched, ct[r].matched);
+    EXPECT_EQ(cx[r].acted, ct[r].acted);
+    EXPECT_EQ(cx[r].bytes_acted, ct[r].bytes_acted);
+  }
+}
+
+TEST(FaultInjectorXdpTest, EcnMarkAndCorruptionWriteWhatTcWrites) {
+  COLLIDE_REQUIRE(collide::testing::missing_bpf());
+  auto frame = roce_frame({});
+  set_udp_checksum(frame);
+  ASSERT_EQ(udp_sum(frame), 0xffff);
+
+  FaultRule ecn;
+  ecn.action = Action::kEcnCe;
+  auto h = armed({ecn}, true);
+  ASSERT_TRUE(h);
+  const TestRun e = run(h->xdp_program_fd(), frame);
+  ASSERT_EQ(e.retval, kXdpPass);
+  EXPECT_EQ(e.out[kIpOffset + 1], (26 << 2) | 3);
+  EXPECT_TRUE(ipv4_checksum_ok(e.out)) << "the IPv4 header checksum follows the TOS change";
+  EXPECT_EQ((*h->counters())[0].acted, 1u);
+  EXPECT_EQ(acted_indices(*h).size(), 1u) << "an event per action, as on tc";
+  auto ht = armed({ecn});
+  ASSERT_TRUE(ht);
+  EXPECT_EQ(run(ingress(*ht), frame).out, e.out);
+
+  // An ECN mark over a TOS whose checksum change wraps around (all-ones sums).
+  FrameSpec wrap;
+  wrap.tos = 0xfd;
+  wrap.src = "255.255.255.254";
+  const auto wf = roce_frame(wrap);
+  const TestRun we = run(h->xdp_program_fd(), wf);
+  EXPECT_EQ(we.out[kIpOffset + 1], 0xff);
+  EXPECT_TRUE(ipv4_checksum_ok(we.out));
+
+  FaultRule stale;
+  stale.action = Action::kCorrupt;
+  FaultRule silent = stale;
+  silent.corrupt_silent = true;
+  for (const FaultRule& rule : {stale, silent}) {
+    auto x = armed({rule});
+    auto t = armed({rule});
+    ASSERT_TRUE(x && t);
+    const TestRun ox = run(x->xdp_program_fd(), frame);
+    const TestRun ot = run(ingress(*t), frame);
+    ASSERT_EQ(ox.retval, kXdpPass);
+    EXPECT_NE(ox.out, frame);
+    EXPECT_EQ(ox.out, ot.out) << "silent " << rule.corrupt_silent;
+    EXPECT_EQ(udp_sum(ox.out) == 0xffff, rule.corrupt_silent);
+  }
+}
+
+TEST(FaultInjectorXdpTest, DuplicateRuleIsRefused) {
+  COLLIDE_REQUIRE(collide::testing::missing_bpf());
+  FaultRule drop;
+  FaultRule dup;
+  dup.id = 42;
+  dup.action = Action::kDuplicate;
+  auto f = armed({drop, dup});
+  ASSERT_TRUE(f);
+  // Refused before any interface is looked at (ifindex 0 names none).
+  const Status s = f->attach_xdp(0);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.to_string();
+  EXPECT_NE(s.message().find("rule 42 duplicates"), std::string::npos) << s.message();
+}
+
 }  // namespace
 }  // namespace collide::injectors

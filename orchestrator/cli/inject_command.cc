@@ -33,6 +33,7 @@ struct InjectOptions {
   std::string dev;
   std::string netns;
   std::string direction = "ingress";
+  bool xdp = false;  // ingress on the XDP hook instead of tc
   // Match (shared by every rule this command makes).
   std::string src;
   std::string dst;
@@ -317,6 +318,8 @@ void run_inject(const InjectOptions& o) {
   for (const auto& r : rules) {
     if (Status s = inj::validate_rule(r); !s.ok()) usage(s.message());
   }
+  if (o.xdp && o.direction != "ingress") usage("--xdp acts on ingress only (--direction ingress)");
+  if (o.xdp && !o.duplicate.empty()) usage("--xdp cannot --duplicate: XDP has no way to copy a frame");
 
   std::ofstream events_out;
   if (!o.events.empty()) {
@@ -332,7 +335,10 @@ void run_inject(const InjectOptions& o) {
   auto loaded = inj::FaultInjector::load(std::move(fo));
   if (!loaded.ok()) fail("inject", kExitFailed, loaded.status().to_string());
   auto& f = **loaded;
-  for (inj::Direction d : directions_of(o.direction)) {
+  if (o.xdp) {
+    if (Status s = f.attach_xdp(ifindex); !s.ok()) fail("inject", kExitFailed, s.to_string());
+  }
+  for (inj::Direction d : o.xdp ? std::vector<inj::Direction>{} : directions_of(o.direction)) {
     auto mode = f.attach(ifindex, d);
     if (!mode.ok()) fail("inject", kExitFailed, mode.status().to_string());
   }
@@ -392,6 +398,8 @@ void add_inject_command(CLI::App& app) {
   cmd->add_option("--netns", opt->netns, "the device's network namespace (ip netns name)");
   cmd->add_option("--direction", opt->direction, "ingress, egress or both")
       ->check(CLI::IsMember({"ingress", "egress", "both"}))->capture_default_str();
+  cmd->add_flag("--xdp", opt->xdp, "ingress on the XDP hook: drops before the kernel builds an "
+                                   "skb; every fault but --duplicate");
   cmd->add_option("--duration", opt->duration, "stop after this long (e.g. 10s; default: until "
                                                "SIGINT/SIGTERM)");
   cmd->add_option("--seed", opt->seed, "seed of every random choice")->capture_default_str();
