@@ -189,8 +189,7 @@ void AgentServer::session(control::Channel& channel, const std::atomic<bool>& st
       } else if (Clock::now() - last_progress >= kProgressEvery) {
         last_progress = Clock::now();
         v1::AgentReply reply;
-        reply.mutable_progress()->set_run_index(run->run_index());
-        reply.mutable_progress()->set_elapsed_s(run->elapsed_s());
+        *reply.mutable_progress() = run->poll_progress();
         if (Status s = channel.send(reply); !s.ok()) {
           log->warn("orchestrator {} gone: {}", channel.peer(), s.message());
           abandon("the orchestrator is gone");

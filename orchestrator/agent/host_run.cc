@@ -3,6 +3,7 @@
 #include <sys/wait.h>
 
 #include <fstream>
+#include <sstream>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -29,7 +30,7 @@ std::vector<std::string> replay_argv(const v1::PrepareRun& r, const HostRunDefau
   std::vector<std::string> argv = {
       // The replay must not outlive this agent, even if the agent is killed outright.
       "setpriv", "--pdeathsig", "KILL", "--", d.collide_binary, "--log-level=warn", "replay", trace,
-      "--ranks=" + fmt::format("{}", fmt::join(r.ranks(), ",")),
+      "--ranks=" + fmt::format("{}", fmt::join(r.ranks(), ",")), "--progress-every=0.5",
       "--ranks-per-host=" + std::to_string(r.ranks_per_host()),
       "--nics-per-host=" + std::to_string(or_default(r.nics_per_host(), 1u)),
       "--port=" + (r.port().empty() ? d.port_spec : r.port()),
@@ -122,6 +123,24 @@ Status HostRun::start() {
   started_ = true;
   started_at_ = std::chrono::steady_clock::now();
   return {};
+}
+
+v1::RunProgress HostRun::poll_progress() {
+  // Lines the replay printed since the last call; the newest "progress" one counts.
+  while (replay_ && !exited_) {
+    auto line = replay_->read_line(1ms);
+    if (!line.ok()) break;
+    std::istringstream in(*line);
+    std::string word;
+    uint64_t ops = 0, sent = 0, resent = 0, timeouts = 0;
+    if (!(in >> word >> ops >> sent >> resent >> timeouts) || word != "progress") continue;
+    progress_.set_ops_done(ops);
+    progress_.set_packets_sent(sent);
+    progress_.set_retransmitted_packets(resent);
+  }
+  progress_.set_run_index(run_index());
+  progress_.set_elapsed_s(elapsed_s());
+  return progress_;
 }
 
 double HostRun::elapsed_s() const {

@@ -39,6 +39,8 @@ class HostRun {
   // True once the replay has exited (it closed its output).
   bool finished();
   double elapsed_s() const;
+  // How far the replay got, from the newest progress line it printed (ops done, packets, resends).
+  v1::RunProgress poll_progress();
   // What the replay recorded (after finished()), with the faults' counters.
   v1::RunCompletion completion();
   // Kills the replay now; the completion says it was stopped and why.
@@ -55,6 +57,7 @@ class HostRun {
   bool started_ = false;
   bool exited_ = false;
   int exit_code_ = -1;
+  v1::RunProgress progress_;
   std::chrono::steady_clock::time_point started_at_;
 };
 

@@ -68,6 +68,7 @@ struct ReplayOptions {
   bool no_verify = false;
   std::string timing = "fast";
   double timeout_s = 600;
+  double progress_every_s = 0;
   std::string results;
   std::string wait_for_file;
   std::vector<std::string> drain_pauses;  // START:DURATION
@@ -153,6 +154,26 @@ nlohmann::json counters_json(const eng::EngineCounters& c) {
           {"rx_paused_polls", c.rx_paused_polls},
           {"tx_delayed_frames", c.tx_delayed_frames}};
 }
+
+// Runs the engine to the end, in slices when progress is asked for: between slices one line on
+// stdout says how far it got, for whoever drives this replay (an agent) to pass on while it runs.
+Status run_reporting_progress(eng::Engine& engine, double timeout_s, double every_s) {
+  const auto timeout = std::chrono::nanoseconds(static_cast<int64_t>(timeout_s * 1e9));
+  if (every_s <= 0) return engine.run(timeout);
+  const auto slice = std::chrono::nanoseconds(static_cast<int64_t>(every_s * 1e9));
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (true) {
+    const auto left = deadline - std::chrono::steady_clock::now();
+    Status s = engine.run(std::min<std::chrono::nanoseconds>(slice, left));
+    if (s.code() != StatusCode::kDeadlineExceeded || std::chrono::steady_clock::now() >= deadline) {
+      return s;
+    }
+    const eng::EngineCounters c = engine.counters();
+    std::cout << "progress " << engine.ops_recorded() << " " << c.requesters.packets_sent << " "
+              << c.requesters.retransmitted_packets << " " << c.requesters.timeouts << std::endl;
+  }
+}
+
 
 void run_replay(const ReplayOptions& opt) {
   // Before any thread or socket exists, so all of them live in the namespace.
@@ -256,7 +277,7 @@ void run_replay(const ReplayOptions& opt) {
     }
   }
   const auto started = std::chrono::steady_clock::now();
-  const Status run = (*engine)->run(std::chrono::nanoseconds(static_cast<int64_t>(opt.timeout_s * 1e9)));
+  const Status run = run_reporting_progress(**engine, opt.timeout_s, opt.progress_every_s);
   const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
 
   std::unordered_map<std::string, uint32_t> comm_sizes;
@@ -360,6 +381,8 @@ void add_replay_command(CLI::App& app) {
   cmd->add_option("--timing", opt->timing, "fast (back to back) or trace (the trace's compute gaps)")
       ->check(CLI::IsMember({"fast", "trace"}))->capture_default_str();
   cmd->add_option("--timeout", opt->timeout_s, "give up after this many seconds")->capture_default_str();
+  cmd->add_option("--progress-every", opt->progress_every_s,
+                  "print a line `progress OPS PACKETS RESENT TIMEOUTS` this often (seconds; 0: never)");
   cmd->add_option("--results", opt->results, "write the results JSON here (default: stdout)");
   cmd->add_option("--wait-for-file", opt->wait_for_file,
                   "after the port is up, start only once this file exists");

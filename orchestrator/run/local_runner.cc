@@ -233,7 +233,7 @@ Result<report::RunResult> RunDriver::drive(const Placement& p, const Run& run, u
   }
   progress(fmt::format("run {}/{}: {} (repetition {})", index + 1, total, run.name, run.repetition + 1));
 
-  std::map<uint32_t, double> elapsed;
+  std::map<uint32_t, v1::RunProgress> latest;  // each agent's newest progress report
   auto last_line = Clock::now();
   const auto deadline = Clock::now() + std::chrono::seconds(static_cast<int64_t>(o_.run_timeout_s) + 60);
   while (completions_.size() < agents_.size()) {
@@ -254,11 +254,18 @@ Result<report::RunResult> RunDriver::drive(const Placement& p, const Run& run, u
       }
       if (!reply->has_value()) continue;
       const v1::AgentReply& r = **reply;
-      if (r.has_progress()) elapsed[a.index] = r.progress().elapsed_s();
+      const std::map<std::string, std::string> labels = {{"variant", run.name},
+                                                         {"host", std::to_string(a.host)}};
+      if (r.has_progress()) {
+        latest[a.index] = r.progress();
+        // Live while the run goes: what a soak run's dashboard follows.
+        metric("collide_packets_sent_total", labels, static_cast<double>(r.progress().packets_sent()));
+        metric("collide_retransmitted_packets_total", labels,
+               static_cast<double>(r.progress().retransmitted_packets()));
+        metric("collide_ops_completed_total", labels, static_cast<double>(r.progress().ops_done()));
+      }
       if (r.has_completion()) {
         completions_[a.index] = r.completion();
-        const std::map<std::string, std::string> labels = {{"variant", run.name},
-                                                           {"host", std::to_string(a.host)}};
         metric("collide_packets_sent_total", labels, static_cast<double>(r.completion().packets_sent()));
         metric("collide_retransmitted_packets_total", labels,
                static_cast<double>(r.completion().retransmitted_packets()));
@@ -274,8 +281,15 @@ Result<report::RunResult> RunDriver::drive(const Placement& p, const Run& run, u
     if (Clock::now() - last_line >= 2s) {
       last_line = Clock::now();
       double longest = 0;
-      for (const auto& [i, s] : elapsed) longest = std::max(longest, s);
-      progress(fmt::format("  {:.1f} s, {}/{} hosts done", longest, completions_.size(), agents_.size()));
+      uint64_t ops = 0, sent = 0, resent = 0;
+      for (const auto& [i, p] : latest) {
+        longest = std::max(longest, p.elapsed_s());
+        ops += p.ops_done();
+        sent += p.packets_sent();
+        resent += p.retransmitted_packets();
+      }
+      progress(fmt::format("  {:.1f} s, {}/{} hosts done; {} ops, {} packets sent, {} resent", longest,
+                           completions_.size(), agents_.size(), ops, sent, resent));
     }
   }
 

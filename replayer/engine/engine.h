@@ -96,6 +96,8 @@ class Engine {
   Status run(std::chrono::nanoseconds timeout);
 
   bool finished() const;
+  // Ops ended so far and not yet taken (take_records), for progress reports.
+  size_t ops_recorded() const { return records_.size(); }
   bool failed() const { return !failure_.empty(); }
   const std::string& failure() const { return failure_; }
   std::vector<OpRecord> take_records();
