@@ -155,6 +155,24 @@ nlohmann::json counters_json(const eng::EngineCounters& c) {
           {"tx_delayed_frames", c.tx_delayed_frames}};
 }
 
+// Our ranks are done, but a peer may still be waiting for the ACK of its last packets: if that
+// ACK was lost, its retransmission must find us answering (a NIC does not go away when its
+// process's work is done). Keep polling until no frame has come for `quiet`.
+void linger(eng::Engine& engine, replayer::backend::PacketPort& port, tp::Nanos quiet) {
+  const auto quiet_for = std::chrono::nanoseconds(quiet);
+  auto last_frame = std::chrono::steady_clock::now();
+  uint64_t seen = engine.counters().rx_frames;
+  while (std::chrono::steady_clock::now() - last_frame < quiet_for) {
+    engine.poll();
+    if (const uint64_t now_seen = engine.counters().rx_frames; now_seen != seen) {
+      seen = now_seen;
+      last_frame = std::chrono::steady_clock::now();
+    } else {
+      port.wait_for_frames(std::chrono::microseconds(500));
+    }
+  }
+}
+
 // Runs the engine to the end, in slices when progress is asked for: between slices one line on
 // stdout says how far it got, for whoever drives this replay (an agent) to pass on while it runs.
 Status run_reporting_progress(eng::Engine& engine, double timeout_s, double every_s) {
@@ -278,6 +296,7 @@ void run_replay(const ReplayOptions& opt) {
   }
   const auto started = std::chrono::steady_clock::now();
   const Status run = run_reporting_progress(**engine, opt.timeout_s, opt.progress_every_s);
+  if (run.ok()) linger(**engine, **port, 2 * config.qp.timeout_ns());
   const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
 
   std::unordered_map<std::string, uint32_t> comm_sizes;

