@@ -157,12 +157,15 @@ nlohmann::json counters_json(const eng::EngineCounters& c) {
 
 // Our ranks are done, but a peer may still be waiting for the ACK of its last packets: if that
 // ACK was lost, its retransmission must find us answering (a NIC does not go away when its
-// process's work is done). Keep polling until no frame has come for `quiet`.
+// process's work is done). Keep polling until no frame has come for `quiet`, and no longer than
+// ten times that: longer than a peer's whole retry budget.
 void linger(eng::Engine& engine, replayer::backend::PacketPort& port, tp::Nanos quiet) {
   const auto quiet_for = std::chrono::nanoseconds(quiet);
+  const auto give_up = std::chrono::steady_clock::now() + 10 * quiet_for;
   auto last_frame = std::chrono::steady_clock::now();
   uint64_t seen = engine.counters().rx_frames;
-  while (std::chrono::steady_clock::now() - last_frame < quiet_for) {
+  while (std::chrono::steady_clock::now() - last_frame < quiet_for &&
+         std::chrono::steady_clock::now() < give_up) {
     engine.poll();
     if (const uint64_t now_seen = engine.counters().rx_frames; now_seen != seen) {
       seen = now_seen;
