@@ -236,6 +236,45 @@ class FaultE2eTest : public ::testing::Test {
     return out;
   }
 
+  // 20,000 datagrams through an armed loss rule: what the receiver misses is exactly what the
+  // rule says it dropped, and its event ring names each one.
+  void expect_loss_counted_exactly(FaultInjector& injector, const char* label) {
+  const auto rcvbuf_before = udp_counter(*rx_, "RcvbufErrors");
+  ASSERT_TRUE(rcvbuf_before.ok()) << rcvbuf_before.status().to_string();
+  constexpr uint32_t kCount = 20000;
+  const Received got = exchange(kCount, 50, 1ms);
+  const auto c = injector.counters();
+  ASSERT_TRUE(c.ok());
+  const auto lost = missing(got.seqs, kCount);
+  std::cout << label << "sent " << kCount << ", received " << got.seqs.size() << ", rule matched "
+            << (*c)[0].matched << " and dropped " << (*c)[0].acted << "\n";
+  EXPECT_EQ(*udp_counter(*rx_, "RcvbufErrors"), *rcvbuf_before) << "the receiver overflowed";
+  EXPECT_EQ((*c)[0].matched, kCount);
+  EXPECT_EQ(got.seqs.size() + (*c)[0].acted, kCount);
+  EXPECT_EQ(lost.size(), (*c)[0].acted);
+  EXPECT_EQ(event_psns(injector), lost) << "the event ring names exactly the lost datagrams";
+  EXPECT_GT((*c)[0].acted, 0u);
+  EXPECT_EQ(got.damaged, 0u);
+  }
+
+  // 5,000 datagrams through an armed corruption rule: each corrupted one shows in the receiver's
+  // UDP checksum errors and none reaches the socket.
+  void expect_corruption_counted(FaultInjector& injector, const char* label) {
+  const auto before = udp_counter(*rx_, "InCsumErrors");
+  ASSERT_TRUE(before.ok()) << before.status().to_string();
+  constexpr uint32_t kCount = 5000;
+  const Received got = exchange(kCount, 50, 1ms);
+  const auto after = udp_counter(*rx_, "InCsumErrors");
+  const auto c = injector.counters();
+  ASSERT_TRUE(c.ok());
+  std::cout << label << "corrupted " << (*c)[0].acted << ", receiver checksum errors "
+            << (*after - *before) << ", received " << got.seqs.size() << "\n";
+  EXPECT_GT((*c)[0].acted, 0u);
+  EXPECT_EQ(*after - *before, (*c)[0].acted);
+  EXPECT_EQ(got.seqs.size() + (*c)[0].acted, kCount);
+  EXPECT_EQ(got.damaged, 0u) << "no corrupted datagram reached the socket";
+  }
+
   std::unique_ptr<TestNetns> tx_;
   std::unique_ptr<TestNetns> rx_;
   int rx_ifindex_ = 0;
@@ -251,22 +290,7 @@ TEST_F(FaultE2eTest, ReceiverCountedLossEqualsActedExactly) {
   auto f = attach(loss);
   ASSERT_TRUE(f);
   ASSERT_TRUE(f->arm().ok());
-  const auto rcvbuf_before = udp_counter(*rx_, "RcvbufErrors");
-  ASSERT_TRUE(rcvbuf_before.ok()) << rcvbuf_before.status().to_string();
-  constexpr uint32_t kCount = 20000;
-  const Received got = exchange(kCount, 50, 1ms);
-  const auto c = f->counters();
-  ASSERT_TRUE(c.ok());
-  const auto lost = missing(got.seqs, kCount);
-  std::cout << "sent " << kCount << ", received " << got.seqs.size() << ", rule matched "
-            << (*c)[0].matched << " and dropped " << (*c)[0].acted << "\n";
-  EXPECT_EQ(*udp_counter(*rx_, "RcvbufErrors"), *rcvbuf_before) << "the receiver overflowed";
-  EXPECT_EQ((*c)[0].matched, kCount);
-  EXPECT_EQ(got.seqs.size() + (*c)[0].acted, kCount);
-  EXPECT_EQ(lost.size(), (*c)[0].acted);
-  EXPECT_EQ(event_psns(*f), lost) << "the event ring names exactly the lost datagrams";
-  EXPECT_GT((*c)[0].acted, 0u);
-  EXPECT_EQ(got.damaged, 0u);
+  expect_loss_counted_exactly(*f, "");
 }
 
 TEST_F(FaultE2eTest, BlackholeWindowLosesExactlyWhatItSaw) {
@@ -302,19 +326,7 @@ TEST_F(FaultE2eTest, CorruptionShowsInUdpChecksumErrorsOneForOne) {
   auto f = attach(corrupt);
   ASSERT_TRUE(f);
   ASSERT_TRUE(f->arm().ok());
-  const auto before = udp_counter(*rx_, "InCsumErrors");
-  ASSERT_TRUE(before.ok()) << before.status().to_string();
-  constexpr uint32_t kCount = 5000;
-  const Received got = exchange(kCount, 50, 1ms);
-  const auto after = udp_counter(*rx_, "InCsumErrors");
-  const auto c = f->counters();
-  ASSERT_TRUE(c.ok());
-  std::cout << "corrupted " << (*c)[0].acted << ", receiver checksum errors "
-            << (*after - *before) << ", received " << got.seqs.size() << "\n";
-  EXPECT_GT((*c)[0].acted, 0u);
-  EXPECT_EQ(*after - *before, (*c)[0].acted);
-  EXPECT_EQ(got.seqs.size() + (*c)[0].acted, kCount);
-  EXPECT_EQ(got.damaged, 0u) << "no corrupted datagram reached the socket";
+  expect_corruption_counted(*f, "");
 }
 
 TEST_F(FaultE2eTest, SilentCorruptionPassesUdpAndArrivesDamaged) {
@@ -400,22 +412,7 @@ TEST_F(FaultE2eTest, XdpReceiverCountedLossEqualsActedExactly) {
   // veth runs XDP in its driver: "xdp", not "xdpgeneric".
   EXPECT_EQ(details.find("xdpgeneric"), std::string::npos) << details;
   ASSERT_TRUE(f->arm().ok());
-  const auto rcvbuf_before = udp_counter(*rx_, "RcvbufErrors");
-  ASSERT_TRUE(rcvbuf_before.ok()) << rcvbuf_before.status().to_string();
-  constexpr uint32_t kCount = 20000;
-  const Received got = exchange(kCount, 50, 1ms);
-  const auto c = f->counters();
-  ASSERT_TRUE(c.ok());
-  const auto lost = missing(got.seqs, kCount);
-  std::cout << "xdp: sent " << kCount << ", received " << got.seqs.size() << ", rule matched "
-            << (*c)[0].matched << " and dropped " << (*c)[0].acted << "\n";
-  EXPECT_EQ(*udp_counter(*rx_, "RcvbufErrors"), *rcvbuf_before) << "the receiver overflowed";
-  EXPECT_EQ((*c)[0].matched, kCount);
-  EXPECT_EQ(got.seqs.size() + (*c)[0].acted, kCount);
-  EXPECT_EQ(lost.size(), (*c)[0].acted);
-  EXPECT_EQ(event_psns(*f), lost) << "the event ring names exactly the lost datagrams";
-  EXPECT_GT((*c)[0].acted, 0u);
-  EXPECT_EQ(got.damaged, 0u);
+  expect_loss_counted_exactly(*f, "xdp: ");
   f.reset();
   EXPECT_FALSE(has_xdp_program(rx_link_details(*rx_))) << "detached with the injector";
 }
@@ -429,19 +426,7 @@ TEST_F(FaultE2eTest, XdpCorruptionShowsInUdpChecksumErrorsOneForOne) {
   auto f = attach(corrupt, Direction::kIngress, true);
   ASSERT_TRUE(f);
   ASSERT_TRUE(f->arm().ok());
-  const auto before = udp_counter(*rx_, "InCsumErrors");
-  ASSERT_TRUE(before.ok()) << before.status().to_string();
-  constexpr uint32_t kCount = 5000;
-  const Received got = exchange(kCount, 50, 1ms);
-  const auto after = udp_counter(*rx_, "InCsumErrors");
-  const auto c = f->counters();
-  ASSERT_TRUE(c.ok());
-  std::cout << "xdp: corrupted " << (*c)[0].acted << ", receiver checksum errors "
-            << (*after - *before) << ", received " << got.seqs.size() << "\n";
-  EXPECT_GT((*c)[0].acted, 0u);
-  EXPECT_EQ(*after - *before, (*c)[0].acted);
-  EXPECT_EQ(got.seqs.size() + (*c)[0].acted, kCount);
-  EXPECT_EQ(got.damaged, 0u) << "no corrupted datagram reached the socket";
+  expect_corruption_counted(*f, "xdp: ");
 }
 
 TEST_F(FaultE2eTest, XdpProgramGoesWithAKilledProcess) {
