@@ -31,30 +31,6 @@ using testing::TestNetns;
 
 constexpr uint32_t kCount = 1000;
 
-int udp_socket(const TestNetns& ns, const char* ip, uint16_t port, const char* peer,
-               uint16_t peer_port) {
-  auto scope = NetnsScope::enter(ns.name());
-  if (!scope.ok()) return -1;
-  const int fd = socket(AF_INET, SOCK_DGRAM, 0);
-  const int rcvbuf = 8 << 20;
-  setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof(rcvbuf));
-  const timeval timeout{0, 200000};
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(port);
-  inet_pton(AF_INET, ip, &a.sin_addr);
-  if (bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0) return -1;
-  if (peer != nullptr) {
-    sockaddr_in p{};
-    p.sin_family = AF_INET;
-    p.sin_port = htons(peer_port);
-    inet_pton(AF_INET, peer, &p.sin_addr);
-    if (connect(fd, reinterpret_cast<sockaddr*>(&p), sizeof(p)) != 0) return -1;
-  }
-  return fd;
-}
-
 // `collide inject --every-nth 10` on the receiver's ingress, with `hook_flags` choosing the hook.
 void inject_drops_every_tenth(const std::string& hook_flags) {
   auto tx = TestNetns::create("fcli-tx");
@@ -79,8 +55,8 @@ void inject_drops_every_tenth(const std::string& hook_flags) {
   ASSERT_TRUE(armed.ok()) << armed.status().to_string();
   ASSERT_NE(armed->find("rule(s) on cl-fcli-rx"), std::string::npos) << *armed;
 
-  const int rx_fd = udp_socket(**rx, "198.18.9.2", 4791, nullptr, 0);
-  const int tx_fd = udp_socket(**tx, "198.18.9.1", 49152, "198.18.9.2", 4791);
+  const int rx_fd = udp_socket(**rx, "198.18.9.2", 4791, nullptr, 0, 8 << 20, 200ms);
+  const int tx_fd = udp_socket(**tx, "198.18.9.1", 49152, "198.18.9.2", 4791, 8 << 20, 200ms);
   ASSERT_GE(rx_fd, 0);
   ASSERT_GE(tx_fd, 0);
   std::vector<uint8_t> d(12 + 64, 0);

@@ -149,8 +149,8 @@ class FaultE2eTest : public ::testing::Test {
   Received exchange(uint32_t count, uint32_t batch, std::chrono::microseconds gap,
                     const std::function<void()>& before_first = {}) {
     Received got;
-    const int rx_fd = make_socket(*rx_, kRxIp, kRocePort, nullptr, 0);
-    const int tx_fd = make_socket(*tx_, kTxIp, kSenderPort, kRxIp, kRocePort);
+    const int rx_fd = udp_socket(*rx_, kRxIp, kRocePort, nullptr, 0, 16 << 20, 100ms);
+    const int tx_fd = udp_socket(*tx_, kTxIp, kSenderPort, kRxIp, kRocePort, 16 << 20, 100ms);
     if (rx_fd < 0 || tx_fd < 0) {
       ADD_FAILURE() << "sockets";
       return got;
@@ -189,31 +189,6 @@ class FaultE2eTest : public ::testing::Test {
     close(rx_fd);
     close(tx_fd);
     return got;
-  }
-
-  int make_socket(const TestNetns& ns, const char* ip, uint16_t port, const char* peer_ip,
-                  uint16_t peer_port) {
-    auto scope = NetnsScope::enter(ns.name());
-    if (!scope.ok()) return -1;
-    const int fd = socket(AF_INET, SOCK_DGRAM, 0);
-    if (fd < 0) return -1;
-    const int rcvbuf = 16 << 20;
-    setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof(rcvbuf));
-    const timeval timeout{0, 100000};
-    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_port = htons(port);
-    inet_pton(AF_INET, ip, &a.sin_addr);
-    if (bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0) return -1;
-    if (peer_ip != nullptr) {
-      sockaddr_in p{};
-      p.sin_family = AF_INET;
-      p.sin_port = htons(peer_port);
-      inet_pton(AF_INET, peer_ip, &p.sin_addr);
-      if (connect(fd, reinterpret_cast<sockaddr*>(&p), sizeof(p)) != 0) return -1;
-    }
-    return fd;
   }
 
   std::vector<uint32_t> event_psns(FaultInjector& f) {

@@ -1,7 +1,10 @@
 #include "tests/support/netns.h"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <sched.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -66,6 +69,31 @@ Result<int> interface_index(const TestNetns& ns, const std::string& ifname) {
   // "7: veth0@if6: <...>"
   if (result->exit_code != 0) return not_found(result->output);
   return std::stoi(result->output);
+}
+
+int udp_socket(const TestNetns& ns, const char* ip, uint16_t port, const char* peer,
+               uint16_t peer_port, int rcvbuf, std::chrono::microseconds timeout) {
+  auto scope = NetnsScope::enter(ns.name());
+  if (!scope.ok()) return -1;
+  const int fd = socket(AF_INET, SOCK_DGRAM, 0);
+  if (fd < 0) return -1;
+  setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof(rcvbuf));
+  const timeval receive_timeout{static_cast<time_t>(timeout.count() / 1000000),
+                                static_cast<suseconds_t>(timeout.count() % 1000000)};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &receive_timeout, sizeof(receive_timeout));
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(port);
+  inet_pton(AF_INET, ip, &a.sin_addr);
+  if (bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0) return -1;
+  if (peer != nullptr) {
+    sockaddr_in p{};
+    p.sin_family = AF_INET;
+    p.sin_port = htons(peer_port);
+    inet_pton(AF_INET, peer, &p.sin_addr);
+    if (connect(fd, reinterpret_cast<sockaddr*>(&p), sizeof(p)) != 0) return -1;
+  }
+  return fd;
 }
 
 }  // namespace collide::testing

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <chrono>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -42,5 +44,10 @@ Status configure_interface(const TestNetns& ns, const std::string& ifname, const
 
 Result<std::string> interface_mac(const TestNetns& ns, const std::string& ifname);
 Result<int> interface_index(const TestNetns& ns, const std::string& ifname);
+
+// A UDP socket bound to ip:port inside `ns`, connected to peer:peer_port when `peer` is given,
+// with a receive buffer of `rcvbuf` bytes and receives that give up after `timeout`; -1 if not.
+int udp_socket(const TestNetns& ns, const char* ip, uint16_t port, const char* peer,
+               uint16_t peer_port, int rcvbuf, std::chrono::microseconds timeout);
 
 }  // namespace collide::testing
