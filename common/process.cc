@@ -120,8 +120,10 @@ Result<std::string> ChildProcess::read_line(std::chrono::milliseconds timeout) {
       buffer_.erase(0, newline + 1);
       return line;
     }
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        deadline - std::chrono::steady_clock::now());
+    // Rounded up: rounding down made a wait under 1 ms read nothing, and a poll that timed out
+    // before the deadline look like a closed pipe.
+    const auto left =
+        std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) return deadline_exceeded("no line from child process in time");
     if (!fill(left)) {
       if (std::chrono::steady_clock::now() < deadline) {

@@ -128,7 +128,7 @@ Status HostRun::start() {
 v1::RunProgress HostRun::poll_progress() {
   // Lines the replay printed since the last call; the newest "progress" one counts.
   while (replay_ && !exited_) {
-    auto line = replay_->read_line(5ms);  // (a 1 ms wait rounds down to none)
+    auto line = replay_->read_line(1ms);
     if (!line.ok()) break;
     std::istringstream in(*line);
     std::string word;
