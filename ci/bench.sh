@@ -30,7 +30,8 @@ case "$area" in
     awk '$1=="1%" && $2>0 {printf "figure inmem_goodput_sr_vs_gbn_at_1pct %.3f x\n", $3/$2}
          $1=="5%" && $2>0 {printf "figure inmem_goodput_sr_vs_gbn_at_5pct %.3f x\n", $3/$2}' \
       "$log" | tee -a "$log"
-    timeout -k 10 120 "$build/replayer/replayer_tx_rate_bench" 3 | tee -a "$log"
+    # Three alternating rounds of 3 s per side and frame size, testpmd starting up in each: ~1 min.
+    timeout -k 10 240 "$build/replayer/replayer_tx_rate_bench" 3 | tee -a "$log"
     # Namespaces, veths, DPDK, iperf3 and BPF: root. Each run inside is time-bounded; this bounds
     # the whole, and removes the bench's namespaces should it be killed.
     trap 'rm -f "$log"; ip netns list 2>/dev/null | awk "/^cl-rvb-/{print \$1}" |

@@ -47,10 +47,6 @@ int payload_memo_offset() {
   return offset;
 }
 
-uint64_t& payload_memo(rte_mbuf* m) {
-  return *RTE_MBUF_DYNFIELD(m, payload_memo_offset(), uint64_t*);
-}
-
 // Transmit buffers: what the ring holds, per-lcore caches and bursts in flight, with room to
 // spare; fewer than the receive pool, so the two fit the EAL memory the single pool did.
 uint32_t tx_pool_size(uint32_t tx_ring, uint32_t cache, uint32_t rx_pool) {
@@ -98,6 +94,7 @@ Result<std::unique_ptr<DpdkPort>> DpdkPort::open(const v1::DpdkPortConfig& confi
   if (payload_memo_offset() < 0) {
     return errno_status(rte_errno, "registering the mbuf payload memo field");
   }
+  payload_memo_offset_ = payload_memo_offset();
 
   rte_eth_conf conf{};
   if (int rc = rte_eth_dev_configure(port_id, 1, 1, &conf); rc != 0) {
@@ -129,7 +126,7 @@ Result<std::unique_ptr<DpdkPort>> DpdkPort::open(const v1::DpdkPortConfig& confi
   rte_mempool_obj_iter(
       port->tx_pool_,
       [](rte_mempool*, void*, void* obj, unsigned) {
-        payload_memo(static_cast<rte_mbuf*>(obj)) = 0;
+        set_payload_memo(static_cast<rte_mbuf*>(obj), 0);
       },
       nullptr);
   if (int rc = rte_eth_rx_queue_setup(port_id, 0, rx_ring, socket, nullptr, port->pool_); rc != 0) {
@@ -172,14 +169,12 @@ Status DpdkPort::alloc_burst(rte_mbuf** mbufs, uint16_t count, uint64_t* previou
     return unavailable(fmt::format("transmit pool of '{}' is empty", name_));
   }
   for (uint16_t i = 0; i < count; ++i) {
-    uint64_t& memo = payload_memo(mbufs[i]);
-    if (previous_memos != nullptr) previous_memos[i] = payload_memos_ ? memo : 0;
-    memo = 0;
+    uint64_t* memo = RTE_MBUF_DYNFIELD(mbufs[i], payload_memo_offset_, uint64_t*);
+    if (previous_memos != nullptr) previous_memos[i] = payload_memos_ ? *memo : 0;
+    *memo = 0;
   }
   return {};
 }
-
-void DpdkPort::set_payload_memo(rte_mbuf* mbuf, uint64_t memo) { payload_memo(mbuf) = memo; }
 
 uint16_t DpdkPort::tx_burst(rte_mbuf** mbufs, uint16_t count) {
   return rte_eth_tx_burst(port_id_, 0, mbufs, count);

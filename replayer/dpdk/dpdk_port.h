@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <string>
 
@@ -49,8 +50,12 @@ class DpdkPort {
   // up to date); `previous_memos`, if given, receives what they were (always 0 where the
   // transmit pool is the receive pool: the device writes those buffers too).
   Status alloc_burst(rte_mbuf** mbufs, uint16_t count, uint64_t* previous_memos = nullptr);
-  // Records what a transmit buffer's bytes hold once written; 0 for unknown.
-  static void set_payload_memo(rte_mbuf* mbuf, uint64_t memo);
+  // Records what a transmit buffer's bytes hold once written; 0 for unknown. Inline, once per
+  // frame: the field's offset is known once a port is open.
+  static void set_payload_memo(rte_mbuf* mbuf, uint64_t memo) {
+    std::memcpy(reinterpret_cast<unsigned char*>(mbuf) + payload_memo_offset_, &memo,
+                sizeof(memo));
+  }
   // Hands frames to the device; returns how many it took. The caller still owns the rest.
   uint16_t tx_burst(rte_mbuf** mbufs, uint16_t count);
   // Takes up to `capacity` received frames; the caller frees them.
@@ -60,6 +65,9 @@ class DpdkPort {
 
  private:
   DpdkPort() = default;
+
+  // Where the memo sits in every mbuf (a dynamic field, registered when the first port opens).
+  static inline int payload_memo_offset_ = 0;
 
   uint16_t port_id_ = 0;
   std::string name_;

@@ -104,6 +104,7 @@ Engine::Connection& Engine::connection(uint32_t local, uint32_t peer, uint32_t q
   c.to_peer.src_ip = addressing_.ip_of(local);
   c.to_peer.dst_ip = addressing_.ip_of(peer);
   c.to_peer.udp_src_port = entropy_port(local, peer, qpn);
+  c.encoder.emplace(c.to_peer, qpn, config_.qp.mtu);
   if (config_.dcqcn.enabled) {
     c.dcqcn.emplace(config_.dcqcn, clock_());
     c.tokens_at = clock_();
@@ -282,10 +283,15 @@ void Engine::transmit(Nanos now, bool& progress) {
   frames.assign(config_.burst, backend::Frame{});
   if (!port_->acquire(frames).ok()) return;
   size_t used = 0;
-  auto emit = [&](const Packet& p, const transport::FrameAddress& a) {
+  // Data goes through its connection's encoder; control frames through the general encoder.
+  auto emit = [&](const Packet& p, const transport::FrameAddress& a,
+                  const transport::QpFrameEncoder* encoder) {
     backend::Frame& f = frames[used];
     transport::PayloadMemo memo{f.payload_held};
-    auto len = transport::encode_frame({f.data, f.capacity}, p, a, config_.verify_payload, &memo);
+    auto len = encoder != nullptr
+                   ? encoder->encode({f.data, f.capacity}, p, config_.verify_payload, &memo)
+                   : transport::encode_frame({f.data, f.capacity}, p, a, config_.verify_payload,
+                                             &memo);
     f.payload_written = memo.written;
     if (!len.ok()) {
       fail("encoding a frame: " + len.status().message(), now);
@@ -298,25 +304,37 @@ void Engine::transmit(Nanos now, bool& progress) {
   };
   // Control frames (ACKs, NAKs, CNPs) first, and within the line rate like everything else.
   while (used < frames.size() && !control_.empty() && !failed() && pacer_.may_send()) {
-    emit(control_.front().packet, control_.front().address);
+    emit(control_.front().packet, control_.front().address, nullptr);
     control_.pop_front();
   }
-  // Data: one packet per ready connection per round, so QPs share the port fairly.
+  // Data: every ready connection gets an equal share of what is left of the burst per round, so
+  // QPs share the port fairly. A share is built in one go (a QP's packets back to back, as a
+  // NIC's QP scheduler sends them): the requester then walks its messages once per share, not
+  // once per packet. A DCQCN-limited QP takes one packet at a time, as its rate allows.
   bool sent_in_round = true;
   while (used < frames.size() && sent_in_round && !failed()) {
     sent_in_round = false;
+    size_t ready = 0;
+    for (const auto& [key, c] : connections_) ready += c.requester.ready_to_send() ? 1 : 0;
+    if (ready == 0) break;
+    const size_t share = std::max<size_t>(1, (frames.size() - used) / ready);
     for (auto& [key, c] : connections_) {
-      if (used >= frames.size()) break;
+      if (used >= frames.size() || failed()) break;
       if (!c.requester.ready_to_send() || !rate_allows(c, now)) continue;
       if (!pacer_.may_send()) break;
-      auto p = c.requester.next_packet(now);
-      if (!p) continue;
-      emit(*p, c.to_peer);
-      if (c.dcqcn) {
-        c.rate_tokens -= p->wire_bytes();
-        c.dcqcn->on_bytes_sent(p->wire_bytes(), now);
+      const size_t want =
+          c.dcqcn ? 1 : std::min({share, frames.size() - used, pacer_.frames_allowed()});
+      tx_packets_.resize(std::max(tx_packets_.size(), want));
+      const size_t n = c.requester.next_packets(now, std::span<Packet>(tx_packets_).first(want));
+      for (size_t i = 0; i < n && !failed(); ++i) {
+        const Packet& p = tx_packets_[i];
+        emit(p, c.to_peer, &*c.encoder);
+        if (c.dcqcn) {
+          c.rate_tokens -= p.wire_bytes();
+          c.dcqcn->on_bytes_sent(p.wire_bytes(), now);
+        }
       }
-      sent_in_round = true;
+      sent_in_round = sent_in_round || n > 0;
     }
   }
   if (used < frames.size()) {

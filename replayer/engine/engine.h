@@ -113,6 +113,8 @@ class Engine {
     transport::Requester requester;
     transport::Responder responder;
     transport::FrameAddress to_peer;
+    // Data frames to the peer's QP, from a template of their headers (set with to_peer).
+    std::optional<transport::QpFrameEncoder> encoder;
     std::unordered_map<uint64_t, StepRef> sends_by_tag;  // tags posted and not yet acknowledged
     // DCQCN: the QP's rate and the bytes it may send now.
     std::optional<transport::Dcqcn> dcqcn;
@@ -172,6 +174,7 @@ class Engine {
   Pacer pacer_;                         // the port's line rate (off unless pace_gbps > 0)
   std::vector<backend::Frame> rx_frames_;  // reused every poll
   std::vector<backend::Frame> tx_frames_;
+  std::vector<transport::Packet> tx_packets_;  // a connection's share of a burst
   std::vector<OpRecord> records_;
   EngineCounters counters_;
   std::string failure_;

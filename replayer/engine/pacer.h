@@ -1,5 +1,7 @@
 #pragma once
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
 
 #include "common/result.h"
@@ -33,6 +35,11 @@ class Pacer {
   // Adds the tokens earned since the last call.
   void advance(transport::Nanos now);
   bool may_send() const { return !enabled() || tokens_ >= frame_cost_; }
+  // How many of the largest frames may leave back to back now (no limit when pacing is off):
+  // the same bound may_send() gives, for a sender that builds several frames in one go.
+  size_t frames_allowed() const {
+    return enabled() ? static_cast<size_t>(std::max(0.0, tokens_ / frame_cost_)) : SIZE_MAX;
+  }
   // Charges a frame of `frame_bytes` (as built, without the line overhead).
   void on_sent(uint32_t frame_bytes);
   // When may_send() turns true if nothing else is sent (now if it already is).

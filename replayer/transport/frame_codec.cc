@@ -141,14 +141,108 @@ Result<size_t> encode_frame(std::span<uint8_t> out, const Packet& p, const Frame
   return wire::finish_roce_frame(out, h, payload_len, payload_crc);
 }
 
+namespace {
+
+wire::Endpoints endpoints_of(const FrameAddress& a) {
+  wire::Endpoints ep;
+  ep.src_mac = a.src_mac;
+  ep.dst_mac = a.dst_mac;
+  ep.src_ip = a.src_ip;
+  ep.dst_ip = a.dst_ip;
+  ep.udp_src_port = a.udp_src_port;
+  ep.tos = kEctZero;  // what data frames leave with; the network may mark them CE
+  return ep;
+}
+
+bool is_plain_write(wire::Opcode op) {
+  return op == wire::Opcode::kWriteFirst || op == wire::Opcode::kWriteMiddle ||
+         op == wire::Opcode::kWriteLast || op == wire::Opcode::kWriteOnly;
+}
+
+}  // namespace
+
+QpFrameEncoder::QpFrameEncoder(const FrameAddress& address, uint32_t qpn, uint32_t mtu)
+    : address_(address),
+      qpn_(qpn & 0xffffff),
+      template_(endpoints_of(address), qpn_, mtu),
+      typical_zeros_memo_(zeros_memo(kTypicalPayloadOffset, mtu)),
+      typical_zeros_crc_(template_.zeros_crc(mtu)) {}
+
+Result<size_t> QpFrameEncoder::encode_other(std::span<uint8_t> out, const Packet& p,
+                                            bool fill_pattern, PayloadMemo* memo) const {
+  const size_t offset = wire::DataFrameTemplate::payload_offset(p.opcode);
+  const size_t padded_end = offset + ((size_t{p.payload_bytes} + 3) & ~size_t{3});
+  // The rare and the wrong take the general path, which also words the errors.
+  if (p.type != PacketType::kData || (p.qpn & 0xffffff) != qpn_ || !is_plain_write(p.opcode) ||
+      p.message_bytes > std::numeric_limits<uint32_t>::max() ||
+      padded_end + wire::kIcrcSize > out.size()) {
+    return encode_frame(out, p, address_, fill_pattern, memo);
+  }
+  if (memo != nullptr) memo->written = 0;
+  const std::span<uint8_t> payload = out.subspan(offset, p.payload_bytes);
+  const auto psn24 = static_cast<uint32_t>(p.psn & wire::kMaxPsn);
+  uint32_t payload_crc = 0;
+  if (fill_pattern) {
+    const uint64_t seed = pattern_seed(p.qpn, psn24);
+    wire::fill_payload_pattern(payload, seed);
+    payload_crc = wire::payload_pattern_crc(payload, seed);
+  } else {
+    const uint64_t zeros = zeros_memo(offset, payload.size());
+    if (memo == nullptr || memo->held != zeros) std::memset(payload.data(), 0, payload.size());
+    if (memo != nullptr) memo->written = zeros;
+    payload_crc = template_.zeros_crc(payload.size());
+  }
+  wire::DataFrameFields f;
+  f.opcode = p.opcode;
+  f.ack_request = p.ack_request;
+  f.psn = psn24;
+  f.tos = p.ecn_ce ? kEcnCe : kEctZero;
+  f.payload_len = p.payload_bytes;
+  f.reth_address = p.message_tag;
+  f.reth_length = static_cast<uint32_t>(p.message_bytes);
+  return template_.finish(out, f, payload_crc);
+}
+
+namespace {
+
+bool all_zero(std::span<const uint8_t> bytes) {
+  uint64_t any = 0;
+  size_t i = 0;
+  for (; i + 8 <= bytes.size(); i += 8) {
+    uint64_t w;
+    std::memcpy(&w, bytes.data() + i, 8);
+    any |= w;
+  }
+  for (; i < bytes.size(); ++i) any |= bytes[i];
+  return any == 0;
+}
+
+// A data frame's computed ICRC. The receiver reads the payload once: checking the pattern (when
+// asked) or whether it is all zeros (what unverified senders send) proves what it holds, and
+// then its CRC is known without a CRC pass over it. Any other payload is checksummed byte by
+// byte. Sets `pattern_ok` when verifying.
+uint32_t data_icrc(std::span<const uint8_t> frame, const wire::ParsedRoceFrame& parsed,
+                   bool verify_pattern, bool& pattern_ok) {
+  const std::span<const uint8_t> payload = parsed.payload;
+  if (verify_pattern) {
+    const uint64_t seed = pattern_seed(parsed.headers.bth.dest_qp, parsed.headers.bth.psn);
+    pattern_ok = wire::payload_matches_pattern(payload, seed);
+    if (pattern_ok) return wire::icrc_of(frame, parsed, wire::payload_pattern_crc(payload, seed));
+  } else if (all_zero(payload)) {
+    return wire::icrc_of(frame, parsed, wire::crc32_of_zeros(payload.size()));
+  }
+  return wire::icrc_of(frame, parsed);
+}
+
+}  // namespace
+
 Result<DecodedFrame> decode_frame(std::span<const uint8_t> frame, bool verify_pattern) {
-  auto parsed = wire::parse_roce_frame(frame);
+  auto parsed = wire::parse_roce_headers(frame);
   if (!parsed.ok()) return parsed.status();
   const wire::RoceHeaders& h = parsed->headers;
   DecodedFrame d;
   d.src_ip = h.endpoints.src_ip;
   d.dst_ip = h.endpoints.dst_ip;
-  d.icrc_ok = parsed->icrc_ok();
   Packet& p = d.packet;
   p.qpn = h.bth.dest_qp;
   p.psn = h.bth.psn;
@@ -166,9 +260,10 @@ Result<DecodedFrame> decode_frame(std::span<const uint8_t> frame, bool verify_pa
         p.message_tag = h.reth->virtual_address;
         p.message_bytes = h.reth->dma_length;
       }
-      if (verify_pattern) d.pattern_ok = payload_matches_pattern(parsed->payload, p.qpn, h.bth.psn);
+      d.icrc_ok = parsed->icrc_on_wire == data_icrc(frame, *parsed, verify_pattern, d.pattern_ok);
       return d;
     case wire::Opcode::kAcknowledge: {
+      d.icrc_ok = parsed->icrc_on_wire == wire::icrc_of(frame, *parsed);
       const uint8_t syndrome = h.aeth ? h.aeth->syndrome : 0xff;
       if (syndrome <= 0x1f) {
         p.type = PacketType::kAck;
@@ -184,6 +279,7 @@ Result<DecodedFrame> decode_frame(std::span<const uint8_t> frame, bool verify_pa
     }
     case wire::Opcode::kCnp:
       p.type = PacketType::kCnp;
+      d.icrc_ok = parsed->icrc_on_wire == wire::icrc_of(frame, *parsed);
       return d;
     default:
       return invalid_argument(

@@ -2,11 +2,13 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <span>
 
 #include "common/result.h"
 #include "replayer/transport/packet.h"
 #include "replayer/wire/addresses.h"
+#include "replayer/wire/data_frame_template.h"
 
 // Turns transport packets into RoCEv2 frames and back.
 //
@@ -44,6 +46,49 @@ struct PayloadMemo {
 // costs the headers only: the payload's CRC follows from what it is.
 Result<size_t> encode_frame(std::span<uint8_t> out, const Packet& p, const FrameAddress& address,
                             bool fill_pattern, PayloadMemo* memo = nullptr);
+
+// encode_frame for a sender's frames to one QP, byte for byte, from a template of that QP's
+// headers (wire::DataFrameTemplate). MIDDLE and LAST packets of the QP's MTU with unverified (zero)
+// payloads, nearly every frame of a large transfer, take an inline path: a header copy, the
+// AckReq/PSN word and four lookups for the ICRC, and no payload write when the buffer's memo says
+// it already holds the zeros. Other data packets cost a header copy, a few stores and table
+// lookups; anything else (ACKs, NAKs, CNPs, packets for another QP) goes through encode_frame.
+class QpFrameEncoder {
+ public:
+  // `mtu`: the payload size most packets have.
+  QpFrameEncoder(const FrameAddress& address, uint32_t qpn, uint32_t mtu);
+
+  Result<size_t> encode(std::span<uint8_t> out, const Packet& p, bool fill_pattern,
+                        PayloadMemo* memo = nullptr) const {
+    if (fill_pattern || p.type != PacketType::kData || (p.qpn & 0xffffff) != qpn_ || p.ecn_ce ||
+        p.message_bytes > UINT32_MAX ||  // encode_frame refuses those, RETH or not
+        !template_.is_typical(p.opcode, p.payload_bytes, template_.usual_tos(), out.size())) {
+      return encode_other(out, p, fill_pattern, memo);
+    }
+    if (memo == nullptr || memo->held != typical_zeros_memo_) {
+      std::memset(out.data() + kTypicalPayloadOffset, 0, p.payload_bytes);
+    }
+    if (memo != nullptr) memo->written = typical_zeros_memo_;
+    return template_.write_typical(out.data(), p.opcode, p.ack_request,
+                                   static_cast<uint32_t>(p.psn), typical_zeros_crc_);
+  }
+
+  const FrameAddress& address() const { return address_; }
+  uint32_t qpn() const { return qpn_; }
+
+ private:
+  static constexpr size_t kTypicalPayloadOffset =
+      wire::DataFrameTemplate::payload_offset(wire::Opcode::kWriteMiddle);
+
+  Result<size_t> encode_other(std::span<uint8_t> out, const Packet& p, bool fill_pattern,
+                              PayloadMemo* memo) const;
+
+  FrameAddress address_;
+  uint32_t qpn_;
+  wire::DataFrameTemplate template_;
+  uint64_t typical_zeros_memo_ = 0;
+  uint32_t typical_zeros_crc_ = 0;
+};
 
 struct DecodedFrame {
   Packet packet;  // psn holds the 24 bits from the wire: unwrap with unwrap_psn

@@ -33,10 +33,9 @@ const Requester::Message& Requester::message_of(uint64_t psn) const {
   return *std::prev(it);
 }
 
-Packet Requester::build(uint64_t psn, bool retransmission) const {
-  const Message& m = message_of(psn);
+void Requester::fill(Packet& p, const Message& m, uint64_t psn, bool retransmission,
+                     bool ack_due) const {
   const uint64_t index = psn - m.first_psn;
-  Packet p;
   p.type = PacketType::kData;
   p.qpn = remote_qpn_;
   p.psn = psn;
@@ -44,16 +43,37 @@ Packet Requester::build(uint64_t psn, bool retransmission) const {
   p.message_tag = m.tag;
   p.message_bytes = m.bytes;
   p.message_offset = index * config_.mtu;
-  p.payload_bytes = static_cast<uint32_t>(std::min<uint64_t>(config_.mtu, m.bytes - std::min(m.bytes, p.message_offset)));
+  p.payload_bytes = static_cast<uint32_t>(
+      std::min<uint64_t>(config_.mtu, m.bytes - std::min(m.bytes, p.message_offset)));
   const bool first = index == 0;
   const bool last = index + 1 == m.packets;
   p.opcode = first && last ? wire::Opcode::kWriteOnly
              : first       ? wire::Opcode::kWriteFirst
              : last        ? wire::Opcode::kWriteLast
                            : wire::Opcode::kWriteMiddle;
-  p.ack_request = last || (psn + 1) % config_.ack_every == 0 || retransmission;
+  p.ack_request = last || ack_due || retransmission;
+  p.ecn_ce = false;
   p.retransmission = retransmission;
+  p.sack_psn = 0;
+}
+
+Packet Requester::build(uint64_t psn, bool retransmission) const {
+  Packet p;
+  fill(p, message_of(psn), psn, retransmission, (psn + 1) % config_.ack_every == 0);
   return p;
+}
+
+void Requester::note_sent(const Packet& p, Nanos now) {
+  if (p.retransmission) {
+    ++counters_.retransmitted_packets;
+    // Karn's rule: a resent packet's ACK cannot be told from the original's.
+    if (probe_psn_ && *probe_psn_ == p.psn) probe_psn_.reset();
+  } else if (!probe_psn_) {
+    probe_psn_ = p.psn;
+    probe_sent_at_ = now;
+  }
+  ++counters_.packets_sent;
+  counters_.bytes_sent += p.payload_bytes;
 }
 
 std::optional<Packet> Requester::next_packet(Nanos now) {
@@ -73,18 +93,80 @@ std::optional<Packet> Requester::next_packet(Nanos now) {
     ++next_psn_;
     highest_sent_ = std::max(highest_sent_, next_psn_);
   }
-  if (out->retransmission) {
-    ++counters_.retransmitted_packets;
-    // Karn's rule: a resent packet's ACK cannot be told from the original's.
-    if (probe_psn_ && *probe_psn_ == out->psn) probe_psn_.reset();
-  } else if (!probe_psn_) {
-    probe_psn_ = out->psn;
+  note_sent(*out, now);
+  if (nothing_outstanding) last_progress_ = now;  // the timer starts with the first packet out
+  return out;
+}
+
+size_t Requester::next_packets(Nanos now, std::span<Packet> out) {
+  size_t n = 0;
+  // Retransmissions one by one: each needs its own checks, and they are rare.
+  while (n < out.size() && !resend_.empty()) {
+    auto p = next_packet(now);
+    if (!p) return n;
+    out[n++] = *p;
+  }
+  if (failed() || n == out.size() || next_psn_ >= end_psn_) return n;
+  const uint64_t window_end = acked_psn_ + config_.max_outstanding;
+  const uint64_t stop = std::min({end_psn_, window_end, next_psn_ + (out.size() - n)});
+  if (next_psn_ >= stop) return n;
+  if (acked_psn_ >= highest_sent_) last_progress_ = now;  // the timer starts with the first out
+  // The message holding next_psn_, found once; the burst walks on from it.
+  auto message = std::prev(std::upper_bound(
+      messages_.begin(), messages_.end(), next_psn_,
+      [](uint64_t p, const Message& m) { return p < m.first_psn; }));
+  // Packets until the next AckReq of the cadence, counted down instead of a division per packet.
+  uint64_t until_ack = config_.ack_every - (next_psn_ + 1) % config_.ack_every;
+  if (until_ack == config_.ack_every) until_ack = 0;
+  uint64_t bytes = 0;
+  const uint32_t mtu = config_.mtu;
+  // One run per message: what is the same for its packets is worked out once (fill's fields).
+  for (uint64_t psn = next_psn_; psn < stop;) {
+    while (psn >= message->first_psn + message->packets) ++message;
+    const Message& m = *message;
+    const uint64_t message_end = m.first_psn + m.packets;
+    const uint64_t run_end = std::min(stop, message_end);
+    for (uint64_t offset = (psn - m.first_psn) * mtu; psn < run_end; ++psn, offset += mtu) {
+      const bool first = psn == m.first_psn;
+      const bool last = psn + 1 == message_end;
+      Packet& p = out[n++];
+      p.type = PacketType::kData;
+      p.qpn = remote_qpn_;
+      p.psn = psn;
+      p.message_seq = m.seq;
+      p.message_tag = m.tag;
+      p.message_bytes = m.bytes;
+      p.message_offset = offset;
+      // Only a message's last packet is short (a zero-byte message's is empty).
+      p.payload_bytes = last ? static_cast<uint32_t>(m.bytes - std::min(m.bytes, offset)) : mtu;
+      p.opcode = first && last ? wire::Opcode::kWriteOnly
+                 : first       ? wire::Opcode::kWriteFirst
+                 : last        ? wire::Opcode::kWriteLast
+                               : wire::Opcode::kWriteMiddle;
+      p.retransmission = psn < highest_sent_;
+      p.ack_request = last || until_ack == 0 || p.retransmission;
+      p.ecn_ce = false;
+      p.sack_psn = 0;
+      until_ack = until_ack == 0 ? config_.ack_every - 1 : until_ack - 1;
+      bytes += p.payload_bytes;
+    }
+  }
+  // Packets below highest_sent_ were sent before: go-back-N resending them.
+  const uint64_t resent = std::min(stop, std::max(highest_sent_, next_psn_)) - next_psn_;
+  // The bookkeeping of note_sent, once for the burst.
+  counters_.packets_sent += stop - next_psn_;
+  counters_.bytes_sent += bytes;
+  counters_.retransmitted_packets += resent;
+  if (probe_psn_ && *probe_psn_ >= next_psn_ && *probe_psn_ < std::min(stop, highest_sent_)) {
+    probe_psn_.reset();  // Karn's rule, as in note_sent
+  }
+  if (!probe_psn_ && stop > highest_sent_) {
+    probe_psn_ = std::max(next_psn_, highest_sent_);  // the burst's first new packet
     probe_sent_at_ = now;
   }
-  if (nothing_outstanding) last_progress_ = now;  // the timer starts with the first packet out
-  ++counters_.packets_sent;
-  counters_.bytes_sent += out->payload_bytes;
-  return out;
+  next_psn_ = stop;
+  highest_sent_ = std::max(highest_sent_, next_psn_);
+  return n;
 }
 
 void Requester::acknowledge_through(uint64_t psn_exclusive, Nanos now) {

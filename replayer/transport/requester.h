@@ -5,6 +5,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -57,6 +58,10 @@ class Requester {
   // The next packet to transmit (a retransmission first), or nothing when all is sent or the
   // window of outstanding packets is full.
   std::optional<Packet> next_packet(Nanos now);
+  // Up to out.size() packets at once, the same ones next_packet would return one by one; returns
+  // how many. New packets of a burst come from one walk over the messages, with no per-packet
+  // search or division: a sender at line rate spends its time on frames, not on this.
+  size_t next_packets(Nanos now, std::span<Packet> out);
   // An ACK, NAK or CNP from the responder.
   void on_response(const Packet& response, Nanos now);
   // Call at or after timer_deadline(): a retransmission timeout or, after the last retry, failure.
@@ -92,6 +97,10 @@ class Requester {
   };
 
   Packet build(uint64_t psn, bool retransmission) const;
+  // Fills `p` as packet `psn` of message `m`; `ack_due` says whether the AckReq cadence asks.
+  void fill(Packet& p, const Message& m, uint64_t psn, bool retransmission, bool ack_due) const;
+  // The bookkeeping of sending `p` (counters, RTT probe).
+  void note_sent(const Packet& p, Nanos now);
   const Message& message_of(uint64_t psn) const;
   void acknowledge_through(uint64_t psn_exclusive, Nanos now);
   // Selective repeat: queue `psn` for resending unless it was resent less than a guard ago.

@@ -5,7 +5,7 @@
 #include <array>
 #include <bit>
 #include <cstring>
-#include <limits>
+#include <optional>
 
 namespace collide::replayer::wire {
 namespace {
@@ -59,27 +59,20 @@ uint32_t slice_by_8(uint32_t crc, const uint8_t* p, size_t len) {
   return ~c;
 }
 
-// "Append len zero bytes" as a linear map on the CRC register (multiplication by x^(8 len) mod
-// P), held as four tables, one per register byte.
-struct ShiftOperator {
-  size_t len = std::numeric_limits<size_t>::max();
-  uint32_t zeros_crc = 0;
-  std::array<std::array<uint32_t, 256>, 4> by_byte{};
-
-  uint32_t apply(uint32_t v) const {
-    return by_byte[0][v & 0xff] ^ by_byte[1][(v >> 8) & 0xff] ^ by_byte[2][(v >> 16) & 0xff] ^
-           by_byte[3][v >> 24];
-  }
-};
-
 constexpr size_t kCacheSlots = 16;
 
-const ShiftOperator& shift_operator(size_t len) {
-  thread_local std::array<ShiftOperator, kCacheSlots> cache;
+const Crc32Shift& shift_operator(size_t len) {
+  thread_local std::array<std::optional<Crc32Shift>, kCacheSlots> cache;
   // Fibonacci hashing spreads the typical lengths (powers of two, MTU multiples) over the slots.
   const size_t slot = static_cast<size_t>((uint64_t{len} * 0x9e3779b97f4a7c15ull) >> 60);
-  ShiftOperator& s = cache[slot];
-  if (s.len == len) return s;
+  std::optional<Crc32Shift>& s = cache[slot];
+  if (!s || s->length() != len) s.emplace(len);
+  return *s;
+}
+
+}  // namespace
+
+Crc32Shift::Crc32Shift(size_t len) : len_(len) {
   // zlib builds the operator as a polynomial; its images of the 32 register bits give the tables.
   const uLong op = crc32_combine_gen(static_cast<z_off_t>(len));
   std::array<uint32_t, 32> column{};
@@ -87,20 +80,16 @@ const ShiftOperator& shift_operator(size_t len) {
     column[bit] = static_cast<uint32_t>(crc32_combine_op(uLong{1} << bit, 0, op));
   }
   for (size_t j = 0; j < 4; ++j) {
-    auto& table = s.by_byte[j];
+    auto& table = by_byte_[j];
     table[0] = 0;
     for (unsigned b = 1; b < 256; ++b) {
       table[b] = table[b & (b - 1)] ^ column[8 * j + static_cast<size_t>(std::countr_zero(b))];
     }
   }
-  s.len = len;
   // crc32 pre- and post-inverts its register and zeros only shift it: the CRC of `len` zeros is
   // the shifted all-ones register, inverted.
-  s.zeros_crc = ~s.apply(0xffffffffu);
-  return s;
+  zeros_crc_ = ~apply(0xffffffffu);
 }
-
-}  // namespace
 
 uint32_t crc32_update(uint32_t crc, std::span<const uint8_t> bytes) {
   if (bytes.size() <= kTablesUpTo) return slice_by_8(crc, bytes.data(), bytes.size());
@@ -109,9 +98,20 @@ uint32_t crc32_update(uint32_t crc, std::span<const uint8_t> bytes) {
 
 uint32_t crc32_concat(uint32_t crc_a, uint32_t crc_b, size_t len_b) {
   if (len_b == 0) return crc_a;
-  return shift_operator(len_b).apply(crc_a) ^ crc_b;
+  return shift_operator(len_b).concat(crc_a, crc_b);
 }
 
-uint32_t crc32_of_zeros(size_t len) { return len == 0 ? 0 : shift_operator(len).zeros_crc; }
+uint32_t crc32_of_zeros(size_t len) { return len == 0 ? 0 : shift_operator(len).zeros_crc(); }
+
+Crc32ByteTerms crc32_byte_terms(size_t bytes_after) {
+  Crc32ByteTerms terms{};
+  // From a zero register, byte d leaves table[d]; each byte after it (zeros: the difference of
+  // two messages is zero elsewhere) shifts the register once more.
+  const Crc32Shift shift(bytes_after);
+  for (size_t d = 0; d < 256; ++d) {
+    terms[d] = bytes_after == 0 ? kSlice[0][d] : shift.apply(kSlice[0][d]);
+  }
+  return terms;
+}
 
 }  // namespace collide::replayer::wire

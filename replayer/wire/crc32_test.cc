@@ -55,6 +55,35 @@ TEST(Crc32Test, ConcatenationAndZerosMatchReadingTheBytes) {
   EXPECT_EQ(crc32_concat(0x1234, 0, 0), 0x1234u);
 }
 
+TEST(Crc32Test, ShiftAppendsAnyBytesOfItsLength) {
+  std::mt19937_64 rng(4);
+  for (size_t len : {0ul, 1ul, 4ul, 58ul, 1024ul, 4096ul, 9000ul}) {
+    const Crc32Shift shift(len);
+    EXPECT_EQ(shift.length(), len);
+    EXPECT_EQ(shift.zeros_crc(), zlib_crc(std::vector<uint8_t>(len, 0))) << len;
+    for (int i = 0; i < 5; ++i) {
+      const auto a = random_bytes(rng, rng() % 80);
+      const auto b = random_bytes(rng, len);
+      std::vector<uint8_t> ab(a);
+      ab.insert(ab.end(), b.begin(), b.end());
+      ASSERT_EQ(shift.concat(zlib_crc(a), zlib_crc(b)), zlib_crc(ab)) << len;
+    }
+  }
+}
+
+// Changing one byte of a message changes its CRC by that byte's term, whatever the rest holds.
+TEST(Crc32Test, ByteTermsGiveTheCrcOfAChangedByte) {
+  std::mt19937_64 rng(5);
+  for (int i = 0; i < 200; ++i) {
+    auto m = random_bytes(rng, 1 + rng() % 100);
+    const size_t pos = rng() % m.size();
+    const auto d = static_cast<uint8_t>(rng());
+    const uint32_t before = zlib_crc(m);
+    m[pos] ^= d;
+    ASSERT_EQ(zlib_crc(m), before ^ crc32_byte_terms(m.size() - 1 - pos)[d]) << i;
+  }
+}
+
 TEST(PayloadPatternTest, CrcFromTheSeedMatchesReadingThePayload) {
   std::mt19937_64 rng(3);
   // Enough packets per length that the tables get built and used; odd lengths too.

@@ -200,6 +200,32 @@ Result<size_t> finish_roce_frame(std::span<uint8_t> out, const RoceHeaders& head
 }
 
 Result<ParsedRoceFrame> parse_roce_frame(std::span<const uint8_t> frame) {
+  auto parsed = parse_roce_headers(frame);
+  if (!parsed.ok()) return parsed;
+  parsed->icrc_computed = icrc_of(frame, *parsed);
+  return parsed;
+}
+
+uint32_t icrc_of(std::span<const uint8_t> frame, const ParsedRoceFrame& parsed) {
+  // From the IP header up to the ICRC, which sits right after the padded payload.
+  const uint8_t* ip = frame.data() + kEthHeaderSize;
+  const uint8_t* icrc =
+      parsed.payload.data() + parsed.payload.size() + parsed.headers.bth.pad_count;
+  return compute_icrc({ip, static_cast<size_t>(icrc - ip)});
+}
+
+uint32_t icrc_of(std::span<const uint8_t> frame, const ParsedRoceFrame& parsed,
+                 uint32_t payload_crc) {
+  const uint8_t* ip = frame.data() + kEthHeaderSize;
+  const std::span<const uint8_t> pad(parsed.payload.data() + parsed.payload.size(),
+                                     parsed.headers.bth.pad_count);
+  // The pad as it is on the wire (a sender may put anything there; the ICRC covers it).
+  const uint32_t padded_crc = crc32_concat(payload_crc, crc32_of(pad), pad.size());
+  return compute_icrc_from_payload_crc({ip, static_cast<size_t>(parsed.payload.data() - ip)},
+                                       padded_crc, parsed.payload.size() + pad.size());
+}
+
+Result<ParsedRoceFrame> parse_roce_headers(std::span<const uint8_t> frame) {
   if (frame.size() < kHeadersBeforeBth + kBthSize + kIcrcSize) {
     return invalid_argument(fmt::format("{}-byte frame is too short for RoCEv2", frame.size()));
   }
@@ -248,7 +274,6 @@ Result<ParsedRoceFrame> parse_roce_frame(std::span<const uint8_t> frame) {
   if (pad > padded_payload) return invalid_argument("pad count exceeds the payload");
   parsed.payload = {cursor, padded_payload - pad};
   parsed.icrc_on_wire = bytes::load_le32(end - kIcrcSize);
-  parsed.icrc_computed = compute_icrc({ip, static_cast<size_t>(end - kIcrcSize - ip)});
   return parsed;
 }
 

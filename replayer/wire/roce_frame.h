@@ -123,6 +123,18 @@ struct ParsedRoceFrame {
 // truncated, give kInvalidArgument; a bad ICRC is reported in the result, not as an error.
 Result<ParsedRoceFrame> parse_roce_frame(std::span<const uint8_t> frame);
 
+// parse_roce_frame without computing the ICRC (icrc_computed is left 0): for a receiver that
+// learns the payload's CRC while checking its content, and then needs only icrc_of below.
+Result<ParsedRoceFrame> parse_roce_headers(std::span<const uint8_t> frame);
+
+// The ICRC of `frame`, parsed by parse_roce_headers, from the crc32 (zlib's convention) of its
+// payload without pad: reads the headers and the pad, not the payload. Equal to compute_icrc
+// over the whole packet when `payload_crc` is that of parsed.payload.
+uint32_t icrc_of(std::span<const uint8_t> frame, const ParsedRoceFrame& parsed,
+                 uint32_t payload_crc);
+// The same over every byte (what parse_roce_frame computes).
+uint32_t icrc_of(std::span<const uint8_t> frame, const ParsedRoceFrame& parsed);
+
 // The standard Internet checksum of an IPv4 header with its checksum field as it is.
 uint16_t ipv4_header_checksum(std::span<const uint8_t> header);
 
