@@ -7,11 +7,11 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -25,8 +25,10 @@ namespace collide::traces::nccl {
 namespace {
 
 constexpr size_t kPieceBytes = 16u << 20;
-constexpr size_t kMaxPiecesAhead = 6;  // bounds the memory of parsed-but-unresolved pieces
-constexpr size_t kBatch = 1 << 15;     // ops serialized by one thread at a time
+constexpr size_t kMaxPiecesAhead = 6;  // bounds the memory of pieces in flight
+constexpr size_t kBatch = 1 << 15;     // stored ops serialized by one thread at a time
+// Inputs above this are streamed (see nccl_import.h): their packed ops would take about 1 GB.
+constexpr uint64_t kStreamAboveBytes = 6ull << 30;
 
 // A read-only mapping of a whole file, released on destruction.
 class MappedFile {
@@ -84,12 +86,176 @@ struct Piece {
   size_t begin = 0;
   size_t end = 0;
   bool last_of_file = false;
+};
+
+// What the stages below hand each other for a piece in flight; reused from piece to piece (fresh
+// memory is faulted in and zeroed page by page, which costs more than the reading).
+struct Work {
   ParsedLog log;
-  bool ready = false;
+  PackedOps ops;
+  WireBuffer wire;
+  bool parsed = false;
+  bool serialized = false;
+};
+
+// Runs the stages of an import over the pieces: workers parse pieces ahead (in any order) and,
+// when streaming, serialize resolved ones; the calling thread resolves pieces in input order and
+// writes serialized ones in order. At most kMaxPiecesAhead pieces are in flight, which bounds
+// the memory of this stage whatever the input size.
+class Pipeline {
+ public:
+  struct Stages {
+    bool skip_collectives = false;
+    // Resolves a parsed piece (the calling thread, in order); may fill `work.ops`.
+    std::function<Status(const Piece&, Work&)> resolve;
+    // Serializes a resolved piece's ops into `work.wire` (any worker); empty: nothing to write.
+    std::function<void(Work&)> serialize;
+    // Writes a serialized piece (the calling thread, in order).
+    std::function<Status(const Work&)> write;
+  };
+
+  Pipeline(const std::vector<std::unique_ptr<MappedFile>>& files, const std::vector<Piece>& pieces,
+           unsigned threads)
+      : files_(files), pieces_(pieces), threads_(threads) {}
+
+  Status run(const Stages& stages) {
+    stages_ = &stages;
+    slots_.clear();
+    slots_.resize(pieces_.size());
+    next_parse_ = next_serialize_ = resolved_ = written_ = 0;
+    stop_ = false;
+    std::vector<std::thread> workers;
+    for (unsigned t = 0; t < std::min<size_t>(threads_, pieces_.size()); ++t)
+      workers.emplace_back([this] { work(); });
+    Status status = drive();
+    {
+      std::lock_guard lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    for (std::thread& t : workers) t.join();
+    return status;
+  }
+
+ private:
+  bool writes() const { return static_cast<bool>(stages_->serialize); }
+
+  // Worker: serializing comes first (it frees the memory of pieces in flight), then parsing.
+  void work() {
+    std::unique_lock lock(mu_);
+    while (true) {
+      cv_.wait(lock, [&] { return stop_ || can_serialize() || can_parse(); });
+      if (stop_) return;
+      if (can_serialize()) {
+        const size_t i = next_serialize_++;
+        Work& w = *slots_[i];
+        lock.unlock();
+        w.wire.clear();
+        stages_->serialize(w);
+        lock.lock();
+        w.serialized = true;
+      } else {
+        const size_t i = next_parse_++;
+        slots_[i] = take_spare();
+        Work& w = *slots_[i];
+        lock.unlock();
+        const Piece& piece = pieces_[i];
+        const MappedFile& f = *files_[piece.file];
+        if (f.data() != nullptr) {
+          parse_log_piece(f.data(), f.data() + f.size(), f.data() + piece.begin,
+                          f.data() + piece.end, w.log, stages_->skip_collectives);
+        }
+        lock.lock();
+        w.parsed = true;
+      }
+      cv_.notify_all();
+    }
+  }
+
+  bool can_serialize() const { return writes() && next_serialize_ < resolved_; }
+  bool can_parse() const {
+    return next_parse_ < pieces_.size() && next_parse_ < written_ + kMaxPiecesAhead;
+  }
+
+  // Called with mu_ held.
+  std::unique_ptr<Work> take_spare() {
+    if (spare_.empty()) return std::make_unique<Work>();
+    std::unique_ptr<Work> w = std::move(spare_.back());
+    spare_.pop_back();
+    return w;
+  }
+
+  // Hands a finished piece's memory back and lets the workers run ahead.
+  void retire(size_t i) {
+    Work& w = *slots_[i];
+    files_[pieces_[i].file]->release(pieces_[i].begin, pieces_[i].end);
+    w.log.processes.clear();
+    w.log.colls.clear();
+    w.log.inits.clear();
+    w.log.graphs.clear();
+    w.log.versions.clear();
+    w.log.problems.clear();
+    w.log.lines = w.log.nccl_lines = 0;
+    w.ops.clear();
+    w.parsed = w.serialized = false;
+    {
+      std::lock_guard lock(mu_);
+      spare_.push_back(std::move(slots_[i]));
+      written_ = i + 1;
+    }
+    cv_.notify_all();
+  }
+
+  // The calling thread: resolves in order, and writes in order what the workers serialized.
+  Status drive() {
+    size_t next_resolve = 0;
+    size_t next_write = 0;
+    while (next_write < pieces_.size()) {
+      bool write_now = false;
+      {
+        std::unique_lock lock(mu_);
+        cv_.wait(lock, [&] {
+          return (next_resolve < pieces_.size() && slots_[next_resolve] != nullptr &&
+                  slots_[next_resolve]->parsed) ||
+                 (writes() && next_write < next_resolve && slots_[next_write]->serialized);
+        });
+        write_now = writes() && next_write < next_resolve && slots_[next_write]->serialized;
+      }
+      if (write_now) {  // before resolving more: it frees memory
+        COLLIDE_RETURN_IF_ERROR(stages_->write(*slots_[next_write]));
+        retire(next_write++);
+        continue;
+      }
+      Work& w = *slots_[next_resolve];
+      COLLIDE_RETURN_IF_ERROR(stages_->resolve(pieces_[next_resolve], w));
+      {
+        std::lock_guard lock(mu_);
+        resolved_ = ++next_resolve;
+      }
+      cv_.notify_all();
+      if (!writes()) retire(next_write++);
+    }
+    return {};
+  }
+
+  const std::vector<std::unique_ptr<MappedFile>>& files_;
+  const std::vector<Piece>& pieces_;
+  const unsigned threads_;
+  const Stages* stages_ = nullptr;
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<std::unique_ptr<Work>> slots_;  // by piece, while in flight
+  std::vector<std::unique_ptr<Work>> spare_;
+  size_t next_parse_ = 0;
+  size_t next_serialize_ = 0;
+  size_t resolved_ = 0;
+  size_t written_ = 0;  // pieces retired
+  bool stop_ = false;
 };
 
 // Piece boundaries of one file, each at a line start.
-void cut(const MappedFile& f, size_t file_index, std::vector<std::unique_ptr<Piece>>& pieces) {
+void cut(const MappedFile& f, size_t file_index, std::vector<Piece>& pieces) {
   size_t begin = 0;
   const size_t first = pieces.size();
   while (begin < f.size()) {
@@ -99,29 +265,65 @@ void cut(const MappedFile& f, size_t file_index, std::vector<std::unique_ptr<Pie
       end = nl == nullptr ? f.size()
                           : static_cast<size_t>(static_cast<const char*>(nl) - f.data()) + 1;
     }
-    auto piece = std::make_unique<Piece>();
-    piece->file = file_index;
-    piece->begin = begin;
-    piece->end = end;
-    pieces.push_back(std::move(piece));
+    pieces.push_back({file_index, begin, end, false});
     begin = end;
   }
-  if (pieces.size() == first) {  // an empty file still gets its (empty) piece
-    auto piece = std::make_unique<Piece>();
-    piece->file = file_index;
-    pieces.push_back(std::move(piece));
+  // An empty file still gets its (empty) piece.
+  if (pieces.size() == first) pieces.push_back({file_index, 0, 0, false});
+  pieces.back().last_of_file = true;
+}
+
+// Appends bytes to an open file (or stdout).
+class OutputFile {
+ public:
+  static Result<std::unique_ptr<OutputFile>> open_for_append(const std::string& path) {
+    auto out = std::unique_ptr<OutputFile>(new OutputFile(path));
+    if (path != "-") {
+      out->fd_ = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+      if (out->fd_ < 0) return errno_status(errno, fmt::format("writing trace {}", path));
+    }
+    return out;
   }
-  pieces.back()->last_of_file = true;
+  ~OutputFile() {
+    if (fd_ != STDOUT_FILENO && fd_ >= 0) ::close(fd_);
+  }
+
+  Status write(const char* p, size_t left) {
+    while (left > 0) {
+      const ssize_t n = ::write(fd_, p, left);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return errno_status(errno, fmt::format("writing trace {}", path_));
+      p += n;
+      left -= static_cast<size_t>(n);
+    }
+    return {};
+  }
+
+  Status close() {
+    if (fd_ == STDOUT_FILENO) return {};
+    const int fd = fd_;
+    fd_ = -1;
+    if (::close(fd) != 0) return errno_status(errno, fmt::format("closing trace {}", path_));
+    return {};
+  }
+
+ private:
+  explicit OutputFile(std::string path) : path_(std::move(path)) {}
+  std::string path_;
+  int fd_ = STDOUT_FILENO;
+};
+
+// A trace file holding only `header`, to append ops to.
+Status start_trace(const std::string& output, const v1::TraceHeader& header) {
+  auto writer = TraceWriter::create(output, header);
+  if (!writer.ok()) return writer.status();
+  return (*writer)->close();
 }
 
 // Writes the header through TraceWriter, then the ops, serialized on all threads in batches and
 // appended in order (the trace file's delimited format, as TraceWriter writes it).
 Status write_trace(const NcclTraceBuilder& builder, const std::string& output, unsigned threads) {
-  {
-    auto writer = TraceWriter::create(output, builder.header());
-    if (!writer.ok()) return writer.status();
-    COLLIDE_RETURN_IF_ERROR((*writer)->close());
-  }
+  COLLIDE_RETURN_IF_ERROR(start_trace(output, builder.header()));
   int fd = STDOUT_FILENO;
   if (output != "-") {
     fd = ::open(output.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
@@ -164,9 +366,8 @@ Status write_trace(const NcclTraceBuilder& builder, const std::string& output, u
   for (size_t round = 0; round < rounds; ++round) {
     for (std::thread& s : serializing) s.join();
     const std::vector<WireBuffer>& ready = sets[round % 2];
-    serializing = round + 1 < rounds && status.ok()
-                      ? start_round(round + 1, sets[(round + 1) % 2])
-                      : std::vector<std::thread>();
+    serializing = round + 1 < rounds && status.ok() ? start_round(round + 1, sets[(round + 1) % 2])
+                                                    : std::vector<std::thread>();
     for (const WireBuffer& buffer : ready) write_all(buffer);
   }
   for (std::thread& s : serializing) s.join();
@@ -176,127 +377,138 @@ Status write_trace(const NcclTraceBuilder& builder, const std::string& output, u
   return status;
 }
 
+double seconds_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+struct Inputs {
+  const std::vector<std::string>& names;
+  std::vector<std::unique_ptr<MappedFile>> files;
+  std::vector<Piece> pieces;
+  uint64_t total_bytes = 0;
+  unsigned threads = 1;
+};
+
+// Feeds a parsed piece to `builder`, its ops into `ops` (nullptr: the builder's own store).
+Status resolve(const Inputs& in, const Piece& piece, ParsedLog& log, NcclTraceBuilder& builder,
+               OpSink* ops) {
+  if (piece.begin == 0) builder.start_file(in.names[piece.file]);
+  COLLIDE_RETURN_IF_ERROR(builder.add(log, ops));
+  if (piece.last_of_file) COLLIDE_RETURN_IF_ERROR(builder.end_file());
+  return {};
+}
+
+// One pass that keeps every op (packed) until the end, then writes the trace, serialized on all
+// threads in batches: the usual way, and the one for strict mode (nothing is written when the
+// input has a problem), stdout, and when streaming could not be used.
+Result<ImportReport> import_stored(Inputs& in, const std::string& output,
+                                   const ImportOptions& options) {
+  const auto started = std::chrono::steady_clock::now();
+  NcclTraceBuilder builder(options);
+  uint64_t done_bytes = 0;
+  Pipeline::Stages stages;
+  stages.resolve = [&](const Piece& piece, Work& w) -> Status {
+    COLLIDE_RETURN_IF_ERROR(resolve(in, piece, w.log, builder, nullptr));
+    done_bytes += piece.end - piece.begin;
+    if (options.progress) options.progress(done_bytes, in.total_bytes);
+    return {};
+  };
+  COLLIDE_RETURN_IF_ERROR(Pipeline(in.files, in.pieces, in.threads).run(stages));
+  const double parse_seconds = seconds_since(started);
+  const auto finishing = std::chrono::steady_clock::now();
+  COLLIDE_RETURN_IF_ERROR(builder.finish());
+  COLLIDE_RETURN_IF_ERROR(write_trace(builder, output, in.threads));
+  logging::get("traces")->debug(
+      "nccl import: {} MB in {} pieces on {} threads; parse and resolve {:.2f} s, group and "
+      "write {} ops {:.2f} s",
+      in.total_bytes / 1000000, in.pieces.size(), in.threads, parse_seconds, builder.ops(),
+      seconds_since(finishing));
+  return std::move(builder.report());
+}
+
+// Two passes that never hold more than a few pieces' ops. The first reads only init, graph and
+// version lines, which decide the ranks and communicators (the header, and how each op is
+// written); the second resolves the collectives in order and writes them as it goes, serialized
+// by the workers between parsing pieces. The header and the ops' layout are checked against what
+// the second pass saw: returns false (the caller starts over another way) if they differ.
+Result<bool> import_streaming(Inputs& in, const std::string& output, const ImportOptions& options,
+                              ImportReport& report) {
+  const auto started = std::chrono::steady_clock::now();
+  ImportOptions quiet = options;  // the second pass reports the problems
+  quiet.progress = nullptr;
+  NcclTraceBuilder layout(quiet);
+  Pipeline pipeline(in.files, in.pieces, in.threads);
+  Pipeline::Stages first;
+  first.skip_collectives = true;
+  first.resolve = [&](const Piece& piece, Work& w) -> Status {
+    w.log.colls.clear();  // the few the parser still gave (e.g. of lines with several messages)
+    return resolve(in, piece, w.log, layout, nullptr);
+  };
+  COLLIDE_RETURN_IF_ERROR(pipeline.run(first));
+  COLLIDE_RETURN_IF_ERROR(layout.finish());
+  const double first_seconds = seconds_since(started);
+
+  const auto streaming = std::chrono::steady_clock::now();
+  COLLIDE_RETURN_IF_ERROR(start_trace(output, layout.header()));
+  auto out = OutputFile::open_for_append(output);
+  if (!out.ok()) return out.status();
+  NcclTraceBuilder builder(options);
+  uint64_t done_bytes = 0;
+  Pipeline::Stages second;
+  second.resolve = [&](const Piece& piece, Work& w) -> Status {
+    COLLIDE_RETURN_IF_ERROR(resolve(in, piece, w.log, builder, &w.ops));
+    done_bytes += piece.end - piece.begin;
+    if (options.progress) options.progress(done_bytes, in.total_bytes);
+    return {};
+  };
+  second.serialize = [&](Work& w) { layout.serialize_ops(w.ops, w.wire); };
+  second.write = [&](const Work& w) { return (*out)->write(w.wire.data(), w.wire.size()); };
+  COLLIDE_RETURN_IF_ERROR(pipeline.run(second));
+  COLLIDE_RETURN_IF_ERROR((*out)->close());
+  COLLIDE_RETURN_IF_ERROR(builder.finish());
+  const bool same = builder.same_layout(layout);
+  logging::get("traces")->debug(
+      "nccl import: {} MB in {} pieces on {} threads; init lines {:.2f} s, collectives streamed "
+      "{:.2f} s ({} ops){}",
+      in.total_bytes / 1000000, in.pieces.size(), in.threads, first_seconds,
+      seconds_since(streaming), builder.report().ops,
+      same ? "" : "; the layouts differ, written again");
+  if (same) report = std::move(builder.report());
+  return same;
+}
+
+Result<ImportReport> import(const std::vector<std::string>& inputs, const std::string& output,
+                            const ImportOptions& options, uint64_t stream_above_bytes) {
+  if (inputs.empty()) return invalid_argument("no NCCL log files given");
+  Inputs in{inputs, {}, {}, 0, 1};
+  for (const std::string& path : inputs) {
+    auto file = MappedFile::open(path);
+    if (!file.ok()) return file.status();
+    in.total_bytes += (*file)->size();
+    cut(**file, in.files.size(), in.pieces);
+    in.files.push_back(std::move(*file));
+  }
+  in.threads = std::clamp<unsigned>(std::thread::hardware_concurrency(), 1, 8);
+  if (in.total_bytes > stream_above_bytes && !options.strict && output != "-") {
+    ImportReport report;
+    auto streamed = import_streaming(in, output, options, report);
+    if (!streamed.ok()) return streamed.status();
+    if (*streamed) return report;
+  }
+  return import_stored(in, output, options);
+}
+
 }  // namespace
 
 Result<ImportReport> import_nccl_logs(const std::vector<std::string>& inputs,
                                       const std::string& output, const ImportOptions& options) {
-  if (inputs.empty()) return invalid_argument("no NCCL log files given");
-  std::vector<std::unique_ptr<MappedFile>> files;
-  std::vector<std::unique_ptr<Piece>> pieces;
-  uint64_t total_bytes = 0;
-  for (const std::string& path : inputs) {
-    auto file = MappedFile::open(path);
-    if (!file.ok()) return file.status();
-    total_bytes += (*file)->size();
-    cut(**file, files.size(), pieces);
-    files.push_back(std::move(*file));
-  }
+  return import(inputs, output, options, kStreamAboveBytes);
+}
 
-  // Workers parse pieces ahead of the resolver, at most kMaxPiecesAhead of them.
-  std::mutex mu;
-  std::condition_variable cv;
-  size_t next_piece = 0;
-  size_t resolved = 0;
-  bool stop = false;
-  std::vector<ParsedLog> spare;
-  auto work = [&] {
-    while (true) {
-      size_t i;
-      {
-        std::unique_lock lock(mu);
-        cv.wait(lock, [&] {
-          return stop || next_piece >= pieces.size() || next_piece < resolved + kMaxPiecesAhead;
-        });
-        if (stop || next_piece >= pieces.size()) return;
-        i = next_piece++;
-      }
-      Piece& piece = *pieces[i];
-      {
-        // Reuse the vectors of a resolved piece: fresh ones would fault in new pages each time.
-        std::lock_guard lock(mu);
-        if (!spare.empty()) {
-          piece.log = std::move(spare.back());
-          spare.pop_back();
-        }
-      }
-      const MappedFile& f = *files[piece.file];
-      if (f.data() != nullptr) {
-        parse_log_piece(f.data(), f.data() + f.size(), f.data() + piece.begin, f.data() + piece.end,
-                        piece.log);
-      }
-      {
-        std::lock_guard lock(mu);
-        piece.ready = true;
-      }
-      cv.notify_all();
-    }
-  };
-  const unsigned threads = std::clamp<unsigned>(std::thread::hardware_concurrency(), 1, 8);
-  std::vector<std::thread> workers;
-  for (unsigned t = 0; t < std::min<size_t>(threads, pieces.size()); ++t)
-    workers.emplace_back(work);
-  auto stop_workers = [&] {
-    {
-      std::lock_guard lock(mu);
-      stop = true;
-    }
-    cv.notify_all();
-    for (std::thread& t : workers) t.join();
-    workers.clear();
-  };
-
-  const auto started = std::chrono::steady_clock::now();
-  auto seconds_since = [](std::chrono::steady_clock::time_point t) {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
-  };
-  NcclTraceBuilder builder(options);
-  builder.reserve_ops(total_bytes /
-                      150);  // COLL lines are rarely shorter; untouched pages cost nothing
-  uint64_t done_bytes = 0;
-  for (size_t i = 0; i < pieces.size(); ++i) {
-    {
-      std::unique_lock lock(mu);
-      cv.wait(lock, [&] { return pieces[i]->ready; });
-    }
-    Piece& piece = *pieces[i];
-    if (piece.begin == 0) builder.start_file(inputs[piece.file]);
-    Status status = builder.add(piece.log);
-    if (status.ok() && piece.last_of_file) status = builder.end_file();
-    if (!status.ok()) {
-      stop_workers();
-      return status;
-    }
-    ParsedLog used = std::move(piece.log);
-    used.processes.clear();
-    used.colls.clear();
-    used.inits.clear();
-    used.graphs.clear();
-    used.versions.clear();
-    used.problems.clear();
-    used.lines = used.nccl_lines = 0;
-    files[piece.file]->release(piece.begin, piece.end);
-    done_bytes += piece.end - piece.begin;
-    if (options.progress) options.progress(done_bytes, total_bytes);
-    {
-      std::lock_guard lock(mu);
-      resolved = i + 1;
-      spare.push_back(std::move(used));
-    }
-    cv.notify_all();
-  }
-  stop_workers();
-  files.clear();
-
-  const double parse_seconds = seconds_since(started);
-  const auto finishing = std::chrono::steady_clock::now();
-  COLLIDE_RETURN_IF_ERROR(builder.finish());
-  COLLIDE_RETURN_IF_ERROR(write_trace(builder, output, threads));
-  logging::get("traces")->debug(
-      "nccl import: {} MB in {} pieces on {} threads; parse and resolve {:.2f} s, group and "
-      "write {} ops {:.2f} s",
-      total_bytes / 1000000, pieces.size(), threads, parse_seconds, builder.ops(),
-      seconds_since(finishing));
-  return std::move(builder.report());
+Result<ImportReport> import_nccl_logs_streamed(const std::vector<std::string>& inputs,
+                                               const std::string& output,
+                                               const ImportOptions& options) {
+  return import(inputs, output, options, 0);
 }
 
 }  // namespace collide::traces::nccl

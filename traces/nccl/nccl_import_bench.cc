@@ -2,7 +2,9 @@
 // does (the same import_nccl_logs), without the rest of the command line tool, and prints the
 // phases' wall and CPU times. For profiling the importer on its own.
 //
-//   collide_nccl_import_bench <output.trace> <log>...
+//   collide_nccl_import_bench [--streamed] <output.trace> <log>...
+//
+// --streamed streams the ops whatever the input's size (see nccl_import.h).
 #include <fmt/format.h>
 #include <sys/resource.h>
 
@@ -10,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "common/logging.h"
 #include "traces/nccl/nccl_import.h"
 
 namespace {
@@ -24,14 +27,22 @@ double cpu_seconds() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  const char* program = argv[0];
+  const bool streamed = argc > 1 && std::string(argv[1]) == "--streamed";
+  if (streamed) {
+    ++argv;
+    --argc;
+  }
   if (argc < 3) {
-    fmt::print(stderr, "usage: {} <output.trace> <log>...\n", argv[0]);
+    fmt::print(stderr, "usage: {} [--streamed] <output.trace> <log>...\n", program);
     return 2;
   }
+  collide::logging::set_level_from_env();  // COLLIDE_LOG=debug: the phases' times
   const std::vector<std::string> inputs(argv + 2, argv + argc);
   const auto started = std::chrono::steady_clock::now();
   const double cpu_before = cpu_seconds();
-  auto report = collide::traces::nccl::import_nccl_logs(inputs, argv[1], {});
+  auto report = streamed ? collide::traces::nccl::import_nccl_logs_streamed(inputs, argv[1], {})
+                         : collide::traces::nccl::import_nccl_logs(inputs, argv[1], {});
   const double wall =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   if (!report.ok()) {

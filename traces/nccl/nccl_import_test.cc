@@ -19,6 +19,7 @@ using testing::import_files;
 using testing::Imported;
 using testing::ops_of;
 using testing::ranks_of;
+using testing::scratch_dir;
 using testing::testdata;
 using testing::write_file;
 
@@ -394,6 +395,95 @@ TEST(NcclImport, LargeInputIsCutIntoPiecesCorrectly) {
     ASSERT_EQ(t->ops[i].index(), i / 2);
     ASSERT_EQ(t->ops[i].source(), t->header.source_files(0) + ":" + std::to_string(3 + 2 * i));
   }
+}
+
+std::string file_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// Streamed (init lines first, then the collectives written as they are resolved) and stored (all
+// ops kept, then written) must give the same trace and the same report.
+void expect_streamed_as_stored(const std::vector<std::string>& inputs) {
+  const std::string streamed = (scratch_dir() / "streamed.trace").string();
+  const std::string stored = (scratch_dir() / "stored.trace").string();
+  auto a = import_nccl_logs_streamed(inputs, streamed, {});
+  auto b = import_nccl_logs(inputs, stored, {});
+  ASSERT_TRUE(a.ok()) << a.status().to_string();
+  ASSERT_TRUE(b.ok()) << b.status().to_string();
+  EXPECT_EQ(a->ops, b->ops);
+  EXPECT_EQ(a->ranks, b->ranks);
+  EXPECT_EQ(a->communicators, b->communicators);
+  EXPECT_EQ(a->units_read, b->units_read);
+  EXPECT_EQ(a->problems_total, b->problems_total);
+  ASSERT_EQ(a->problems.size(), b->problems.size());
+  for (size_t i = 0; i < a->problems.size(); ++i) {
+    EXPECT_EQ(a->problems[i].where, b->problems[i].where);
+    EXPECT_EQ(a->problems[i].what, b->problems[i].what);
+  }
+  const std::string bytes = file_bytes(stored);
+  EXPECT_GT(bytes.size(), 0u);
+  EXPECT_TRUE(file_bytes(streamed) == bytes) << "the streamed trace differs from the stored one";
+}
+
+TEST(NcclImport, StreamedTraceIsTheStoredOne) {
+  for (const char* fixture : {"nccl_2_4.log", "nccl_2_7_send.log", "nccl_2_12_send.log",
+                              "nccl_2_18.log", "nccl_2_21.log", "nccl_2_26.log", "nccl_2_28.log",
+                              "nccl_2_29.log", "rccl.log", "groups_no_commid.log", "messy.log"}) {
+    SCOPED_TRACE(fixture);
+    expect_streamed_as_stored({testdata(fixture)});
+  }
+  SCOPED_TRACE("several files");
+  expect_streamed_as_stored({testdata("nccl_2_18.log"), testdata("messy.log")});
+}
+
+TEST(NcclImport, StreamedTraceIsTheStoredOneAcrossPieces) {
+  // Several 16 MiB pieces, with lines cut in two, interleaved messages, a communicator created
+  // late, noise and bad lines: what the first pass reads must give the layout the second needs.
+  std::string text;
+  text += "h:1:1 [0] NCCL INFO NCCL version 2.18.3+cuda12.2\n";
+  text += "h:1:1 [0] NCCL INFO comm 0x1 rank 0 nranks 2 cudaDev 0 busId 1000 - Init COMPLETE\n";
+  text += "h:2:2 [1] NCCL INFO comm 0x1 rank 1 nranks 2 cudaDev 1 busId 1000 - Init COMPLETE\n";
+  uint64_t i = 0;
+  while (text.size() < (36u << 20)) {
+    const std::string n = std::to_string(i);
+    const std::string host = "h:" + std::to_string(1 + i % 2) + ":" + std::to_string(1 + i % 2) +
+                             " [" + std::to_string(i % 2) + "] NCCL INFO ";
+    switch (i % 7) {
+      case 0:  // cut in two
+        text += host + "AllReduce: opCount " + n + " sendbuff 0x1 recvbuff 0x1 count " + n +
+                "\ndatatype 7 op 0 root 0 comm 0x1 stream 0x1\n";
+        break;
+      case 1:  // two messages on one line
+        text += host + "Broadcast: opCount " + n +
+                " sendbuff 0x1 recvbuff 0x1 count 4 datatype 1 " +
+                "op 0 root 1 comm 0x1 [nranks=2] stream 0x1 " + host + "Channel 00/0 : 0[0] -> " +
+                "1[1] via P2P/IPC\n";
+        break;
+      case 2:
+        text += "step " + n + " loss 2.5 Nothing to see\n";
+        break;
+      case 3:
+        text += host + "AllGather: opCount " + n + " sendbuff 0x1 recvbuff 0x2 count x datatype 7" +
+                " op 0 root 0 comm 0x1 stream 0x1\n";  // bad count
+        break;
+      default:
+        text += "[1,0]<stdout>:" + host + "ReduceScatter: opCount " + n +
+                " sendbuff 0x1 recvbuff 0x2 count " + n + " datatype 7 op 0 root 0 comm 0x1 " +
+                "[nranks=2] stream 0x1\n";
+    }
+    if (i == 150000) {  // a second communicator, created in the middle
+      text += "h:1:1 [0] NCCL INFO comm 0x2 rank 0 nranks 2 cudaDev 0 busId 1000 - Init COMPLETE\n";
+      text += "h:2:2 [1] NCCL INFO comm 0x2 rank 1 nranks 2 cudaDev 1 busId 1000 - Init COMPLETE\n";
+    }
+    if (i > 150000 && i % 5 == 0) {
+      text += host + "Send: opCount " + n +
+              " sendbuff (nil) recvbuff 0x1 count 8 datatype 7 op 0 " + "root " +
+              std::to_string(1 - i % 2) + " comm 0x2 [nranks=2] stream 0x1\n";
+    }
+    ++i;
+  }
+  expect_streamed_as_stored({write_file("big.log", text)});
 }
 
 }  // namespace

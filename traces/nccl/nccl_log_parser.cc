@@ -28,12 +28,24 @@ class ProcessTable {
         if (refs_.size() * 2 > slots_.size()) grow();
         return index;
       }
-      if (refs_[s].pid == pid && refs_[s].host == host) return s;
+      if (refs_[s].pid == pid && same_host(refs_[s].host, host)) return s;
     }
   }
 
  private:
   static constexpr uint32_t kEmpty = UINT32_MAX;
+
+  // Host names of 8 to 16 bytes (most) compare as two overlapping words, without a memcmp call.
+  static bool same_host(std::string_view a, std::string_view b) {
+    if (a.size() != b.size()) return false;
+    if (a.size() < 8 || a.size() > 16) return a == b;
+    uint64_t a_head, a_tail, b_head, b_tail;
+    std::memcpy(&a_head, a.data(), 8);
+    std::memcpy(&b_head, b.data(), 8);
+    std::memcpy(&a_tail, a.data() + a.size() - 8, 8);
+    std::memcpy(&b_tail, b.data() + b.size() - 8, 8);
+    return ((a_head ^ b_head) | (a_tail ^ b_tail)) == 0;
+  }
 
   // From the pid, the length and the first and last eight bytes of the host name (host names
   // of one job differ at their end): this runs once per NCCL line.
@@ -224,13 +236,47 @@ CollResult field(Cursor& c, const char (&key_text)[N], const char** why) {
   return CollResult::kOk;
 }
 
-// Consumes `text` if [q, e) starts with it; a constant `text` compiles to a few compares.
+// Consumes `text` if [q, e) starts with it; a constant `text` compiles to a few compares (of 4
+// to 16 bytes, as two overlapping words: the compiler calls memcmp for some of those sizes).
 template <size_t N>
 bool literal(const char*& q, const char* e, const char (&text)[N]) {
   constexpr size_t kSize = N - 1;
-  if (static_cast<size_t>(e - q) < kSize || std::memcmp(q, text, kSize) != 0) return false;
+  if (static_cast<size_t>(e - q) < kSize) return false;
+  if constexpr (kSize >= 8 && kSize <= 16) {
+    uint64_t head, tail, text_head, text_tail;
+    std::memcpy(&head, q, 8);
+    std::memcpy(&tail, q + kSize - 8, 8);
+    std::memcpy(&text_head, text, 8);
+    std::memcpy(&text_tail, text + kSize - 8, 8);
+    if (((head ^ text_head) | (tail ^ text_tail)) != 0) return false;
+  } else if constexpr (kSize >= 4 && kSize < 8) {
+    uint32_t head, tail, text_head, text_tail;
+    std::memcpy(&head, q, 4);
+    std::memcpy(&tail, q + kSize - 4, 4);
+    std::memcpy(&text_head, text, 4);
+    std::memcpy(&text_tail, text + kSize - 4, 4);
+    if (((head ^ text_head) | (tail ^ text_tail)) != 0) return false;
+  } else if (std::memcmp(q, text, kSize) != 0) {
+    return false;
+  }
   q += kSize;
   return true;
+}
+
+// The end of the token at `q`: the next space or tab, or `e`. Pointers are most of a COLL line
+// and are skipped, not read; 16 bytes at a time where the text allows.
+const char* token_end(const char* q, const char* e) {
+#if defined(__SSE2__)
+  while (e - q >= 16) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(q));
+    const auto blanks = static_cast<unsigned>(_mm_movemask_epi8(_mm_or_si128(
+        _mm_cmpeq_epi8(v, _mm_set1_epi8(' ')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\t')))));
+    if (blanks != 0) return q + __builtin_ctz(blanks);
+    q += 16;
+  }
+#endif
+  while (q < e && *q != ' ' && *q != '\t') ++q;
+  return q;
 }
 
 // At most `max_digits` decimal digits, at least one.
@@ -265,10 +311,10 @@ bool hex_digits(const char*& q, const char* e, uint64_t& out) {
 bool parse_coll_fields_fast(const char* q, const char* e, CollRecord& rec) {
   auto pointer_token = [&q, e](bool& null) {
     const char* s = q;
-    while (q < e && *q != ' ' && *q != '\t') ++q;
+    q = token_end(q, e);
     const std::string_view token(s, static_cast<size_t>(q - s));
-    null = token.size() <= 5 &&
-           (token == "(nil)" || token == "nil" || token == "0" || token == "0x0");
+    null =
+        token.size() <= 5 && (token == "(nil)" || token == "nil" || token == "0" || token == "0x0");
     return !token.empty();
   };
   uint64_t v = 0;
@@ -301,9 +347,11 @@ bool parse_coll_fields_fast(const char* q, const char* e, CollRecord& rec) {
 // [nranks=<n>] stream <p>`. Anything after the comm (and nranks) is ignored: nccl-tests rows are
 // sometimes glued there.
 CollResult parse_coll(Cursor c, CollRecord& rec, const char** why) {
-  const char* colon =
-      static_cast<const char*>(std::memchr(c.p, ':', std::min<size_t>(c.left(), 16)));
-  if (colon == nullptr) return CollResult::kNotColl;
+  // The op name: letters, then a colon within 16 bytes (a loop: a memchr call costs more here).
+  const char* colon = c.p;
+  const char* const name_limit = c.p + std::min<size_t>(c.left(), 16);
+  while (colon < name_limit && *colon != ':') ++colon;
+  if (colon == name_limit) return CollResult::kNotColl;
   rec.kind = op_kind_of(c.p, static_cast<size_t>(colon - c.p));
   if (rec.kind == v1::OP_KIND_UNSPECIFIED) return CollResult::kNotColl;
   if (parse_coll_fields_fast(colon + 1, c.end, rec)) return CollResult::kOk;
@@ -503,20 +551,44 @@ bool parse_nics(Cursor c, bool socket, GraphRecord& rec) {
   return !rec.nics.empty();
 }
 
+// Whether [p, e) starts with a collective's name and its colon (`AllReduce:`).
+bool names_collective(const char* p, const char* e) {
+  const char* colon = p;
+  const char* const name_limit = p + std::min<size_t>(static_cast<size_t>(e - p), 16);
+  while (colon < name_limit && *colon != ':') ++colon;
+  return colon < name_limit &&
+         op_kind_of(p, static_cast<size_t>(colon - p)) != v1::OP_KIND_UNSPECIFIED;
+}
+
 class PieceParser {
  public:
-  PieceParser(ParsedLog& out) : out_(out), processes_(out.processes) {}
+  PieceParser(ParsedLog& out, bool skip_collectives = false)
+      : out_(out), processes_(out.processes), skip_collectives_(skip_collectives) {}
 
-  // Parses the physical line [b, e) (no newline); `next` and `next_end` are the following line,
-  // for joining a collective that was cut. Returns true if the next line was consumed.
-  bool parse_line(const char* b, const char* e, const char* next, const char* next_end,
-                  uint64_t line) {
+  // Parses the physical line [b, e) (no newline); `next` is the following line (nullptr at the
+  // text's end), which runs at most to `text_end`, for joining a collective that was cut. Returns
+  // true if the next line was consumed; it then ended at next_end(). `only_info`, when given, is
+  // where the caller found "NCCL INFO", whose Ns are the line's only capital Ns: the line is then
+  // not searched for messages. A parser that skips collectives returns at once on those.
+  bool parse_line(const char* b, const char* e, const char* next, const char* text_end,
+                  uint64_t line, const char* only_info = nullptr) {
     while (e > b && (e[-1] == '\r' || e[-1] == ' ')) --e;
     // Every "NCCL INFO" / "NCCL WARN" starts a message; the prefix before it ends the one before.
     std::array<const char*, 8> hits;
     size_t n = 0;
     const char* version = nullptr;
-    for (const char* p = find_nccl(b, e); p != nullptr; p = find_nccl(p + 5, e)) {
+    if (only_info != nullptr && only_info + 9 <= e) {
+      hits[n++] = only_info;  // no other N, so no other "NCCL "
+      if (skip_collectives_) {
+        const char* msg = only_info + 9;
+        while (msg < e && (*msg == ' ' || *msg == '\t')) ++msg;
+        if (names_collective(msg, e)) return false;
+      }
+    } else {
+      only_info = nullptr;
+    }
+    for (const char* p = only_info != nullptr ? nullptr : find_nccl(b, e); p != nullptr;
+         p = find_nccl(p + 5, e)) {
       const size_t rest = static_cast<size_t>(e - p);
       if (rest >= 9 && (std::memcmp(p + 5, "INFO", 4) == 0 || std::memcmp(p + 5, "WARN", 4) == 0)) {
         if (n < hits.size()) hits[n++] = p;
@@ -552,19 +624,22 @@ class PieceParser {
           i == 0 && prefixes[0].start > b && find_timestamp(b, prefixes[0].start, time_ns);
       const bool last = i + 1 == n;
       if (parse_message(msg, msg_end, prefixes[i], has_time, time_ns, line, last ? next : nullptr,
-                        next_end)) {
+                        text_end)) {
         consumed_next = true;
       }
     }
     return consumed_next;
   }
 
-  // Whether the line [b, e) ends in a cut collective that the line [next, next_end) completes.
-  static bool joins_next(const char* b, const char* e, const char* next, const char* next_end) {
+  // Whether the line [b, e) ends in a cut collective that the line at `next` completes.
+  static bool joins_next(const char* b, const char* e, const char* next, const char* text_end) {
     ParsedLog scratch;
     PieceParser parser(scratch);
-    return parser.parse_line(b, e, next, next_end, 1);
+    return parser.parse_line(b, e, next, text_end, 1);
   }
+
+  // Where the line that the last parse_line joined to its own ended.
+  const char* next_end() const { return next_end_; }
 
  private:
   void problem(uint64_t line, std::string what) {
@@ -583,7 +658,7 @@ class PieceParser {
 
   // Returns true if it consumed the next line.
   bool parse_message(const char* p, const char* e, const Prefix& prefix, bool has_time,
-                     uint64_t time_ns, uint64_t line, const char* next, const char* next_end) {
+                     uint64_t time_ns, uint64_t line, const char* next, const char* text_end) {
     while (e > p && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r')) --e;
     Cursor c{p, e};
     skip_spaces(c);
@@ -600,6 +675,7 @@ class PieceParser {
     const char first = *c.p;
     const char* why = nullptr;
     if (first == 'A' || first == 'R' || first == 'B' || first == 'S' || first == 'G') {
+      if (skip_collectives_ && names_collective(c.p, c.end)) return false;
       CollRecord rec;
       const CollResult r = parse_coll(c, rec, &why);
       if (r == CollResult::kOk) {
@@ -607,8 +683,15 @@ class PieceParser {
         return false;
       }
       if (r == CollResult::kTruncated) {
-        // A line cut in two: join it with the next one when that holds no NCCL message.
-        if (next != nullptr && find_nccl(next, next_end) == nullptr) {
+        // A line cut in two: join it with the next one when that holds no NCCL message (an
+        // empty line continues nothing).
+        const char* next_end = nullptr;
+        if (next != nullptr) {
+          const void* nl = std::memchr(next, '\n', static_cast<size_t>(text_end - next));
+          next_end = nl == nullptr ? text_end : static_cast<const char*>(nl);
+        }
+        if (next != nullptr && next != next_end && find_nccl(next, next_end) == nullptr) {
+          next_end_ = next_end;
           joined_.assign(c.p, c.left());
           joined_.push_back(' ');
           const char* ne = next_end;
@@ -699,6 +782,8 @@ class PieceParser {
 
   ParsedLog& out_;
   ProcessTable processes_;
+  const bool skip_collectives_;
+  const char* next_end_ = nullptr;
   uint64_t seq_ = 0;
   std::string joined_;
 };
@@ -746,17 +831,53 @@ bool parse_timestamp(std::string_view text, uint64_t& ns, size_t& consumed) {
   return true;
 }
 
+namespace {
+
+// Without the collectives, lines need not be counted nor even found one by one: the text is
+// searched from one NCCL message to the next, and only the lines of messages that are not
+// collectives are parsed. Records get no line numbers (line 0).
+void parse_setup_lines(const char* text_end, const char* begin, const char* end, ParsedLog& out) {
+  PieceParser parser(out, true);
+  const char* p = begin;
+  while (p < end) {
+    const char* n = find_nccl(p, end);
+    if (n == nullptr) break;
+    if (static_cast<size_t>(end - n) > 10 && std::memcmp(n, "NCCL INFO ", 10) == 0) {
+      const char* msg = n + 10;
+      while (msg < end && (*msg == ' ' || *msg == '\t')) ++msg;
+      if (names_collective(msg, end)) {
+        p = msg;
+        continue;
+      }
+    }
+    // The whole line around the message, as parse_log_piece would give it.
+    const char* b = n;
+    while (b > begin && b[-1] != '\n') --b;
+    const void* nl = std::memchr(n, '\n', static_cast<size_t>(text_end - n));
+    const char* e = nl == nullptr ? text_end : static_cast<const char*>(nl);
+    const char* next = e < text_end ? e + 1 : nullptr;
+    if (parser.parse_line(b, e, next, text_end, 0)) {
+      const char* next_end = parser.next_end();
+      p = next_end < text_end ? next_end + 1 : text_end;
+      continue;
+    }
+    p = e < text_end ? e + 1 : text_end;
+  }
+}
+
+}  // namespace
+
 void parse_log_piece(const char* text_begin, const char* text_end, const char* begin,
-                     const char* end, ParsedLog& out) {
+                     const char* end, ParsedLog& out, bool skip_collectives) {
+  if (skip_collectives) {
+    parse_setup_lines(text_end, begin, end, out);
+    return;
+  }
   PieceParser parser(out);
   // Most lines of a big log are collectives of 150-250 bytes.
   out.colls.reserve(out.colls.size() + static_cast<size_t>(end - begin) / 160);
   // Lines may run past the piece (a collective cut at the piece's end continues in the next one),
   // so line ends are searched up to the end of the whole text.
-  auto line_end = [text_end](const char* s) {
-    const void* nl = std::memchr(s, '\n', static_cast<size_t>(text_end - s));
-    return nl == nullptr ? text_end : static_cast<const char*>(nl);
-  };
   const char* p = begin;
   uint64_t line = 0;
   // The previous piece joins our first line to its last one when that was cut short.
@@ -764,26 +885,29 @@ void parse_log_piece(const char* text_begin, const char* text_end, const char* b
     const char* prev_end = begin - 1;  // its newline
     const char* prev = prev_end;
     while (prev > text_begin && prev[-1] != '\n') --prev;
-    const char* first_end = line_end(begin);
-    if (PieceParser::joins_next(prev, prev_end, begin, first_end)) {
+    if (PieceParser::joins_next(prev, prev_end, begin, text_end)) {
+      const void* nl = std::memchr(begin, '\n', static_cast<size_t>(text_end - begin));
+      const char* first_end = nl == nullptr ? text_end : static_cast<const char*>(nl);
       ++line;
       p = first_end < text_end ? first_end + 1 : text_end;
     }
   }
-  // The end of the line after the current one, found for joining and reused as the next line's.
-  const char* known_start = nullptr;
-  const char* known_end = nullptr;
   while (p < end) {
-    const char* e = p == known_start ? known_end : line_end(p);
+    // One pass finds the line's end and its capital Ns: a line whose only Ns are those of one
+    // "NCCL INFO" (most lines of a big log) holds one message, there.
+    const LineScan scan = scan_line(p, text_end);
+    const char* e = scan.end;
     ++line;
     const char* next = e < text_end ? e + 1 : nullptr;
-    const char* next_end = next != nullptr ? line_end(next) : nullptr;
-    known_start = next;
-    known_end = next_end;
-    if (next == next_end) next = nullptr;  // an empty line continues nothing
-    if (parser.parse_line(p, e, next, next_end, line)) {
+    const char* only_info = scan.capitals == 2 &&
+                                    static_cast<size_t>(e - scan.first_capital) >= 9 &&
+                                    std::memcmp(scan.first_capital, "NCCL INFO", 9) == 0
+                                ? scan.first_capital
+                                : nullptr;
+    if (parser.parse_line(p, e, next, text_end, line, only_info)) {
       // A continuation in the next piece is counted (and skipped) by that piece.
       if (next < end) ++line;
+      const char* next_end = parser.next_end();
       p = next_end < text_end ? next_end + 1 : text_end;
       continue;
     }

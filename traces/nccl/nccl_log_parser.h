@@ -112,8 +112,10 @@ struct ParsedLog {
 // the lines around it: a collective cut short on its last line is joined with the next line (in the
 // next piece), and a first line that the previous piece joined that way is skipped. `begin` and
 // `end` must be at line starts (or the text's end); the last line may lack its newline.
+// `skip_collectives` leaves out collective lines (neither records nor problems of them), for a
+// first pass that only needs the init, graph and version lines.
 void parse_log_piece(const char* text_begin, const char* text_end, const char* begin,
-                     const char* end, ParsedLog& out);
+                     const char* end, ParsedLog& out, bool skip_collectives = false);
 
 // The whole of `text` as one piece.
 ParsedLog parse_log_text(std::string_view text);

@@ -1,7 +1,6 @@
 #include "traces/nccl/nccl_trace_builder.h"
 
 #include <fmt/format.h>
-#include <sys/mman.h>
 
 #include <algorithm>
 #include <array>
@@ -37,17 +36,10 @@ bool reduces(v1::OpKind kind) {
 
 }  // namespace
 
-void NcclTraceBuilder::reserve_ops(uint64_t n) {
-  ops_.reserve(static_cast<size_t>(n));
-  // Hundreds of MB for a big log: in 2 MB pages they take a fraction of the page faults (the
-  // system's transparent huge pages are often enabled only where asked for). Not yet touched, so
-  // the advice applies from the first fault; failing it only costs speed.
-  constexpr uintptr_t kHuge = 2u << 20;
-  const auto begin = reinterpret_cast<uintptr_t>(ops_.data());
-  const uintptr_t end = begin + ops_.capacity() * sizeof(CompactOp);
-  const uintptr_t from = (begin + kHuge - 1) & ~(kHuge - 1);
-  const uintptr_t to = end & ~(kHuge - 1);
-  if (to > from) madvise(reinterpret_cast<void*>(from), to - from, MADV_HUGEPAGE);
+NcclTraceBuilder::NcclTraceBuilder(const ImportOptions& options) : options_(options) {
+  for (size_t t = 0; t < element_size_.size(); ++t) {
+    element_size_[t] = datatype_size(static_cast<v1::DataType>(t));
+  }
 }
 
 void NcclTraceBuilder::start_file(const std::string& name) {
@@ -74,7 +66,8 @@ uint32_t NcclTraceBuilder::slot_of(uint32_t process, int32_t dev) {
   return it->second;
 }
 
-Status NcclTraceBuilder::add(const ParsedLog& piece) {
+Status NcclTraceBuilder::add(const ParsedLog& piece, OpSink* ops) {
+  sink_ = ops != nullptr ? ops : &ops_;
   // Our own process numbers for the piece's, copying host names (the piece's text goes away).
   piece_process_.resize(piece.processes.size());
   for (size_t i = 0; i < piece.processes.size(); ++i) {
@@ -205,19 +198,19 @@ Status NcclTraceBuilder::on_coll(const CollRecord& rec, uint32_t process) {
     last_process_ = process;
     last_comm_ = rec.comm;
   }
-  CompactOp op{};
+  // Everything but the rank and communicator (known once all init lines are in) is known now.
+  OpWireFields op;
   op.index = slot_state_[members_[member].slot].next_index++;
+  op.kind = rec.kind;
   op.count = rec.count;
-  op.op_count = rec.op_count;
-  op.time_ns = rec.time_ns;
-  op.has_time = rec.has_time;
-  op.line = line_base_ + rec.line;
-  op.member = member;
-  op.file = static_cast<uint16_t>(files_.size() - 1);
-  op.kind = static_cast<uint8_t>(rec.kind);
-  op.datatype = static_cast<uint8_t>(rec.datatype);
+  op.datatype = rec.datatype;
+  op.bytes = rec.count * element_size_[static_cast<uint8_t>(rec.datatype)];
   op.root = has_root(rec.kind) ? rec.root : -1;
-  op.reduce_op = reduces(rec.kind) ? static_cast<uint8_t>(std::min(rec.red_op, 5) + 1) : 0;
+  op.reduce_op = reduces(rec.kind) ? std::min(rec.red_op, 5) + 1 : 0;
+  op.has_enqueue_time = rec.has_time;
+  op.enqueue_time_ns = rec.time_ns;
+  op.op_count = rec.op_count;
+  op.source_line = line_base_ + rec.line;
   // NCCL gives the point-to-point ops of one group call the same opCount.
   if (rec.kind == v1::OP_KIND_SEND || rec.kind == v1::OP_KIND_RECV) {
     SlotState& s = slot_state_[members_[member].slot];
@@ -230,7 +223,8 @@ Status NcclTraceBuilder::on_coll(const CollRecord& rec, uint32_t process) {
   } else {
     slot_state_[members_[member].slot].group = 0;
   }
-  ops_.push_back(op);
+  sink_->append(member, static_cast<uint16_t>(files_.size() - 1), op);
+  ++op_total_;
   return {};
 }
 
@@ -433,30 +427,20 @@ Status NcclTraceBuilder::finish() {
   for (const std::string& f : files_) file_prefix_.push_back(f + ":");
   member_out_.clear();
   for (const Member& m : members_) member_out_.push_back({slot_global_[m.slot], m.group});
-  report_.ops = ops_.size();
+  report_.ops = op_total_;
   report_.ranks = world;
   report_.communicators = static_cast<uint32_t>(header_.communicators_size());
   return {};
 }
 
-void NcclTraceBuilder::fill_op(const CompactOp& c, v1::Op& op, std::string& source) const {
-  const Member& m = members_[c.member];
-  op.set_rank(slot_global_[m.slot]);
-  op.set_index(c.index);
-  op.set_kind(static_cast<v1::OpKind>(c.kind));
+void NcclTraceBuilder::fill_op(const PackedOpView& c, v1::Op& op, std::string& source) const {
+  // The parts are fields of an Op in its wire format, so the library reads them back.
+  op.Clear();
+  op.MergeFromString(std::string(c.index_kind));
+  op.MergeFromString(std::string(c.payload));
+  const MemberOut& m = member_out_[c.member];
+  op.set_rank(m.rank);
   op.set_comm(group_ids_[m.group]);
-  op.set_count(c.count);
-  const auto datatype = static_cast<v1::DataType>(c.datatype);
-  op.set_datatype(datatype);
-  op.set_bytes(c.count * datatype_size(datatype));
-  op.set_root(c.root);
-  op.set_reduce_op(static_cast<v1::ReduceOp>(c.reduce_op));
-  if (c.has_time) {
-    op.set_enqueue_time_ns(c.time_ns);
-  } else {
-    op.clear_enqueue_time_ns();
-  }
-  op.set_op_count(c.op_count);
   char digits[24];
   const char* end = std::to_chars(digits, digits + sizeof(digits), c.line).ptr;
   source.assign(file_prefix_[c.file]);
@@ -468,40 +452,49 @@ void NcclTraceBuilder::fill_op(const CompactOp& c, v1::Op& op, std::string& sour
 Status NcclTraceBuilder::write_ops(const std::function<Status(const v1::Op&)>& sink) const {
   v1::Op op;
   std::string source;
-  for (const CompactOp& c : ops_) {
+  PackedOps::Reader reader(ops_, 0);
+  PackedOpView c;
+  for (size_t i = 0; i < ops_.size(); ++i) {
+    reader.next(c);
     fill_op(c, op, source);
     COLLIDE_RETURN_IF_ERROR(sink(op));
   }
   return {};
 }
 
+bool NcclTraceBuilder::same_layout(const NcclTraceBuilder& other) const {
+  auto same = [](const MemberOut& a, const MemberOut& b) {
+    return a.rank == b.rank && a.group == b.group;
+  };
+  return header_.SerializeAsString() == other.header_.SerializeAsString() &&
+         std::equal(member_out_.begin(), member_out_.end(), other.member_out_.begin(),
+                    other.member_out_.end(), same) &&
+         group_ids_ == other.group_ids_ && file_prefix_ == other.file_prefix_;
+}
+
 void NcclTraceBuilder::serialize_ops(size_t begin, size_t end, WireBuffer& out) const {
-  // Per datatype id, its element size (a table: this runs once per op).
-  std::array<uint32_t, 256> element_size{};
-  for (size_t t = 0; t < element_size.size(); ++t) {
-    element_size[t] = datatype_size(static_cast<v1::DataType>(t));
-  }
+  serialize_packed(ops_, begin, end, out);
+}
+
+void NcclTraceBuilder::serialize_ops(const PackedOps& ops, WireBuffer& out) const {
+  serialize_packed(ops, 0, ops.size(), out);
+}
+
+void NcclTraceBuilder::serialize_packed(const PackedOps& ops, size_t begin, size_t end,
+                                        WireBuffer& out) const {
   OpWireFields w;
-  for (size_t i = begin; i < end && i < ops_.size(); ++i) {
-    const CompactOp& c = ops_[i];
+  PackedOps::Reader reader(ops, begin);
+  PackedOpView c;
+  for (size_t i = begin; i < end && i < ops.size(); ++i) {
+    reader.next(c);
     const MemberOut& m = member_out_[c.member];
     w.rank = m.rank;
-    w.index = c.index;
-    w.kind = c.kind;
     w.comm = group_ids_[m.group];
-    w.count = c.count;
-    w.datatype = c.datatype;
-    w.bytes = c.count * element_size[c.datatype];
-    w.root = c.root;
-    w.reduce_op = c.reduce_op;
-    w.has_enqueue_time = c.has_time;
-    w.enqueue_time_ns = c.time_ns;
-    w.op_count = c.op_count;
     w.source_prefix = file_prefix_[c.file];
     w.source_line = c.line;
     w.group = c.group;
     char* at = out.reserve(max_op_wire_size(w.comm.size(), w.source_prefix.size()));
-    out.set_end(write_delimited_op(w, at));
+    out.set_end(write_delimited_op_from_parts(w, c.index_kind, c.payload, at));
   }
 }
 

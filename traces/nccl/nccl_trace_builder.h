@@ -1,5 +1,6 @@
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -12,6 +13,7 @@
 #include "traces/import/importer.h"
 #include "traces/nccl/nccl_log_parser.h"
 #include "traces/nccl/op_wire.h"
+#include "traces/nccl/packed_ops.h"
 
 // Turns parsed NCCL log records into a collide trace: joins each collective line to the init line
 // of its (host, pid, comm pointer), numbers ranks, groups the per-process comm pointers into
@@ -37,27 +39,33 @@ namespace collide::traces::nccl {
 
 class NcclTraceBuilder {
  public:
-  explicit NcclTraceBuilder(const ImportOptions& options) : options_(options) {}
-
-  // Room for `n` ops, so a big import does not copy its ops while growing.
-  void reserve_ops(uint64_t n);
+  explicit NcclTraceBuilder(const ImportOptions& options);
 
   // Pieces of one file are added in order after start_file; line numbers run on across them.
   void start_file(const std::string& name);
-  // In strict mode, the first problem (in input order) is returned as an error.
-  Status add(const ParsedLog& piece);
+  // In strict mode, the first problem (in input order) is returned as an error. The piece's ops
+  // go to `ops` when given (they are then the caller's to write, with serialize_ops below), else
+  // to the builder's own store.
+  Status add(const ParsedLog& piece, OpSink* ops = nullptr);
   Status end_file();
 
   // Numbers ranks, groups communicators; after this, header() and write_ops() are ready.
   Status finish();
   const v1::TraceHeader& header() const { return header_; }
-  uint64_t ops() const { return ops_.size(); }
+  uint64_t ops() const { return ops_.size(); }  // in the builder's own store
   // Hands every op to `sink`, in input order (each rank's ops in its issue order).
   Status write_ops(const std::function<Status(const v1::Op&)>& sink) const;
   // Appends ops [begin, end) to `out` as a trace file holds them (each preceded by its length as
   // a varint32), the same bytes as write_ops' messages serialized; threads may serialize disjoint
   // ranges at once.
   void serialize_ops(size_t begin, size_t end, WireBuffer& out) const;
+  // The same for all the ops that add() put into the caller's store. Another builder fed the
+  // same init lines may serialize them (see same_layout).
+  void serialize_ops(const PackedOps& ops, WireBuffer& out) const;
+
+  // Whether both finished builders write the same header and map every op's member to the same
+  // rank and communicator: then one may serialize the other's ops.
+  bool same_layout(const NcclTraceBuilder& other) const;
 
   ImportReport& report() { return report_; }
 
@@ -80,21 +88,6 @@ class NcclTraceBuilder {
     uint32_t slot = 0;
     uint32_t group = 0;
     std::vector<GraphRecord> graph;
-  };
-  struct CompactOp {
-    uint64_t index;  // in its rank's stream
-    uint64_t count;
-    uint64_t op_count;
-    uint64_t time_ns;
-    uint64_t line;
-    uint32_t member;
-    uint32_t group;
-    int32_t root;
-    uint16_t file;
-    uint8_t kind;
-    uint8_t datatype;
-    uint8_t reduce_op;
-    bool has_time;
   };
   struct SlotState {
     uint64_t next_index = 0;
@@ -120,7 +113,8 @@ class NcclTraceBuilder {
                                  (static_cast<uint64_t>(k.process) * 0xC2B2AE3D27D4EB4Full));
     }
   };
-  void fill_op(const CompactOp& c, v1::Op& op, std::string& source) const;
+  void fill_op(const PackedOpView& c, v1::Op& op, std::string& source) const;
+  void serialize_packed(const PackedOps& ops, size_t begin, size_t end, WireBuffer& out) const;
   static uint64_t dev_key(uint32_t process, int32_t dev) {
     return (static_cast<uint64_t>(process) << 32) | static_cast<uint32_t>(dev);
   }
@@ -159,7 +153,10 @@ class NcclTraceBuilder {
     uint32_t group;
   };
   std::vector<MemberOut> member_out_;  // by member, set by finish()
-  std::vector<CompactOp> ops_;
+  PackedOps ops_;
+  OpSink* sink_ = &ops_;  // where on_coll puts ops
+  uint64_t op_total_ = 0;
+  std::array<uint32_t, 256> element_size_{};  // by v1::DataType: a table, as it runs per op
   std::vector<std::string> group_ids_;
   std::vector<std::string> file_prefix_;  // "file:"
   v1::TraceHeader header_;

@@ -2,6 +2,7 @@
 
 #include <bit>
 #include <charconv>
+#include <type_traits>
 
 namespace collide::traces::nccl {
 namespace {
@@ -27,6 +28,40 @@ char* put_varint(char* out, uint64_t v) {
   return out;
 }
 
+// memcpy for the few to few tens of bytes an op's parts take, without a library call: two
+// overlapping copies of a fixed size, which the compiler turns into loads and stores.
+[[gnu::always_inline]] inline char* copy_short(char* out, const char* from, size_t n) {
+  auto two = [&](auto width) {
+    constexpr size_t w = decltype(width)::value;
+    char head[w], tail[w];
+    std::memcpy(head, from, w);
+    std::memcpy(tail, from + n - w, w);
+    std::memcpy(out, head, w);
+    std::memcpy(out + n - w, tail, w);
+  };
+  if (n >= 32 && n <= 64) {
+    two(std::integral_constant<size_t, 32>());
+  } else if (n >= 16 && n < 32) {
+    two(std::integral_constant<size_t, 16>());
+  } else if (n >= 8 && n < 16) {
+    two(std::integral_constant<size_t, 8>());
+  } else if (n >= 4 && n < 8) {
+    two(std::integral_constant<size_t, 4>());
+  } else if (n < 4) {
+    for (size_t i = 0; i < n; ++i) out[i] = from[i];
+  } else {
+    std::memcpy(out, from, n);
+  }
+  return out + n;
+}
+
+// A varint field; proto3 leaves a field at its zero value out.
+char* put_field(char* out, uint32_t field, uint64_t v) {
+  if (v == 0) return out;
+  *out++ = static_cast<char>(tag(field, kVarint));
+  return put_varint(out, v);
+}
+
 // int32 and enum fields are sign-extended to 64 bits on the wire (a negative takes ten bytes).
 uint64_t widen(int32_t v) {
   return static_cast<uint64_t>(static_cast<int64_t>(v));
@@ -34,50 +69,84 @@ uint64_t widen(int32_t v) {
 
 }  // namespace
 
-char* write_delimited_op(const OpWireFields& op, char* out) {
-  char digits[20];
+char* put_op_index_kind(const OpWireFields& op, char* out) {
+  out = put_field(out, 2, op.index);
+  return put_field(out, 3, widen(op.kind));
+}
+
+char* put_op_payload(const OpWireFields& op, char* out) {
+  out = put_field(out, 5, op.count);
+  out = put_field(out, 6, widen(op.datatype));
+  out = put_field(out, 7, op.bytes);
+  out = put_field(out, 8, widen(op.root));
+  out = put_field(out, 9, widen(op.reduce_op));
+  if (op.has_enqueue_time) {  // presence, not proto3's zero rule
+    *out++ = static_cast<char>(tag(10, kVarint));
+    out = put_varint(out, op.enqueue_time_ns);
+  }
+  return put_field(out, 13, op.op_count);
+}
+
+char* write_delimited_op_from_parts(const OpWireFields& op, std::string_view index_kind,
+                                    std::string_view payload, char* out) {
+  char digits[32];  // 20 would do; 32 lets copy_short copy it in one size class
   const size_t digit_count = static_cast<size_t>(
       std::to_chars(digits, digits + sizeof(digits), op.source_line).ptr - digits);
   const size_t source_size = op.source_prefix.size() + digit_count;
 
   // The body goes after a one-byte length, which most ops need; a longer body is moved up once
-  // its size is known (cheaper than sizing every field twice). Proto3: a field at its zero value
-  // is not written (enqueue_time_ns has presence instead).
+  // its size is known (cheaper than sizing every field twice).
   char* const start = out;
   out = start + 1;
-  auto put = [&out](uint32_t field, uint64_t v) {
-    if (v == 0) return;
-    *out++ = static_cast<char>(tag(field, kVarint));
-    out = put_varint(out, v);
-  };
-  put(1, op.rank);
-  put(2, op.index);
-  put(3, widen(op.kind));
+  out = put_field(out, 1, op.rank);
+  out = copy_short(out, index_kind.data(), index_kind.size());
   if (!op.comm.empty()) {
     *out++ = static_cast<char>(tag(4, kLengthDelimited));
     out = put_varint(out, op.comm.size());
-    std::memcpy(out, op.comm.data(), op.comm.size());
-    out += op.comm.size();
+    out = copy_short(out, op.comm.data(), op.comm.size());
   }
-  put(5, op.count);
-  put(6, widen(op.datatype));
-  put(7, op.bytes);
-  put(8, widen(op.root));
-  put(9, widen(op.reduce_op));
-  if (op.has_enqueue_time) {
-    *out++ = static_cast<char>(tag(10, kVarint));
-    out = put_varint(out, op.enqueue_time_ns);
-  }
-  put(13, op.op_count);
+  out = copy_short(out, payload.data(), payload.size());
   if (source_size != 0) {
     *out++ = static_cast<char>(tag(14, kLengthDelimited));
     out = put_varint(out, source_size);
-    std::memcpy(out, op.source_prefix.data(), op.source_prefix.size());
-    out += op.source_prefix.size();
-    std::memcpy(out, digits, digit_count);
-    out += digit_count;
+    out = copy_short(out, op.source_prefix.data(), op.source_prefix.size());
+    out = copy_short(out, digits, digit_count);
   }
-  put(15, op.group);
+  out = put_field(out, 15, op.group);
+  const size_t size = static_cast<size_t>(out - (start + 1));
+  if (size < 0x80) {
+    *start = static_cast<char>(size);
+    return out;
+  }
+  const size_t prefix = varint_size(size);
+  std::memmove(start + prefix, start + 1, size);
+  put_varint(start, size);
+  return start + prefix + size;
+}
+
+char* write_delimited_op(const OpWireFields& op, char* out) {
+  // As write_delimited_op_from_parts, with the parts encoded in place.
+  char digits[32];
+  const size_t digit_count = static_cast<size_t>(
+      std::to_chars(digits, digits + sizeof(digits), op.source_line).ptr - digits);
+  const size_t source_size = op.source_prefix.size() + digit_count;
+  char* const start = out;
+  out = start + 1;
+  out = put_field(out, 1, op.rank);
+  out = put_op_index_kind(op, out);
+  if (!op.comm.empty()) {
+    *out++ = static_cast<char>(tag(4, kLengthDelimited));
+    out = put_varint(out, op.comm.size());
+    out = copy_short(out, op.comm.data(), op.comm.size());
+  }
+  out = put_op_payload(op, out);
+  if (source_size != 0) {
+    *out++ = static_cast<char>(tag(14, kLengthDelimited));
+    out = put_varint(out, source_size);
+    out = copy_short(out, op.source_prefix.data(), op.source_prefix.size());
+    out = copy_short(out, digits, digit_count);
+  }
+  out = put_field(out, 15, op.group);
   const size_t size = static_cast<size_t>(out - (start + 1));
   if (size < 0x80) {
     *start = static_cast<char>(size);
