@@ -6,6 +6,8 @@
 
 #include "collide/agent.pb.h"
 #include "common/logging.h"
+#include "common/netns.h"
+#include "orchestrator/agent/host_interfaces.h"
 #include "orchestrator/agent/host_run.h"
 
 namespace collide::orchestrator::agent {
@@ -146,6 +148,25 @@ void AgentServer::session(control::Channel& channel, const std::atomic<bool>& st
             break;
           }
           lease_deadline = Clock::now() + lease;
+          break;
+        }
+        case v1::AgentRequest::kDescribe: {
+          // What this host offers, seen from its namespace (where its replays run).
+          auto scope = options_.netns.empty()
+                           ? Result<std::unique_ptr<netns::Scope>>(std::unique_ptr<netns::Scope>())
+                           : netns::Scope::enter(options_.netns);
+          const std::vector<std::string> requested(request.describe().interfaces().begin(),
+                                                   request.describe().interfaces().end());
+          auto described = scope.ok() ? describe_host(options_.interfaces, requested)
+                                      : Result<v1::HostDescription>(scope.status());
+          scope = Result<std::unique_ptr<netns::Scope>>(std::unique_ptr<netns::Scope>());
+          if (!described.ok()) {
+            sent = channel.send(error_reply(described.status().message()));
+            break;
+          }
+          v1::AgentReply reply;
+          *reply.mutable_described() = std::move(described).value();
+          sent = channel.send(reply);
           break;
         }
         case v1::AgentRequest::kHeartbeat:

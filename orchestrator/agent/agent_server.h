@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "common/result.h"
 #include "orchestrator/control/tls_channel.h"
@@ -25,6 +26,8 @@ struct AgentOptions {
   std::filesystem::path work_dir;  // traces and results of the replays
   std::string collide_binary;      // runs `collide replay`
   int max_sessions = -1;           // orchestrators to serve before returning; -1: no limit
+  // Real hosts: the only interfaces runs may use (empty: whichever the orchestrator names).
+  std::vector<std::string> interfaces;
 };
 
 class AgentServer {

@@ -29,20 +29,71 @@ class ArmedScenarioFaults final : public ArmedFaults {
 
 }  // namespace
 
-Result<std::unique_ptr<ArmedFaults>> arm_host_faults(const std::vector<v1::Fault>& faults,
-                                                     const testbed::TestbedPlan& plan,
-                                                     uint32_t repetition) {
+namespace {
+
+Result<std::unique_ptr<ArmedFaults>> arm(const std::vector<v1::Fault>& faults,
+                                         const testbed::TestbedPlan& plan, uint32_t repetition,
+                                         scenario_faults::ArmOptions options) {
   auto out = std::make_unique<ArmedScenarioFaults>();
   out->faults = faults;
+  options.start_now = false;
   std::vector<const v1::Fault*> pointers;
   for (const v1::Fault& f : out->faults) pointers.push_back(&f);
-  scenario_faults::ArmOptions options;
   options.repetition = repetition;
-  options.start_now = false;
   auto armed = scenario_faults::arm_faults(pointers, plan, options);
   if (!armed.ok()) return armed.status();
   out->armed = std::move(armed).value();
   return std::unique_ptr<ArmedFaults>(std::move(out));
+}
+
+// Where a fault acts on a real host's own NIC, or why it cannot.
+Result<scenario_faults::FaultSite> own_nic_site(const v1::Fault& f, const std::string& netns,
+                                                const std::string& ifname) {
+  scenario_faults::FaultSite site;
+  site.host_link = true;
+  site.own_nic = true;
+  site.leaf_netns = site.peer_netns = netns;
+  site.leaf_ifname = site.peer_ifname = ifname;
+  const std::string kind = scenario_faults::kind_name(f.kind());
+  if (scenario_faults::is_packet_fault(f)) {
+    if (f.direction() != v1::Fault::DIRECTION_TO_HOST) {
+      return failed_precondition(fmt::format(
+          "fault {} ({}) on {}: on a real host only frames arriving at its NIC can be faulted (the "
+          "replay sends past the qdiscs); use direction to-host here, or on the peer's link",
+          f.name(), kind, ifname));
+    }
+    site.hooks.push_back({netns, ifname, injectors::Direction::kIngress, /*xdp=*/true});
+  } else if (f.kind() == v1::Fault::KIND_RATE_LIMIT) {
+    return failed_precondition(fmt::format(
+        "fault {} (rate-limit) on {}: a real host's packet socket bypasses its qdiscs, so the "
+        "agent cannot shape its own NIC",
+        f.name(), ifname));
+  }
+  return site;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<ArmedFaults>> arm_host_faults(const std::vector<v1::Fault>& faults,
+                                                     const testbed::TestbedPlan& plan,
+                                                     uint32_t repetition) {
+  return arm(faults, plan, repetition, {});
+}
+
+Result<std::unique_ptr<ArmedFaults>> arm_own_nic_faults(const std::vector<v1::Fault>& faults,
+                                                        const std::string& netns,
+                                                        const std::string& ifname,
+                                                        uint32_t repetition) {
+  // Checked first, so that nothing is armed when one of them cannot be.
+  for (const v1::Fault& f : faults) {
+    auto site = own_nic_site(f, netns, ifname);
+    if (!site.ok()) return site.status();
+  }
+  scenario_faults::ArmOptions options;
+  options.site_of = [netns, ifname](const v1::Fault& f) { return own_nic_site(f, netns, ifname); };
+  testbed::TestbedPlan plan;
+  plan.name = "real";
+  return arm(faults, plan, repetition, std::move(options));
 }
 
 }  // namespace collide::orchestrator::agent

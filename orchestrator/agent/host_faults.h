@@ -36,4 +36,14 @@ Result<std::unique_ptr<ArmedFaults>> arm_host_faults(const std::vector<v1::Fault
                                                      const testbed::TestbedPlan& plan,
                                                      uint32_t repetition);
 
+// Arms `faults` (all aimed at this host's link) on a real host's own NIC `ifname` (in `netns`,
+// "" for the agent's own). The replay's packet socket sees received frames before tc would act
+// and sends past the qdiscs, so per-packet faults act on frames arriving (XDP ingress), flaps
+// take the NIC down, slow receivers and send delays are the replayer's; what cannot act on this
+// NIC (faults on frames leaving it, rate limits) is refused with a reason.
+Result<std::unique_ptr<ArmedFaults>> arm_own_nic_faults(const std::vector<v1::Fault>& faults,
+                                                        const std::string& netns,
+                                                        const std::string& ifname,
+                                                        uint32_t repetition);
+
 }  // namespace collide::orchestrator::agent

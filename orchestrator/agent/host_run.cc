@@ -1,8 +1,10 @@
 #include "orchestrator/agent/host_run.h"
 
+#include <signal.h>
 #include <sys/wait.h>
 
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -10,6 +12,8 @@
 #include <nlohmann/json.hpp>
 
 #include "common/logging.h"
+#include "common/netns.h"
+#include "orchestrator/agent/next_hop.h"
 #include "orchestrator/faults/fault_plan.h"
 #include "orchestrator/testbed/testbed_plan.h"
 
@@ -23,9 +27,34 @@ T or_default(T value, T fallback) {
   return value ? value : fallback;
 }
 
+// How long the agent waits for ARP towards one peer before it gives up on the run.
+constexpr auto kNeighborTimeout = 3s;
+// How long a replay told to stop gets to write what it recorded.
+constexpr auto kStopGrace = 3s;
+
+// Real hosts: the next-hop MAC towards every peer host, asked of this host's own tables (inside
+// the host's namespace when it has one), as `collide replay --host-mac` flags.
+Result<std::vector<std::string>> peer_mac_flags(const v1::PrepareRun& r, const std::string& netns) {
+  if (r.interface().empty()) return invalid_argument("the run names rank addresses but no interface");
+  auto scope = netns.empty() ? Result<std::unique_ptr<netns::Scope>>(std::unique_ptr<netns::Scope>())
+                             : netns::Scope::enter(netns);
+  if (!scope.ok()) return scope.status();
+  std::map<uint32_t, std::string> peer_ip;  // one address per peer host is enough: one next hop
+  for (const v1::RankEndpoint& e : r.rank_endpoints()) {
+    if (e.host() != r.host()) peer_ip.emplace(e.host(), e.ipv4());
+  }
+  std::vector<std::string> flags;
+  for (const auto& [host, ip] : peer_ip) {
+    auto mac = resolve_next_hop_mac(ip, r.interface(), kNeighborTimeout);
+    if (!mac.ok()) return mac.status().with_context(fmt::format("host {}'s peer host {}", r.host(), host));
+    flags.push_back(fmt::format("--host-mac={}={}", host, *mac));
+  }
+  return flags;
+}
+
 std::vector<std::string> replay_argv(const v1::PrepareRun& r, const HostRunDefaults& d,
                                      const std::string& trace, const std::string& results,
-                                     const std::string& go) {
+                                     const std::string& go, const std::vector<std::string>& peer_macs) {
   const v1::TransportSettings& t = r.transport();
   std::vector<std::string> argv = {
       // The replay must not outlive this agent, even if the agent is killed outright.
@@ -49,6 +78,13 @@ std::vector<std::string> replay_argv(const v1::PrepareRun& r, const HostRunDefau
   const std::string netns = r.netns().empty() ? d.netns : r.netns();
   if (!netns.empty()) argv.push_back("--netns=" + netns);
   if (r.testbed().hosts() > 0) argv.push_back("--rank-addresses=testbed");
+  if (r.rank_endpoints_size() > 0) {
+    argv.push_back("--rank-addresses=list");
+    for (const v1::RankEndpoint& e : r.rank_endpoints()) {
+      argv.push_back(fmt::format("--rank-ip={}={}", e.rank(), e.ipv4()));
+    }
+    argv.insert(argv.end(), peer_macs.begin(), peer_macs.end());
+  }
   if (!r.next_hop_mac().empty()) argv.push_back("--next-hop-mac=" + r.next_hop_mac());
   if (r.trace_timing()) argv.push_back("--timing=trace");
   // Slow receivers and send delays aimed at this host are the replayer's to play.
@@ -83,10 +119,22 @@ Result<std::unique_ptr<HostRun>> HostRun::prepare(const v1::PrepareRun& request,
     if (!out.good()) return unavailable(fmt::format("writing {}", run->trace_file_.string()));
   }
 
-  if (request.faults_size() > 0) {
-    if (request.testbed().hosts() == 0) {
-      return unavailable("faults on real hosts are not supported by the agent yet");
-    }
+  const std::string netns = request.netns().empty() ? defaults.netns : request.netns();
+  std::vector<std::string> peer_macs;
+  if (request.rank_endpoints_size() > 0) {
+    auto flags = peer_mac_flags(request, netns);
+    if (!flags.ok()) return flags.status();
+    peer_macs = std::move(flags).value();
+  }
+
+  if (request.faults_size() > 0 && request.testbed().hosts() == 0) {
+    // A real host: its faults go on its own NIC.
+    if (request.interface().empty()) return invalid_argument("faults on a real host need the run's interface");
+    const std::vector<v1::Fault> faults(request.faults().begin(), request.faults().end());
+    auto armed = arm_own_nic_faults(faults, netns, request.interface(), request.repetition());
+    if (!armed.ok()) return armed.status();
+    run->faults_ = std::move(armed).value();
+  } else if (request.faults_size() > 0) {
     auto plan = testbed::plan_testbed(request.testbed());
     if (!plan.ok()) return plan.status();
     const std::vector<v1::Fault> faults(request.faults().begin(), request.faults().end());
@@ -97,7 +145,7 @@ Result<std::unique_ptr<HostRun>> HostRun::prepare(const v1::PrepareRun& request,
 
   auto child = process::ChildProcess::spawn(
       replay_argv(request, defaults, run->trace_file_.string(), run->results_file_.string(),
-                  run->go_file_.string()));
+                  run->go_file_.string(), peer_macs));
   if (!child.ok()) return child.status();
   run->replay_.emplace(std::move(child).value());
   auto line = run->replay_->read_line(60s);
@@ -207,9 +255,20 @@ v1::RunCompletion HostRun::completion() {
 }
 
 v1::RunCompletion HostRun::stop(const std::string& reason) {
+  // Asked to stop, the replay writes the ops it finished; a replay that was never let go, or
+  // does not stop in time, is killed and leaves none.
+  v1::RunCompletion c;
+  if (replay_ && !exited_ && started_ && ::kill(replay_->pid(), SIGTERM) == 0) {
+    auto code = replay_->wait(kStopGrace);
+    if (code.ok()) {
+      exit_code_ = *code;
+      exited_ = true;
+      c = completion();
+    }
+  }
   replay_.reset();
   exited_ = true;
-  v1::RunCompletion c;
+  c.clear_faults();
   c.set_run_index(request_.run_index());
   add_fault_counts(c);
   c.set_ok(false);

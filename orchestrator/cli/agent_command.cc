@@ -19,6 +19,7 @@ struct AgentCliOptions {
   std::string port_spec;
   std::string work_dir;
   int sessions = -1;
+  std::vector<std::string> interfaces;
 };
 
 std::atomic<bool> g_stop{false};
@@ -52,6 +53,7 @@ void run(const AgentCliOptions& opt) {
                    : std::filesystem::path(opt.work_dir);
   o.collide_binary = self_path();
   o.max_sessions = opt.sessions;
+  o.interfaces = opt.interfaces;
   auto server = orchestrator::agent::AgentServer::create(o);
   if (!server.ok()) fail("agent", kExitFailed, server.status().message());
   std::signal(SIGTERM, on_signal);
@@ -77,6 +79,9 @@ void add_agent_command(CLI::App& app) {
                   "packet port for replays when the orchestrator names none (e.g. dpdk:...)");
   cmd->add_option("--work-dir", opt->work_dir, "where traces and results of replays go");
   cmd->add_option("--sessions", opt->sessions, "serve this many orchestrators, then exit");
+  cmd->add_option("--interfaces", opt->interfaces,
+                  "real hosts: the only interfaces runs may use (e.g. eth1,eth2)")
+      ->delimiter(',');
   cmd->callback([opt] { run(*opt); });
 }
 

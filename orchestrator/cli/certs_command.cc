@@ -24,7 +24,7 @@ void add_certs_command(CLI::App& app) {
       "generate", "A CA, an agent and an orchestrator certificate (EC P-256, files 0600)");
   gen->add_option("--dir", opt->dir, "where the files go")->required();
   gen->add_option("--days", opt->days, "validity")->capture_default_str();
-  gen->add_option("--name", opt->names,
+  gen->add_option("--name,--san", opt->names,
                   "another address or DNS name of the agents (besides 127.0.0.1, localhost)");
   gen->callback([opt] {
     orchestrator::control::CertOptions o;

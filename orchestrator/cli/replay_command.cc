@@ -4,7 +4,9 @@
 #include <sched.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -48,6 +50,7 @@ struct ReplayOptions {
   std::string rank_addresses = "base";
   std::string next_hop_mac;
   std::vector<std::string> host_macs;
+  std::vector<std::string> rank_ips;  // RANK=IPV4, with rank_addresses "list"
   uint32_t mtu = 4096;
   std::string recovery = "go-back-n";
   uint32_t ack_every = 16;
@@ -98,6 +101,21 @@ std::vector<std::chrono::nanoseconds> parse_hook(const std::string& flag, const 
 
 const char* hook_kind_name(eng::HookWindow::Kind kind) {
   return kind == eng::HookWindow::Kind::kDrainPause ? "drain_pause" : "send_delay";
+}
+
+// "R=a.b.c.d" pairs: the address of rank R (real hosts, --rank-addresses=list).
+std::map<uint32_t, wire::Ipv4Address> parse_rank_ips(const std::vector<std::string>& specs) {
+  std::map<uint32_t, wire::Ipv4Address> out;
+  for (const std::string& spec : specs) {
+    const auto eq = spec.find('=');
+    auto ip = eq == std::string::npos || eq == 0 ? Result<wire::Ipv4Address>(invalid_argument(""))
+                                                 : wire::Ipv4Address::parse(spec.substr(eq + 1));
+    if (!ip.ok() || spec.find_first_not_of("0123456789") != eq) {
+      fail("replay", kExitUsage, fmt::format("--rank-ip wants RANK=IPV4, got '{}'", spec));
+    }
+    out[static_cast<uint32_t>(std::stoul(spec.substr(0, eq)))] = *ip;
+  }
+  return out;
 }
 
 // "H=aa:bb:cc:dd:ee:ff" pairs: the MAC that frames for ranks on host H go to.
@@ -177,11 +195,20 @@ void linger(eng::Engine& engine, replayer::backend::PacketPort& port, tp::Nanos 
 }
 
 // Runs the engine to the end, in slices when progress is asked for: between slices one line on
+// Set by SIGTERM or SIGINT: the replay stops between slices and still writes what it recorded,
+// so that whoever stopped it (an agent told to stop) keeps the ops that finished.
+std::atomic<bool> g_stop_requested{false};
+
+void on_stop_signal(int) { g_stop_requested.store(true); }
+
+// How often a replay without progress lines still looks for a stop request.
+constexpr double kStopCheckEvery_s = 0.2;
+
 // stdout says how far it got, for whoever drives this replay (an agent) to pass on while it runs.
 Status run_reporting_progress(eng::Engine& engine, double timeout_s, double every_s) {
   const auto timeout = std::chrono::nanoseconds(static_cast<int64_t>(timeout_s * 1e9));
-  if (every_s <= 0) return engine.run(timeout);
-  const auto slice = std::chrono::nanoseconds(static_cast<int64_t>(every_s * 1e9));
+  const bool print = every_s > 0;
+  const auto slice = std::chrono::nanoseconds(static_cast<int64_t>((print ? every_s : kStopCheckEvery_s) * 1e9));
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   while (true) {
     const auto left = deadline - std::chrono::steady_clock::now();
@@ -189,6 +216,8 @@ Status run_reporting_progress(eng::Engine& engine, double timeout_s, double ever
     if (s.code() != StatusCode::kDeadlineExceeded || std::chrono::steady_clock::now() >= deadline) {
       return s;
     }
+    if (g_stop_requested.load()) return unavailable("stopped by a signal before the job ended");
+    if (!print) continue;
     const eng::EngineCounters c = engine.counters();
     std::cout << "progress " << engine.ops_recorded() << " " << c.requesters.packets_sent << " "
               << c.requesters.retransmitted_packets << " " << c.requesters.timeouts << std::endl;
@@ -212,6 +241,7 @@ void run_replay(const ReplayOptions& opt) {
     next_hop = *mac;
   }
   const auto host_macs = parse_host_macs(opt.host_macs);
+  const auto listed_ips = parse_rank_ips(opt.rank_ips);
   if (!next_hop && host_macs.empty()) fail("replay", kExitUsage, "give --next-hop-mac or --host-mac");
 
   const std::set<uint32_t> local(opt.ranks.begin(), opt.ranks.end());
@@ -274,6 +304,13 @@ void run_replay(const ReplayOptions& opt) {
       const uint32_t host = pl.host_of_rank[r], nic = pl.nic_of_rank[r];
       rank_ips[r] = orchestrator::testbed::rank_address(host, nic, slots[{host, nic}]++);
     }
+  } else if (opt.rank_addresses == "list") {
+    // Real hosts: each rank at an address of its host's NIC, as the orchestrator placed it.
+    for (uint32_t r = 0; r < header.world_size(); ++r) {
+      auto it = listed_ips.find(r);
+      if (it == listed_ips.end()) fail("replay", kExitUsage, fmt::format("--rank-ip gives no address for rank {}", r));
+      rank_ips[r] = it->second.host_order;
+    }
   } else {
     for (uint32_t r = 0; r < header.world_size(); ++r) rank_ips[r] = ip_base->host_order + r;
   }
@@ -291,9 +328,11 @@ void run_replay(const ReplayOptions& opt) {
   if (!engine.ok()) fail("replay", kExitUsage, engine.status().message());
 
   std::cout << "ready " << (*port)->mac().to_string() << std::endl;
+  std::signal(SIGTERM, on_stop_signal);
+  std::signal(SIGINT, on_stop_signal);
   if (!opt.wait_for_file.empty()) {
     // Several hosts start together: each waits until whoever runs them says go.
-    while (!std::filesystem::exists(opt.wait_for_file)) {
+    while (!std::filesystem::exists(opt.wait_for_file) && !g_stop_requested.load()) {
       std::this_thread::sleep_for(std::chrono::milliseconds(2));
     }
   }
@@ -327,6 +366,7 @@ void run_replay(const ReplayOptions& opt) {
                    {"captured", capture->captured()},
                    {"not_captured", capture->not_captured()}};
   }
+  out["stopped"] = g_stop_requested.load();
   out["ok"] = run.ok();
   out["failure"] = run.ok() ? "" : run.message();
   if (!opt.results.empty()) {
@@ -366,8 +406,11 @@ void add_replay_command(CLI::App& app) {
   cmd->add_option("--rank-ip-base", opt->rank_ip_base, "rank r sends from this address + r")
       ->capture_default_str();
   cmd->add_option("--rank-addresses", opt->rank_addresses,
-                  "base (rank r at --rank-ip-base + r) or testbed (the virtual testbed's subnets)")
-      ->check(CLI::IsMember({"base", "testbed"}))->capture_default_str();
+                  "base (rank r at --rank-ip-base + r), testbed (the virtual testbed's subnets) "
+                  "or list (--rank-ip for every rank)")
+      ->check(CLI::IsMember({"base", "testbed", "list"}))->capture_default_str();
+  cmd->add_option("--rank-ip", opt->rank_ips, "RANK=IPV4: a rank's address (--rank-addresses=list)")
+      ->delimiter(',');
   cmd->add_option("--next-hop-mac", opt->next_hop_mac, "MAC frames to other hosts go to");
   cmd->add_option("--host-mac", opt->host_macs, "HOST=MAC: where frames for a host's ranks go");
   cmd->add_option("--mtu", opt->mtu, "RoCE payload bytes per packet")->capture_default_str();

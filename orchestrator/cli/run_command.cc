@@ -1,6 +1,8 @@
 // `collide run scenario.yaml`: from a scenario to an answer — what did the faults do to the job?
 #include <unistd.h>
 
+#include <atomic>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -29,6 +31,12 @@ struct RunOptions {
   std::string metrics;  // host:port of a Prometheus endpoint, empty: none
 };
 
+// SIGTERM or SIGINT: the run in progress stops on every agent, faults are disarmed, the testbed
+// and agents are taken down, the partial report is written, and collide exits with a failure.
+std::atomic<bool> g_interrupted{false};
+
+void on_signal(int) { g_interrupted.store(true); }
+
 std::string self_path() {
   std::error_code ec;
   auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
@@ -47,6 +55,9 @@ void run(const RunOptions& opt) {
   local.progress = [](const std::string& line) { std::cerr << "collide run: " << line << "\n"; };
   local.certs_dir = opt.certs;
   local.lease = std::chrono::milliseconds(static_cast<int64_t>(opt.lease_s * 1000));
+  local.interrupted = &g_interrupted;
+  std::signal(SIGTERM, on_signal);
+  std::signal(SIGINT, on_signal);
   // Live counters for long runs; the endpoint lives until the report is written.
   orchestrator::metrics::Registry registry;
   std::unique_ptr<orchestrator::metrics::HttpEndpoint> metrics;

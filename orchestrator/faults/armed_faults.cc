@@ -32,11 +32,17 @@ bool is_scheduled(const v1::Fault& f) {
 // Attaches a loaded injector to every hook of the site, from inside each hook's namespace.
 Status attach(injectors::FaultInjector& injector, const FaultSite& site, const std::string& name) {
   for (const FaultHook& hook : site.hooks) {
-    auto scope = netns::Scope::enter(hook.netns);
+    // "": the caller's own namespace (a real host's agent).
+    auto scope = hook.netns.empty() ? Result<std::unique_ptr<netns::Scope>>(std::unique_ptr<netns::Scope>())
+                                    : netns::Scope::enter(hook.netns);
     if (!scope.ok()) return scope.status().with_context("arming fault " + name);
     const int ifindex = static_cast<int>(if_nametoindex(hook.ifname.c_str()));
     if (ifindex == 0) {
       return not_found(fmt::format("fault {}: no interface {} in {}", name, hook.ifname, hook.netns));
+    }
+    if (hook.xdp) {
+      COLLIDE_RETURN_IF_ERROR(injector.attach_xdp(ifindex).with_context("arming fault " + name));
+      continue;
     }
     auto mode = injector.attach(ifindex, hook.direction);
     if (!mode.ok()) return mode.status().with_context("arming fault " + name);
@@ -70,7 +76,7 @@ Result<std::unique_ptr<ArmedFaults>> arm_faults(const std::vector<const v1::Faul
     e.fault = f;
     e.window.name = f->name();
     e.window.kind = kind_name(f->kind());
-    auto site = resolve_site(plan, f->link(), f->direction());
+    auto site = options.site_of ? options.site_of(*f) : resolve_site(plan, f->link(), f->direction());
     if (!site.ok()) return site.status().with_context("fault " + f->name());
     if (is_packet_fault(*f)) {
       auto rule = packet_rule(*f, options.repetition, shift);
@@ -150,7 +156,11 @@ Status ArmedFaults::begin(Scheduled& s) {
     Direction direction;
   };
   std::vector<Where> where;
-  if (s.site.host_link) {
+  if (s.site.own_nic) {
+    // The host's own NIC: frames to the host arrive (ingress, through an ifb), frames from it leave.
+    if (to_host) where.push_back({s.site.leaf_netns, s.site.leaf_ifname, Direction::kIngress});
+    if (from_host) where.push_back({s.site.leaf_netns, s.site.leaf_ifname, Direction::kEgress});
+  } else if (s.site.host_link) {
     if (to_host) where.push_back({s.site.leaf_netns, s.site.leaf_ifname, Direction::kEgress});
     if (from_host) where.push_back({s.site.leaf_netns, s.site.leaf_ifname, Direction::kIngress});
   } else {

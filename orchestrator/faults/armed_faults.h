@@ -3,6 +3,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -48,6 +49,9 @@ struct ArmOptions {
   // (forking; best before other threads exist).
   injectors::Guardian* guardian = nullptr;
   std::chrono::milliseconds lease{3000};
+  // Where each fault acts, instead of looking its link up in the plan: a real host's agent
+  // places its faults on its own NIC.
+  std::function<Result<FaultSite>(const v1::Fault&)> site_of;
 };
 
 class ArmedFaults {

@@ -30,6 +30,9 @@ struct FaultHook {
   std::string netns;
   std::string ifname;
   injectors::Direction direction = injectors::Direction::kIngress;
+  // Ingress through XDP rather than tc: on a real host's own NIC, where a packet socket would
+  // see frames before tc ingress could drop them.
+  bool xdp = false;
 };
 
 struct FaultSite {
@@ -41,6 +44,9 @@ struct FaultSite {
   std::string peer_netns;   // the other end (the host NIC or the spine port)
   std::string peer_ifname;
   std::vector<FaultHook> hooks;  // for per-packet faults, by the fault's direction
+  // The host's own NIC rather than the switch port facing it (a real host): `leaf_*` name the
+  // NIC, and frames to the host arrive there instead of leaving.
+  bool own_nic = false;
 };
 
 // "h1", "h1.eth0" or "leaf0-spine1" on `plan`, with the fault's direction.

@@ -67,8 +67,10 @@ Result<std::vector<AgentHandle>> start_local_agents(const std::string& collide_b
     AgentHandle agent;
     agent.index = static_cast<uint32_t>(agents.size());
     agent.host = h.host;
+    // A session of its own: Ctrl-C in the terminal reaches `collide run` alone, which then stops
+    // the agents in order (their replays hand back what they recorded) instead of all at once.
     auto child = process::ChildProcess::spawn(
-        {"setpriv", "--pdeathsig", "KILL", "--", collide_binary, "agent", "--listen", "127.0.0.1:0",
+        {"setpriv", "--pdeathsig", "KILL", "--", "setsid", collide_binary, "agent", "--listen", "127.0.0.1:0",
          "--certs", certs_dir.string(), "--netns", h.netns, "--work-dir",
          (work_dir / fmt::format("agent-{}", h.host)).string()});
     if (!child.ok()) return child.status();

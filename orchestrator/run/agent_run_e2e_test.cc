@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "common/process.h"
 #include "tests/support/privileged.h"
@@ -21,31 +22,7 @@ namespace {
 
 using namespace std::chrono_literals;
 using testing::bpf_links_of;
-
-// The command line of a process, arguments joined by spaces ("" if it is gone).
-std::string cmdline_of(int pid) {
-  std::ifstream in(fmt::format("/proc/{}/cmdline", pid), std::ios::binary);
-  std::string s((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  for (char& c : s) {
-    if (c == '\0') c = ' ';
-  }
-  return s;
-}
-
-// Live processes whose command line contains every one of `parts`.
-std::vector<int> processes_with(const std::vector<std::string>& parts) {
-  std::vector<int> out;
-  std::error_code ec;
-  for (const auto& e : std::filesystem::directory_iterator("/proc", ec)) {
-    const int pid = atoi(e.path().filename().c_str());
-    if (pid <= 0 || pid == getpid()) continue;
-    const std::string cmd = cmdline_of(pid);
-    bool all = !cmd.empty();
-    for (const auto& p : parts) all = all && cmd.find(p) != std::string::npos;
-    if (all) out.push_back(pid);
-  }
-  return out;
-}
+using testing::processes_with;
 
 class AgentRunTest : public ::testing::Test {
  protected:
@@ -150,6 +127,47 @@ TEST_F(AgentRunTest, AKilledAgentFailsTheRunByNameAndLeavesNothingBehind) {
   // Nothing left: no agent or replay (their TCX fault links went with them), no namespace.
   EXPECT_TRUE(processes_with({out_.string()}).empty());
   EXPECT_FALSE(namespaces_left());
+}
+
+TEST_F(AgentRunTest, SigtermTearsDownTestbedAgentsAndFaultsAndKeepsWhatTheReplaysRecorded) {
+  const std::string scenario = write_scenario(400, "16MiB", /*baseline=*/false);
+  auto run = process::ChildProcess::spawn(
+      {COLLIDE_BIN, "run", scenario, "--output", (out_ / "results").string(), "--lease", "2"});
+  ASSERT_TRUE(run.ok());
+  // Mid-run: host 1's agent holds its fault and a replay runs under it.
+  const std::string agent1_dir = (out_ / "results" / "work" / "agent-1").string();
+  const auto deadline = std::chrono::steady_clock::now() + 120s;
+  bool running = false;
+  while (!running && std::chrono::steady_clock::now() < deadline) {
+    auto agents = processes_with({" agent ", agent1_dir});
+    running = agents.size() == 1 && bpf_links_of(agents[0]) > 0 &&
+              !processes_with({" replay ", agent1_dir}).empty();
+    if (!running) std::this_thread::sleep_for(50ms);
+  }
+  ASSERT_TRUE(running) << "the lossy run never started";
+  std::this_thread::sleep_for(1s);
+
+  const auto signalled = std::chrono::steady_clock::now();
+  ASSERT_EQ(kill(run->pid(), SIGTERM), 0);
+  auto code = run->wait(60s);
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - signalled).count();
+  std::cout << fmt::format("collide run stopped {:.2f} s after SIGTERM\n", took);
+  ASSERT_TRUE(code.ok());
+  EXPECT_EQ(*code, 1);
+  EXPECT_LT(took, 5.0) << "collide run took " << took << " s to stop";
+  // Nothing left: no agent or replay (their fault links went with them), no namespace.
+  EXPECT_TRUE(processes_with({out_.string()}).empty());
+  EXPECT_FALSE(namespaces_left());
+  // The stopped replays handed back the ops they had finished: the failed run spans a time.
+  std::ifstream in(out_ / "results" / "report.json");
+  ASSERT_TRUE(in.good());
+  const auto report = nlohmann::json::parse(in, nullptr, false);
+  ASSERT_TRUE(report.is_object());
+  ASSERT_EQ(report["variants"].size(), 1u);
+  const auto& loss = report["variants"][0];
+  EXPECT_NE(loss["failures"].dump().find("interrupted"), std::string::npos) << loss.dump();
+  ASSERT_EQ(loss["repetitions"].size(), 1u);
+  EXPECT_GT(loss["repetitions"][0].value("jct_seconds", 0.0), 0.0) << loss.dump();
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <functional>
@@ -25,6 +26,9 @@ struct LocalRunOptions {
   std::chrono::milliseconds lease{5000};
   // Live counters as agents report them (name, labels, value), e.g. into a metrics registry.
   std::function<void(const std::string&, const std::map<std::string, std::string>&, double)> set_metric;
+  // Set (by a signal handler) to end the scenario early: the current run stops on every agent,
+  // its faults are disarmed, and the testbed and agents are taken down as after a normal end.
+  const std::atomic<bool>* interrupted = nullptr;
 };
 
 // What a scenario produced. When an agent failed, the run it failed in is the last result

@@ -115,6 +115,28 @@ Status check_workload_source(const v1::Workload& w, uint32_t world, const Checke
   return {};
 }
 
+// A fault on a real host acts on the host's own NIC, where the replay's packet socket sees
+// arriving frames before tc and sends past the qdiscs: only what can act there is accepted.
+Status check_real_host_fault(const v1::Fault& f, const v1::Testbed& t, const std::string& at,
+                             const Checker& c) {
+  const bool per_packet = f.kind() == v1::Fault::KIND_LOSS || f.kind() == v1::Fault::KIND_BURST_LOSS ||
+                          f.kind() == v1::Fault::KIND_BLACKHOLE || f.kind() == v1::Fault::KIND_CORRUPT ||
+                          f.kind() == v1::Fault::KIND_ECN_MARK;
+  if (per_packet && f.direction() != v1::Fault::DIRECTION_TO_HOST) {
+    return c.error(at + ".direction", "on a real host only frames arriving at its NIC can be faulted: "
+                                      "use to-host (on the peer's link for the other direction)");
+  }
+  if (per_packet && t.port() != "af_packet") {
+    return c.error("testbed.port", fmt::format("fault '{}' acts by XDP on a real host's NIC, which DPDK's "
+                                               "AF_XDP driver holds: use port: af_packet",
+                                               f.name()));
+  }
+  if (f.kind() == v1::Fault::KIND_RATE_LIMIT) {
+    return c.error(at + ".kind", "a real host's replay sends past its qdiscs: it cannot be rate-limited there");
+  }
+  return {};
+}
+
 Status check(const v1::Scenario& s, const Checker& c) {
   if (s.name().empty()) return c.error("name", "a scenario needs a name");
   const v1::Testbed& t = s.testbed();
@@ -166,8 +188,17 @@ Status check(const v1::Scenario& s, const Checker& c) {
     }
     if (f.kind() == v1::Fault::KIND_UNSPECIFIED) return c.error(at + ".kind", "missing");
     const std::string link = f.link().substr(0, f.link().find('.'));
+    if (!virtual_bed && (link.rfind("leaf", 0) == 0 || link.rfind("spine", 0) == 0)) {
+      // Agents run on hosts; the switches of a real fabric are not collide's to touch.
+      return c.error(at + ".link", fmt::format("'{}' is a fabric (switch) link: on a real testbed only "
+                                               "host links (h0, h1, ...) can be faulted",
+                                               f.link()));
+    }
     if (!links.count(link)) {
       return c.error(at + ".link", fmt::format("no link '{}' in this testbed", f.link()));
+    }
+    if (!virtual_bed) {
+      if (Status real = check_real_host_fault(f, t, at, c); !real.ok()) return real;
     }
     if (f.probability() < 0 || f.probability() > 1) {
       return c.error(at + ".probability", "must be within 0..1 (or 0%..100%)");

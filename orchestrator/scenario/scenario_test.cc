@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "tests/support/all_reduce_trace.h"
@@ -197,6 +198,89 @@ TEST_F(ScenarioTest, TraceOfAnotherSizeIsRefused) {
   EXPECT_NE(s.status().message().find("has 16 ranks but the testbed holds hosts x ranks_per_host = 4"),
             std::string::npos)
       << s.status().message();
+}
+
+}  // namespace
+}  // namespace collide::orchestrator
+
+namespace collide::orchestrator {
+namespace {
+
+TEST_F(ScenarioTest, RealTestbedRefusesFabricLinkFaultsWithFileLineAndField) {
+  const std::string path = write(R"(name: real
+testbed:
+  agents:
+    - {address: "10.0.0.1:7411", host: 0, interfaces: [eth1]}
+    - {address: "10.0.0.2:7411", host: 1, interfaces: [eth1]}
+  ranks_per_host: 1
+  port: af_packet
+workload:
+  collectives: {kind: all-reduce, bytes: 1MiB}
+faults:
+  - name: on-host
+    kind: loss
+    link: h1
+    probability: 1%
+  - name: on-switch
+    kind: loss
+    link: leaf0-spine1
+    probability: 1%
+runs:
+  baseline: true
+)");
+  auto s = load_scenario(path);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find(path + ":17: faults[1].link: 'leaf0-spine1' is a fabric"),
+            std::string::npos)
+      << s.status().message();
+}
+
+TEST_F(ScenarioTest, RealTestbedRefusesFaultsItsAgentsCannotPlay) {
+  auto msg = [&](const std::string& port, const std::string& fault) {
+    auto s = load_scenario(write(fmt::format(R"(name: real
+testbed:
+  agents:
+    - {{address: "10.0.0.1:7411", host: 0, interfaces: [eth1]}}
+    - {{address: "10.0.0.2:7411", host: 1, interfaces: [eth1]}}
+  ranks_per_host: 1
+  port: {}
+workload:
+  collectives: {{kind: all-reduce, bytes: 1MiB}}
+faults:
+  - {}
+runs:
+  baseline: true
+)", port, fault)));
+    return s.ok() ? std::string("ok") : s.status().message();
+  };
+  EXPECT_NE(msg("af_packet", "{name: f, kind: loss, link: h1, direction: from-host, probability: 1%}")
+                .find(":11: faults[0].direction: on a real host only frames arriving"),
+            std::string::npos);
+  EXPECT_NE(msg("af_xdp", "{name: f, kind: loss, link: h1, probability: 1%}").find("testbed.port"),
+            std::string::npos);
+  EXPECT_NE(msg("af_packet", "{name: f, kind: rate-limit, link: h1, rate_gbps: 1}").find("faults[0].kind"),
+            std::string::npos);
+  EXPECT_EQ(msg("af_xdp", "{name: f, kind: link-flap, link: h1, duration_ns: 100ms}"), "ok");
+  EXPECT_EQ(msg("af_packet", "{name: f, kind: loss, link: h1, direction: to-host, probability: 1%}"), "ok");
+}
+
+TEST_F(ScenarioTest, RealTestbedTakesHostLinkFaults) {
+  auto s = load_scenario(write(R"(name: real
+testbed:
+  agents:
+    - {address: "10.0.0.1:7411", host: 0, interfaces: [eth1]}
+    - {address: "10.0.0.2:7411", host: 1, interfaces: [eth1]}
+  ranks_per_host: 1
+  port: af_packet
+workload:
+  collectives: {kind: all-reduce, bytes: 1MiB}
+faults:
+  - {name: on-host, kind: loss, link: h1, probability: 1%}
+runs:
+  baseline: true
+)"));
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->testbed().agents(1).interfaces(0), "eth1");
 }
 
 }  // namespace

@@ -1,6 +1,11 @@
 #include "tests/support/process_inspect.h"
 
+#include <unistd.h>
+
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 
 namespace collide::testing {
@@ -14,6 +19,29 @@ int bpf_links_of(int pid) {
     if (std::filesystem::read_symlink(fd.path(), rec).string() == "anon_inode:bpf_link") ++n;
   }
   return n;
+}
+
+std::string cmdline_of(int pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/cmdline", std::ios::binary);
+  std::string s((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  for (char& c : s) {
+    if (c == '\0') c = ' ';
+  }
+  return s;
+}
+
+std::vector<int> processes_with(const std::vector<std::string>& parts) {
+  std::vector<int> out;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator("/proc", ec)) {
+    const int pid = std::atoi(e.path().filename().c_str());
+    if (pid <= 0 || pid == getpid()) continue;
+    const std::string cmd = cmdline_of(pid);
+    bool all = !cmd.empty();
+    for (const auto& p : parts) all = all && cmd.find(p) != std::string::npos;
+    if (all) out.push_back(pid);
+  }
+  return out;
 }
 
 }  // namespace collide::testing

@@ -1,0 +1,69 @@
+// The next hop and its MAC as a real host's agent reads them from the kernel's tables.
+#include "orchestrator/agent/next_hop.h"
+
+#include <gtest/gtest.h>
+
+namespace collide::orchestrator::agent {
+namespace {
+
+constexpr uint32_t ip(uint32_t a, uint32_t b, uint32_t c, uint32_t d) {
+  return a << 24 | b << 16 | c << 8 | d;
+}
+
+// As /proc/net/route prints it (addresses as native-endian hex of network-order bytes): a
+// default route via 10.1.0.254 and the on-link 10.1.0.0/24 on eth1, a /16 via 10.1.0.1 on eth1,
+// and 192.0.2.0/24 on eth0.
+const char* const kRoutes =
+    "Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\t\tMTU\tWindow\tIRTT\n"
+    "eth1\t00000000\tFE00010A\t0003\t0\t0\t0\t00000000\t0\t0\t0\n"
+    "eth1\t0000010A\t00000000\t0001\t0\t0\t0\t00FFFFFF\t0\t0\t0\n"
+    "eth1\t0000100A\t0100010A\t0003\t0\t0\t0\t0000FFFF\t0\t0\t0\n"
+    "eth0\t000200C0\t00000000\t0001\t0\t0\t0\t00FFFFFF\t0\t0\t0\n";
+
+TEST(NextHop, APeerOnTheLinkIsItsOwnNextHop) {
+  auto hop = next_hop_from_routes(kRoutes, "eth1", ip(10, 1, 0, 7));
+  ASSERT_TRUE(hop.ok()) << hop.status().message();
+  EXPECT_EQ(*hop, ip(10, 1, 0, 7));
+}
+
+TEST(NextHop, TheLongestPrefixWinsAndGivesItsGateway) {
+  auto hop = next_hop_from_routes(kRoutes, "eth1", ip(10, 16, 3, 4));
+  ASSERT_TRUE(hop.ok());
+  EXPECT_EQ(*hop, ip(10, 1, 0, 1));
+  hop = next_hop_from_routes(kRoutes, "eth1", ip(172, 16, 0, 1));
+  ASSERT_TRUE(hop.ok());
+  EXPECT_EQ(*hop, ip(10, 1, 0, 254));  // the default route
+}
+
+TEST(NextHop, OnlyRoutesOutOfTheInterfaceCount) {
+  auto hop = next_hop_from_routes(kRoutes, "eth0", ip(10, 1, 0, 7));
+  ASSERT_FALSE(hop.ok());
+  EXPECT_NE(hop.status().message().find("10.1.0.7"), std::string::npos);
+  EXPECT_NE(hop.status().message().find("eth0"), std::string::npos);
+  EXPECT_FALSE(next_hop_from_routes(kRoutes, "eth9", ip(10, 1, 0, 7)).ok());
+}
+
+const char* const kArp =
+    "IP address       HW type     Flags       HW address            Mask     Device\n"
+    "10.1.0.7         0x1         0x2         02:00:00:00:01:07     *        eth1\n"
+    "10.1.0.8         0x1         0x0         00:00:00:00:00:00     *        eth1\n"
+    "10.1.0.9         0x1         0x6         02:00:00:00:01:09     *        eth1\n"
+    "10.1.0.7         0x1         0x2         02:00:00:00:99:99     *        eth2\n";
+
+TEST(NextHop, OnlyCompleteNeighbourEntriesOfTheInterfaceGiveAMac) {
+  EXPECT_EQ(mac_from_arp(kArp, "eth1", ip(10, 1, 0, 7)), "02:00:00:00:01:07");
+  EXPECT_EQ(mac_from_arp(kArp, "eth2", ip(10, 1, 0, 7)), "02:00:00:00:99:99");
+  EXPECT_EQ(mac_from_arp(kArp, "eth1", ip(10, 1, 0, 8)), std::nullopt);  // ARP still pending
+  EXPECT_EQ(mac_from_arp(kArp, "eth1", ip(10, 1, 0, 9)), "02:00:00:00:01:09");  // permanent
+  EXPECT_EQ(mac_from_arp(kArp, "eth1", ip(10, 1, 0, 10)), std::nullopt);
+}
+
+TEST(NextHop, AnUnresolvablePeerIsNamedWithItsInterface) {
+  // Not IPv4 at all: refused before any table is read.
+  auto mac = resolve_next_hop_mac("not-an-address", "eth1", std::chrono::milliseconds(10));
+  ASSERT_FALSE(mac.ok());
+  EXPECT_NE(mac.status().message().find("not-an-address"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace collide::orchestrator::agent

@@ -1,0 +1,395 @@
+// `collide run` with `testbed.agents`: agents on "real hosts" that this test builds by hand (its
+// own namespaces on one bridge, not collide's testbed code), each running `collide agent` on its
+// host's address; the orchestrator runs in a namespace of its own on the same bridge. The job
+// must complete with every byte verified, a 1% loss fault on one host's NIC must show as resends
+// and as the injector's ground truth, and stopping the run must leave no replay or fault behind.
+// Needs root (namespaces, BPF).
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <future>
+#include <optional>
+#include <thread>
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "common/process.h"
+#include "tests/support/privileged.h"
+#include "tests/support/process_inspect.h"
+
+namespace collide {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::bpf_links_of;
+using testing::processes_with;
+
+nlohmann::json read_json(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  return in.good() ? nlohmann::json::parse(in, nullptr, false) : nlohmann::json();
+}
+
+class RealHostRunTest : public ::testing::Test {
+ protected:
+  static constexpr int kHosts = 2;
+
+  void SetUp() override {
+    COLLIDE_REQUIRE(testing::missing_netns());
+    COLLIDE_REQUIRE(testing::missing_bpf());
+    COLLIDE_REQUIRE(testing::missing_tool("setpriv"));
+    prefix_ = fmt::format("rh{}", getpid() % 100000);
+    // A /24 of its own per test process, so that parallel runs do not share addresses.
+    subnet_ = fmt::format("10.{}.{}", 100 + getpid() % 100, getpid() / 100 % 250);
+    dir_ = std::filesystem::temp_directory_path() / fmt::format("collide-real-host-{}", getpid());
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+    build_hosts();
+    if (HasFatalFailure()) return;
+    std::vector<std::string> certs = {COLLIDE_BIN, "certs", "generate", "--dir", (dir_ / "certs").string()};
+    for (int h = 0; h < kHosts; ++h) {
+      certs.push_back("--san");
+      certs.push_back(control_ip(h));
+    }
+    auto generated = process::run_command(certs);
+    ASSERT_TRUE(generated.ok() && generated->exit_code == 0) << (generated.ok() ? generated->output : "");
+    for (int h = 0; h < kHosts; ++h) start_agent(h);
+  }
+
+  void TearDown() override {
+    agents_.clear();  // kills them; their replays die with them (parent-death signal)
+    for (int pid : processes_with({dir_.string()})) kill(pid, SIGKILL);
+    for (const std::string& ns : namespaces_) (void)process::run_command({"ip", "netns", "del", ns});
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+  }
+
+  std::string ns(const std::string& role) const { return prefix_ + "-" + role; }
+  std::string host_ip(int h) const { return fmt::format("{}.{}", subnet_, h + 1); }
+  // Where the agent listens: on its data interface, or on a control network of its own.
+  std::string control_ip(int h) const {
+    return separate_control_ ? fmt::format("{}.{}", control_subnet(), h + 1) : host_ip(h);
+  }
+  std::string control_subnet() const { return fmt::format("10.{}.{}", 200 + getpid() % 50, getpid() / 50 % 250); }
+  std::string dead_subnet() const { return fmt::format("172.{}.{}", 16 + getpid() % 16, getpid() / 16 % 250); }
+  std::filesystem::path agent_dir(int h) const { return dir_ / fmt::format("agent-{}", h); }
+
+  void sh(const std::vector<std::string>& argv) {
+    auto r = process::run_command(argv);
+    ASSERT_TRUE(r.ok() && r->exit_code == 0) << fmt::format("{}: {}", fmt::join(argv, " "),
+                                                            r.ok() ? r->output : r.status().message());
+  }
+
+  // Two hosts and the orchestrator's machine, each a namespace with eth0 on one bridge, which
+  // lives in a namespace of its own (the test's namespace is not touched).
+  void build_hosts() {
+    const std::string bridge = ns("br");
+    sh({"ip", "netns", "add", bridge});
+    namespaces_.push_back(bridge);
+    sh({"ip", "-n", bridge, "link", "add", "br0", "type", "bridge"});
+    sh({"ip", "-n", bridge, "link", "set", "br0", "up"});
+    std::vector<std::pair<std::string, std::string>> machines;
+    for (int h = 0; h < kHosts; ++h) machines.emplace_back(fmt::format("h{}", h), host_ip(h) + "/24");
+    machines.emplace_back("orch", fmt::format("{}.200/24", subnet_));
+    for (const auto& [role, address] : machines) {
+      const std::string name = ns(role);
+      sh({"ip", "netns", "add", name});
+      namespaces_.push_back(name);
+      const std::string port = fmt::format("{}{}", prefix_, role).substr(0, 15);
+      sh({"ip", "-n", bridge, "link", "add", port, "type", "veth", "peer", "name", "eth0", "netns", name});
+      sh({"ip", "-n", bridge, "link", "set", port, "master", "br0", "up"});
+      sh({"ip", "-n", name, "link", "set", "lo", "up"});
+      sh({"ip", "-n", name, "addr", "add", address, "dev", "eth0"});
+      sh({"ip", "-n", name, "link", "set", "eth0", "up"});
+    }
+    if (separate_control_) build_control_network();
+    // A second interface on each host whose link leads nowhere: its peer end, in the same host,
+    // has no address of that subnet, so nothing answers ARP on it.
+    for (int h = 0; h < kHosts; ++h) {
+      const std::string name = ns(fmt::format("h{}", h));
+      sh({"ip", "-n", name, "link", "add", "dead0", "type", "veth", "peer", "name", "dead0end"});
+      sh({"ip", "-n", name, "addr", "add", fmt::format("{}.{}/24", dead_subnet(), h + 1), "dev", "dead0"});
+      sh({"ip", "-n", name, "link", "set", "dead0end", "up"});
+      sh({"ip", "-n", name, "link", "set", "dead0", "up"});
+    }
+  }
+
+  // ctl0 on every machine, on a second bridge: the agents' control connections stay off eth0.
+  void build_control_network() {
+    const std::string bridge = ns("br");
+    sh({"ip", "-n", bridge, "link", "add", "br1", "type", "bridge"});
+    sh({"ip", "-n", bridge, "link", "set", "br1", "up"});
+    std::vector<std::pair<std::string, std::string>> machines;
+    for (int h = 0; h < kHosts; ++h) machines.emplace_back(fmt::format("h{}", h), control_ip(h) + "/24");
+    machines.emplace_back("orch", fmt::format("{}.200/24", control_subnet()));
+    for (const auto& [role, address] : machines) {
+      const std::string name = ns(role);
+      const std::string port = fmt::format("{}c{}", prefix_, role).substr(0, 15);
+      sh({"ip", "-n", bridge, "link", "add", port, "type", "veth", "peer", "name", "ctl0", "netns", name});
+      sh({"ip", "-n", bridge, "link", "set", port, "master", "br1", "up"});
+      sh({"ip", "-n", name, "addr", "add", address, "dev", "ctl0"});
+      sh({"ip", "-n", name, "link", "set", "ctl0", "up"});
+    }
+  }
+
+  void start_agent(int h) {
+    const std::string listen = fmt::format("{}:7411", control_ip(h));
+    auto agent = process::ChildProcess::spawn(
+        {"ip", "netns", "exec", ns(fmt::format("h{}", h)), COLLIDE_BIN, "--log-level=info", "agent",
+         "--listen", listen, "--certs", (dir_ / "certs").string(), "--interfaces", "eth0,dead0",
+         "--work-dir", agent_dir(h).string()});
+    ASSERT_TRUE(agent.ok()) << agent.status().message();
+    auto line = agent->read_line(10s);
+    ASSERT_TRUE(line.ok() && line->rfind("listening", 0) == 0) << (line.ok() ? *line : line.status().message());
+    agents_.push_back(std::move(agent).value());
+  }
+
+  std::string write_scenario(int count, const std::string& bytes, bool baseline) {
+    const auto path = dir_ / "scenario.yaml";
+    std::ofstream(path) << fmt::format(R"(name: real-hosts
+testbed:
+  agents:
+    - {{address: "{}:7411", host: 0, interfaces: [eth0]}}
+    - {{address: "{}:7411", host: 1, interfaces: [eth0]}}
+  ranks_per_host: 1
+  port: af_packet
+workload:
+  collectives: {{kind: all-reduce, bytes: {}, count: {}}}
+transport: {{mtu_bytes: 1024}}
+faults:
+  - {{name: lossy-h1, kind: loss, link: h1, direction: to-host, probability: 1%, seed: 7, roce_only: true}}
+runs:
+  baseline: {}
+  variants:
+    - {{name: loss, faults: [lossy-h1]}}
+)",
+                                       control_ip(0), control_ip(1), bytes, count, baseline);
+    return path.string();
+  }
+
+  std::vector<std::string> run_argv(const std::string& scenario) const {
+    return {"ip", "netns", "exec", ns("orch"), COLLIDE_BIN, "run", scenario, "--certs",
+            (dir_ / "certs").string(), "--output", (dir_ / "results").string(), "--lease", "2"};
+  }
+
+  bool separate_control_ = false;
+  std::string prefix_, subnet_;
+  std::filesystem::path dir_;
+  std::vector<std::string> namespaces_;
+  std::vector<process::ChildProcess> agents_;
+};
+
+TEST_F(RealHostRunTest, RunsOnAgentsItDoesNotOwnWithBytesVerifiedAndLossGroundTruth) {
+  auto run = process::run_command(run_argv(write_scenario(8, "2MiB", /*baseline=*/true)));
+  ASSERT_TRUE(run.ok());
+  ASSERT_EQ(run->exit_code, 0) << run->output;
+  // The handshake: each agent described its interface.
+  EXPECT_NE(run->output.find(fmt::format("eth0 {} mac", host_ip(1))), std::string::npos) << run->output;
+
+  // Every replay verified every byte it received: no payload or ICRC errors, all data arrived.
+  int results = 0;
+  for (int h = 0; h < kHosts; ++h) {
+    for (const auto& e : std::filesystem::directory_iterator(agent_dir(h))) {
+      if (e.path().extension() != ".json") continue;
+      const auto j = read_json(e.path());
+      ASSERT_TRUE(j.is_object()) << e.path();
+      EXPECT_TRUE(j.value("ok", false)) << e.path();
+      const auto& c = j["counters"];
+      EXPECT_EQ(c.value("pattern_errors", 1), 0) << e.path();
+      EXPECT_EQ(c.value("icrc_errors", 1), 0) << e.path();
+      // A 2-rank ring all-reduce of 2 MiB moves 2 MiB into each rank, 8 times.
+      EXPECT_GE(c.value("payload_bytes_received", uint64_t{0}), uint64_t{8} * (2u << 20)) << e.path();
+      EXPECT_EQ(j["ops"].size(), 8u) << e.path();
+      ++results;
+    }
+  }
+  EXPECT_EQ(results, 2 * kHosts);  // baseline and loss, on each host
+
+  const auto report = read_json(dir_ / "results" / "report.json");
+  ASSERT_TRUE(report.is_object()) << run->output;
+  std::optional<nlohmann::json> loss;
+  for (const auto& v : report["variants"]) {
+    if (v["name"] == "loss") loss = v;
+  }
+  ASSERT_TRUE(loss.has_value());
+  EXPECT_EQ((*loss)["failed_runs"], 0);
+  EXPECT_GT(std::stoull((*loss)["retransmitted_packets"].get<std::string>()), 0u);
+  ASSERT_EQ((*loss)["faults"].size(), 1u);
+  const auto& truth = (*loss)["faults"][0];
+  const double matched = std::stod(truth["packets_matched"].get<std::string>());
+  const double acted = std::stod(truth["packets_acted"].get<std::string>());
+  EXPECT_GT(matched, 1000);
+  // 1% of what arrived at host 1, within what a binomial draw of this size allows.
+  EXPECT_NEAR(acted / matched, 0.01, 0.004) << acted << " of " << matched;
+  // The faults went with the run: no BPF link is left on either agent, no replay runs.
+  for (const auto& a : agents_) EXPECT_EQ(bpf_links_of(a.pid()), 0);
+  for (int h = 0; h < kHosts; ++h) EXPECT_TRUE(processes_with({agent_dir(h).string() + "/run-"}).empty());
+}
+
+// Reads the scenario, replaces `from` by `to` once, writes it back.
+void edit(const std::string& path, const std::string& from, const std::string& to) {
+  std::string text;
+  {
+    std::ifstream in(path);
+    text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  const auto at = text.find(from);
+  ASSERT_NE(at, std::string::npos) << from;
+  text.replace(at, from.size(), to);
+  std::ofstream(path) << text;
+}
+
+// Leaves the scenario with its baseline alone: the lossy variant and its fault go.
+void drop_loss_variant(const std::string& scenario) {
+  edit(scenario, "    - {name: loss, faults: [lossy-h1]}\n", "");
+  edit(scenario, "  variants:\n", "");
+  edit(scenario,
+       "faults:\n  - {name: lossy-h1, kind: loss, link: h1, direction: to-host, probability: 1%, "
+       "seed: 7, roce_only: true}\n",
+       "");
+}
+
+TEST_F(RealHostRunTest, AFlapOfAHostsOwnInterfaceStallsTheJobAndItRecovers) {
+  const std::string scenario = write_scenario(16, "4MiB", /*baseline=*/false);
+  edit(scenario, "{name: lossy-h1, kind: loss, link: h1, direction: to-host, probability: 1%, seed: 7, roce_only: true}",
+       "{name: lossy-h1, kind: link-flap, link: h1, start_ns: 200ms, duration_ns: 300ms}");
+  auto run = process::run_command(run_argv(scenario));
+  ASSERT_TRUE(run.ok());
+  ASSERT_EQ(run->exit_code, 0) << run->output;
+  // Host 1's ops: the longest time in which none ended covers most of the 300 ms the link was down.
+  const auto j = read_json(agent_dir(1) / "run-0-host-1.json");
+  ASSERT_TRUE(j.is_object());
+  EXPECT_TRUE(j.value("ok", false));
+  std::vector<uint64_t> ends;
+  for (const auto& op : j["ops"]) ends.push_back(op["end_ns"].get<uint64_t>());
+  ASSERT_EQ(ends.size(), 16u);
+  std::sort(ends.begin(), ends.end());
+  uint64_t longest = 0;
+  for (size_t i = 1; i < ends.size(); ++i) longest = std::max(longest, ends[i] - ends[i - 1]);
+  EXPECT_GE(longest, 250'000'000u) << "no stall of the flap's length";
+  EXPECT_GT(j["counters"].value("timeouts", 0), 0);
+  // The interface is up again, with its address.
+  auto addr = process::run_command({"ip", "-n", ns("h1"), "-4", "addr", "show", "dev", "eth0", "up"});
+  ASSERT_TRUE(addr.ok());
+  EXPECT_NE(addr->output.find(host_ip(1) + "/24"), std::string::npos) << addr->output;
+}
+
+TEST_F(RealHostRunTest, AnInterfaceTheAgentMayNotUseIsRefusedByName) {
+  const std::string scenario = write_scenario(1, "64KiB", true);
+  edit(scenario, "host: 1, interfaces: [eth0]", "host: 1, interfaces: [lo]");
+  auto run = process::run_command(run_argv(scenario));
+  ASSERT_TRUE(run.ok());
+  EXPECT_NE(run->exit_code, 0);
+  EXPECT_NE(run->output.find("interface lo is not among those this agent may use"), std::string::npos)
+      << run->output;
+}
+
+TEST_F(RealHostRunTest, MoreThanOneRankPerRealHostIsRefusedBeforeAnyTraffic) {
+  const std::string scenario = write_scenario(1, "64KiB", true);
+  edit(scenario, "ranks_per_host: 1", "ranks_per_host: 2");
+  auto run = process::run_command(run_argv(scenario));
+  ASSERT_TRUE(run.ok());
+  EXPECT_NE(run->exit_code, 0);
+  EXPECT_NE(run->output.find("real hosts run one rank each so far"), std::string::npos) << run->output;
+  for (int h = 0; h < kHosts; ++h) EXPECT_FALSE(std::filesystem::exists(agent_dir(h))) << "a run started";
+}
+
+TEST_F(RealHostRunTest, AfXdpOnTheInterfaceThatCarriesTheControlConnectionIsRefused) {
+  const std::string scenario = write_scenario(1, "64KiB", true);
+  edit(scenario, "port: af_packet", "port: af_xdp");
+  // Without the lossy variant: its fault would be refused for af_xdp on its own.
+  drop_loss_variant(scenario);
+  auto run = process::run_command(run_argv(scenario));
+  ASSERT_TRUE(run.ok());
+  EXPECT_NE(run->exit_code, 0);
+  EXPECT_NE(run->output.find("which port af_xdp would take over entirely"), std::string::npos) << run->output;
+}
+
+TEST_F(RealHostRunTest, APeerWhoseNextHopNeverAnswersIsNamedWithTheInterface) {
+  const std::string scenario = write_scenario(1, "64KiB", true);
+  edit(scenario, "host: 0, interfaces: [eth0]", "host: 0, interfaces: [dead0]");
+  edit(scenario, "host: 1, interfaces: [eth0]", "host: 1, interfaces: [dead0]");
+  const auto started = std::chrono::steady_clock::now();
+  auto run = process::run_command(run_argv(scenario));
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  ASSERT_TRUE(run.ok());
+  EXPECT_NE(run->exit_code, 0);
+  // Host 0 looks for host 1 and the other way round; whichever is asked first is named.
+  const std::string peer1 = fmt::format("towards peer {}.2 on interface dead0", dead_subnet());
+  const std::string peer0 = fmt::format("towards peer {}.1 on interface dead0", dead_subnet());
+  EXPECT_TRUE(run->output.find(peer1) != std::string::npos || run->output.find(peer0) != std::string::npos)
+      << run->output;
+  EXPECT_LT(took, 30.0);  // bounded: ARP is given a few seconds, not forever
+  for (const auto& a : agents_) EXPECT_EQ(bpf_links_of(a.pid()), 0);
+}
+
+TEST_F(RealHostRunTest, SigtermStopsTheRunAndDisarmsTheAgentsFaults) {
+  const std::string scenario = write_scenario(2000, "4MiB", /*baseline=*/false);
+  auto orchestrator = process::ChildProcess::spawn(run_argv(scenario));
+  ASSERT_TRUE(orchestrator.ok());
+  // Host 1's agent arms the loss fault with its run: wait until it holds it and a replay runs.
+  const auto deadline = std::chrono::steady_clock::now() + 60s;
+  while (std::chrono::steady_clock::now() < deadline &&
+         !(bpf_links_of(agents_[1].pid()) > 0 && !processes_with({agent_dir(1).string() + "/run-"}).empty())) {
+    std::this_thread::sleep_for(50ms);
+  }
+  ASSERT_GT(bpf_links_of(agents_[1].pid()), 0) << "host 1's agent never armed its fault";
+  std::this_thread::sleep_for(1s);
+  const auto signalled = std::chrono::steady_clock::now();
+  ASSERT_EQ(kill(orchestrator->pid(), SIGTERM), 0);
+  auto code = orchestrator->wait(30s);
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - signalled).count();
+  std::cout << fmt::format("collide run stopped {:.2f} s after SIGTERM\n", took);
+  ASSERT_TRUE(code.ok());
+  EXPECT_NE(*code, 0);
+  EXPECT_LT(took, 5.0);
+  // The agents stay (they are not the orchestrator's), but hold no fault and run no replay.
+  for (const auto& a : agents_) EXPECT_EQ(bpf_links_of(a.pid()), 0);
+  EXPECT_TRUE(processes_with({agent_dir(0).string() + "/run-"}).empty());
+  EXPECT_TRUE(processes_with({agent_dir(1).string() + "/run-"}).empty());
+  // The stopped replays wrote what they had finished, and the partial report holds it.
+  const auto report = read_json(dir_ / "results" / "report.json");
+  ASSERT_TRUE(report.is_object());
+  ASSERT_EQ(report["variants"].size(), 1u);
+  const auto& loss = report["variants"][0];
+  EXPECT_EQ(loss["failed_runs"], 1);
+  // Its ops span a time (a replay that was killed outright would have handed back none), and
+  // its counters came back with them.
+  ASSERT_EQ(loss["repetitions"].size(), 1u);
+  EXPECT_GT(loss["repetitions"][0].value("jct_seconds", 0.0), 0.0) << loss.dump();
+  EXPECT_GT(std::stoull(loss["packets_sent"].get<std::string>()), 0u);
+  EXPECT_NE(loss["failures"].dump().find("interrupted"), std::string::npos) << loss["failures"].dump();
+}
+
+// The same hosts with a control network of their own, so that the replays may take eth0 whole.
+class RealHostAfXdpTest : public RealHostRunTest {
+ protected:
+  RealHostAfXdpTest() { separate_control_ = true; }
+};
+
+TEST_F(RealHostAfXdpTest, RunsOverDpdkAfXdpWhenTheControlConnectionUsesAnotherInterface) {
+#ifndef COLLIDE_HAVE_DPDK
+  GTEST_SKIP() << "built without DPDK (-DCOLLIDE_WITH_DPDK=OFF)";
+#endif
+  const std::string scenario = write_scenario(8, "2MiB", true);
+  edit(scenario, "port: af_packet", "port: af_xdp");
+  drop_loss_variant(scenario);
+  auto run = process::run_command(run_argv(scenario));
+  ASSERT_TRUE(run.ok());
+  ASSERT_EQ(run->exit_code, 0) << run->output;
+  for (int h = 0; h < kHosts; ++h) {
+    const auto j = read_json(agent_dir(h) / fmt::format("run-0-host-{}.json", h));
+    ASSERT_TRUE(j.is_object()) << "host " << h;
+    EXPECT_TRUE(j.value("ok", false));
+    EXPECT_NE(j.value("port", std::string()).find("af_xdp"), std::string::npos) << j.value("port", std::string());
+    EXPECT_EQ(j["counters"].value("pattern_errors", 1), 0);
+    EXPECT_GE(j["counters"].value("payload_bytes_received", uint64_t{0}), uint64_t{8} * (2u << 20));
+  }
+}
+
+}  // namespace
+}  // namespace collide
