@@ -42,8 +42,9 @@ class AgentRunTest : public ::testing::Test {
     std::filesystem::remove_all(out_, ec);
   }
 
-  // 2 hosts x 2 ranks; `count` all-reduces of `bytes`; 1% loss towards host 1.
-  std::string write_scenario(int count, const std::string& bytes, bool baseline = true) {
+  // 2 hosts x 2 ranks; `count` all-reduces of `bytes` per iteration; 1% loss towards host 1.
+  std::string write_scenario(int count, const std::string& bytes, bool baseline = true,
+                             int iterations = 1) {
     const auto path = out_ / "scenario.yaml";
     std::ofstream(path) << fmt::format(R"(name: agent-run
 testbed:
@@ -51,6 +52,7 @@ testbed:
   ranks_per_host: 2
 workload:
   collectives: {{kind: all-reduce, bytes: {}, count: {}}}
+  iterations: {}
 transport: {{mtu_bytes: 1024, timeout_exponent: 14}}
 faults:
   - {{name: lossy-h1, kind: loss, link: h1, direction: to-host, probability: 1%, seed: 7, roce_only: true}}
@@ -59,7 +61,7 @@ runs:
   variants:
     - {{name: loss, faults: [lossy-h1]}}
 )",
-                                       bed_, bytes, count, baseline);
+                                       bed_, bytes, count, iterations, baseline);
     return path.string();
   }
 
@@ -73,15 +75,34 @@ runs:
 };
 
 TEST_F(AgentRunTest, RunsABaselineAndALossyVariantThroughAgents) {
-  const std::string scenario = write_scenario(4, "4MiB");
+  const std::string scenario = write_scenario(2, "4MiB", /*baseline=*/true, /*iterations=*/3);
   auto run = process::run_command({COLLIDE_BIN, "run", scenario, "--output", (out_ / "results").string()});
   ASSERT_TRUE(run.ok());
   EXPECT_EQ(run->exit_code, 0) << run->output;
   EXPECT_NE(run->output.find("clock offset"), std::string::npos) << run->output;
   std::ifstream in(out_ / "results" / "report.json");
   ASSERT_TRUE(in.good()) << run->output;
-  const std::string report((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  EXPECT_NE(report.find("\"loss\""), std::string::npos);
+  const auto report = nlohmann::json::parse(in, nullptr, false);
+  ASSERT_TRUE(report.is_object());
+  ASSERT_EQ(report["variants"].size(), 2u);
+  EXPECT_EQ(report["variants"][1]["name"], "loss");
+  // What the agents' records leave out comes from the trace: every variant's table row names
+  // the datatype and reduction, and each run has a JCT per training iteration.
+  for (const auto& variant : report["variants"]) {
+    ASSERT_EQ(variant["sizes"].size(), 1u) << variant.dump();
+    EXPECT_EQ(variant["sizes"][0].value("type", ""), "bfloat16") << variant["sizes"][0].dump();
+    EXPECT_EQ(variant["sizes"][0].value("redop", ""), "sum");
+    EXPECT_EQ(variant["sizes"][0].value("count", ""), "6");  // 3 iterations x 2 all-reduces
+    ASSERT_EQ(variant["repetitions"].size(), 1u);
+    const auto& its = variant["repetitions"][0]["iteration_seconds"];
+    ASSERT_EQ(its.size(), 3u) << variant["repetitions"][0].dump();
+    // Ranks drift apart, so iterations overlap a little; each lies within the job.
+    const double jct = variant["repetitions"][0].value("jct_seconds", 0.0);
+    for (const auto& s : its) {
+      EXPECT_GT(s.get<double>(), 0.0);
+      EXPECT_LE(s.get<double>(), jct * 1.0001);
+    }
+  }
   EXPECT_FALSE(namespaces_left());
   EXPECT_TRUE(processes_with({out_.string()}).empty());
 }

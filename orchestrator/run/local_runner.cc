@@ -12,6 +12,7 @@
 #include "collide/agent.pb.h"
 #include "orchestrator/control/certs.h"
 #include "orchestrator/run/agent_fleet.h"
+#include "orchestrator/run/op_catalog.h"
 #include "orchestrator/run/workload.h"
 #include "orchestrator/testbed/virtual_testbed.h"
 #include "traces/op_types.h"
@@ -75,6 +76,7 @@ struct Placement {
   v1::VirtualTestbedSpec testbed;  // empty for remote agents
   std::vector<tb::HostNic> nics;   // the virtual hosts' NICs
   bool trace_timing = false;       // the workload's compute gaps, not back to back
+  OpCatalog catalog;               // what completion records leave out: datatype, iteration...
   // Real hosts: every rank's address, and per host the interface and packet port its ranks use.
   std::vector<v1::RankEndpoint> endpoints;
   std::map<uint32_t, std::string> interface_of_host;
@@ -416,6 +418,12 @@ Result<report::RunResult> RunDriver::drive(const Placement& p, const Run& run, u
       t.comm = op.comm();
       t.comm_size = p.world;
       t.bytes = op.bytes();
+      if (const OpCatalog::Entry* e = p.catalog.find(op.rank(), op.op_index())) {
+        t.datatype = e->datatype;
+        t.reduce_op = e->reduce_op;
+        t.iteration = e->iteration;
+        if (e->comm_size != 0) t.comm_size = e->comm_size;
+      }
       t.start_ns = static_cast<uint64_t>(std::max<int64_t>(0, a.clock.to_orchestrator(op.start_ns())));
       t.end_ns = static_cast<uint64_t>(std::max<int64_t>(0, a.clock.to_orchestrator(op.end_ns())));
       t.failed = op.failed();
@@ -494,6 +502,9 @@ Result<RunOutcome> run_locally(const v1::Scenario& s, const LocalRunOptions& o) 
   auto bytes = read_file(*trace);
   if (!bytes.ok()) return bytes.status();
   placement.trace_bytes = std::move(bytes).value();
+  auto catalog = OpCatalog::read(*trace);
+  if (!catalog.ok()) return catalog.status();
+  placement.catalog = std::move(catalog).value();
 
   // The testbed goes last (after the agents, whose faults sit on its links).
   std::unique_ptr<tb::VirtualTestbed> bed;
