@@ -27,8 +27,9 @@ case "$area" in
       replayer_tx_rate_bench replayer_veth_bench collide
     "$build/replayer/replayer_goodput_vs_loss_bench" | tee "$log"
     # The in-memory curve's own ratio at 1% and 5% loss (table rows "1%" and "5%").
-    awk '$1=="1%" && $2>0 {printf "figure inmem_goodput_sr_vs_gbn_at_1pct %.3f x\n", $3/$2}
-         $1=="5%" && $2>0 {printf "figure inmem_goodput_sr_vs_gbn_at_5pct %.3f x\n", $3/$2}' \
+    # (The chart below the table starts its lines with the loss too: numbers only.)
+    awk '$1=="1%" && $2 ~ /^[0-9.]+$/ && $2>0 {printf "figure inmem_goodput_sr_vs_gbn_at_1pct %.3f x\n", $3/$2}
+         $1=="5%" && $2 ~ /^[0-9.]+$/ && $2>0 {printf "figure inmem_goodput_sr_vs_gbn_at_5pct %.3f x\n", $3/$2}' \
       "$log" | tee -a "$log"
     # Three alternating rounds of 3 s per side and frame size, testpmd starting up in each: ~1 min.
     timeout -k 10 240 "$build/replayer/replayer_tx_rate_bench" 3 | tee -a "$log"

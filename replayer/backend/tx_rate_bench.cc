@@ -246,11 +246,13 @@ int main(int argc, char** argv) {
         zeros.frames_checked = checked;
         zeros.frames_bad = bad;
       }
-      ours_by_round += (round > 0 ? " " : "") + std::to_string(std::lround(r.pps / 1e3));
+      if (round > 0) ours_by_round += ' ';
+      ours_by_round += std::to_string(std::lround(r.pps / 1e3));
       if (!collide_only) {
         const double t = testpmd_pps(frame, seconds);
         peer = std::max(peer, t);
-        theirs_by_round += (round > 0 ? " " : "") + std::to_string(std::lround(t / 1e3));
+        if (round > 0) theirs_by_round += ' ';
+        theirs_by_round += std::to_string(std::lround(t / 1e3));
       }
     }
     // With the verifiable pattern (what --verify-payload sends): informative, not the figure.
