@@ -125,37 +125,14 @@ char* write_delimited_op_from_parts(const OpWireFields& op, std::string_view ind
 }
 
 char* write_delimited_op(const OpWireFields& op, char* out) {
-  // As write_delimited_op_from_parts, with the parts encoded in place.
-  char digits[32];
-  const size_t digit_count = static_cast<size_t>(
-      std::to_chars(digits, digits + sizeof(digits), op.source_line).ptr - digits);
-  const size_t source_size = op.source_prefix.size() + digit_count;
-  char* const start = out;
-  out = start + 1;
-  out = put_field(out, 1, op.rank);
-  out = put_op_index_kind(op, out);
-  if (!op.comm.empty()) {
-    *out++ = static_cast<char>(tag(4, kLengthDelimited));
-    out = put_varint(out, op.comm.size());
-    out = copy_short(out, op.comm.data(), op.comm.size());
-  }
-  out = put_op_payload(op, out);
-  if (source_size != 0) {
-    *out++ = static_cast<char>(tag(14, kLengthDelimited));
-    out = put_varint(out, source_size);
-    out = copy_short(out, op.source_prefix.data(), op.source_prefix.size());
-    out = copy_short(out, digits, digit_count);
-  }
-  out = put_field(out, 15, op.group);
-  const size_t size = static_cast<size_t>(out - (start + 1));
-  if (size < 0x80) {
-    *start = static_cast<char>(size);
-    return out;
-  }
-  const size_t prefix = varint_size(size);
-  std::memmove(start + prefix, start + 1, size);
-  put_varint(start, size);
-  return start + prefix + size;
+  // The parts encoded first, then the one writer of the whole op.
+  char index_kind[kMaxIndexKindBytes];
+  char payload[kMaxPayloadBytes];
+  const char* index_kind_end = put_op_index_kind(op, index_kind);
+  const char* payload_end = put_op_payload(op, payload);
+  return write_delimited_op_from_parts(
+      op, std::string_view(index_kind, static_cast<size_t>(index_kind_end - index_kind)),
+      std::string_view(payload, static_cast<size_t>(payload_end - payload)), out);
 }
 
 }  // namespace collide::traces::nccl
