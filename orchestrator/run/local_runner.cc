@@ -13,6 +13,7 @@
 #include "orchestrator/control/certs.h"
 #include "orchestrator/run/agent_fleet.h"
 #include "orchestrator/run/op_catalog.h"
+#include "orchestrator/run/real_host_placement.h"
 #include "orchestrator/run/workload.h"
 #include "orchestrator/testbed/virtual_testbed.h"
 #include "traces/op_types.h"
@@ -23,6 +24,8 @@ namespace {
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 namespace tb = testbed;
+
+constexpr const char* kInterrupted = "collide run was interrupted by a signal";
 
 struct Run {
   std::string name;
@@ -77,79 +80,8 @@ struct Placement {
   std::vector<tb::HostNic> nics;   // the virtual hosts' NICs
   bool trace_timing = false;       // the workload's compute gaps, not back to back
   OpCatalog catalog;               // what completion records leave out: datatype, iteration...
-  // Real hosts: every rank's address, and per host the interface and packet port its ranks use.
-  std::vector<v1::RankEndpoint> endpoints;
-  std::map<uint32_t, std::string> interface_of_host;
-  std::map<uint32_t, std::string> port_of_host;
+  RealHostPlacement real;          // empty on a virtual testbed
 };
-
-// RoCEv2 headers inside the IP MTU: IPv4 20, UDP 8, BTH 12, RETH 16, ICRC 4.
-constexpr uint32_t kRoceHeaderBytes = 60;
-
-// Places each real host's ranks on the first of its agent's interfaces with an IPv4 address per
-// rank, one address per rank (the replayer tells ranks apart by address).
-Status place_on_real_hosts(const v1::Scenario& s, const std::vector<AgentHandle>& agents,
-                           const std::map<uint32_t, v1::HostDescription>& described, Placement& p) {
-  const uint32_t mtu = s.transport().mtu_bytes() ? s.transport().mtu_bytes() : 1024;
-  if (p.per_host > 1) {
-    // Ranks of one host talk to each other through its port; a switch does not send a frame back
-    // out of the port it came in by, so they would never hear each other.
-    return failed_precondition(fmt::format(
-        "real hosts run one rank each so far (ranks_per_host is {}): ranks on one host would send "
-        "to each other through the NIC, and the switch does not return such frames",
-        p.per_host));
-  }
-  std::map<uint32_t, std::string> ip_of_rank;
-  for (const AgentHandle& a : agents) {
-    const v1::HostDescription& d = described.at(a.index);
-    const v1::InterfaceDescription* chosen = nullptr;
-    std::vector<std::string> why;
-    for (const v1::InterfaceDescription& i : d.interfaces()) {
-      if (static_cast<uint32_t>(i.ipv4_size()) < p.per_host) {
-        why.push_back(fmt::format("{} has {} IPv4 address(es) for {} rank(s)", i.name(), i.ipv4_size(), p.per_host));
-      } else if (i.mtu() != 0 && i.mtu() < mtu + kRoceHeaderBytes) {
-        why.push_back(fmt::format("{} has MTU {}, below the transport's {} + {} header bytes", i.name(),
-                                  i.mtu(), mtu, kRoceHeaderBytes));
-      } else {
-        chosen = &i;
-        break;
-      }
-    }
-    if (chosen == nullptr) {
-      return failed_precondition(fmt::format("{}: no interface fits: {}", a.name(), fmt::join(why, "; ")));
-    }
-    const std::string control_ip = a.address.substr(0, a.address.rfind(':'));
-    const bool carries_control =
-        std::find(chosen->ipv4().begin(), chosen->ipv4().end(), control_ip) != chosen->ipv4().end();
-    if (carries_control && s.testbed().port() != "af_packet") {
-      // DPDK's AF_XDP driver takes every frame the interface receives, the control
-      // connection's too, which would then be cut mid-run.
-      return failed_precondition(fmt::format(
-          "{}: its control address {} is on {}, which port af_xdp would take over entirely: "
-          "reach the agent through another interface, or use testbed.port: af_packet",
-          a.name(), control_ip, chosen->name()));
-    }
-    p.interface_of_host[a.host] = chosen->name();
-    p.port_of_host[a.host] = s.testbed().port() == "af_packet"
-                                 ? "afpacket:" + chosen->name()
-                                 : "dpdk:net_af_xdp0,iface=" + chosen->name();
-    for (uint32_t slot = 0; slot < p.per_host; ++slot) {
-      v1::RankEndpoint e;
-      e.set_rank(a.host * p.per_host + slot);
-      e.set_host(a.host);
-      e.set_ipv4(chosen->ipv4(static_cast<int>(slot)));
-      for (const auto& [rank, ip] : ip_of_rank) {
-        if (ip == e.ipv4()) {
-          return failed_precondition(fmt::format("ranks {} and {} would share address {}: give the hosts "
-                                                 "distinct addresses", rank, e.rank(), ip));
-        }
-      }
-      ip_of_rank[e.rank()] = e.ipv4();
-      p.endpoints.push_back(e);
-    }
-  }
-  return {};
-}
 
 v1::PrepareRun prepare_request(const Placement& p, const AgentHandle& a, const Run& run,
                                uint32_t run_index, const LocalRunOptions& o) {
@@ -168,10 +100,10 @@ v1::PrepareRun prepare_request(const Placement& p, const AgentHandle& a, const R
   r.set_lease_ms(static_cast<uint64_t>(o.lease.count()));
   r.set_run_timeout_s(o.run_timeout_s);
   r.set_trace_timing(p.trace_timing);
-  if (!p.endpoints.empty()) {
-    for (const v1::RankEndpoint& e : p.endpoints) *r.add_rank_endpoints() = e;
-    r.set_interface(p.interface_of_host.at(a.host));
-    r.set_port(p.port_of_host.at(a.host));
+  if (!p.real.endpoints.empty()) {
+    for (const v1::RankEndpoint& e : p.real.endpoints) *r.add_rank_endpoints() = e;
+    r.set_interface(p.real.interface_of_host.at(a.host));
+    r.set_port(p.real.port_of_host.at(a.host));
     r.set_lcore(a.host % 2);
   }
   if (a.host < p.nics.size()) {
@@ -206,7 +138,7 @@ class RunDriver {
   bool interrupted() const { return o_.interrupted != nullptr && o_.interrupted->load(); }
   // Ends the run because this process was told to stop: agents stop, faults are disarmed.
   void interrupt(std::string& agent_failure) {
-    agent_failure = "collide run was interrupted by a signal";
+    agent_failure = kInterrupted;
     progress(agent_failure);
     stop_others("collide run was interrupted");
   }
@@ -456,23 +388,6 @@ Result<report::RunResult> RunDriver::drive(const Placement& p, const Run& run, u
   return result;
 }
 
-// Asks a real host's agent which of `interfaces` it may use and what they have.
-Result<v1::HostDescription> describe_agent(AgentHandle& a, const std::vector<std::string>& interfaces) {
-  v1::AgentRequest ask;
-  for (const std::string& i : interfaces) ask.mutable_describe()->add_interfaces(i);
-  if (!ask.has_describe()) ask.mutable_describe();
-  COLLIDE_RETURN_IF_ERROR(a.channel->send(ask, 5s));
-  const auto deadline = Clock::now() + 10s;
-  while (Clock::now() < deadline) {
-    auto reply = a.channel->receive_message<v1::AgentReply>(100ms);
-    if (!reply.ok()) return reply.status();
-    if (!reply->has_value()) continue;
-    if ((*reply)->has_error()) return failed_precondition((*reply)->error().message());
-    if ((*reply)->has_described()) return (*reply)->described();
-  }
-  return deadline_exceeded("no description of the host within 10 s");
-}
-
 Result<std::string> read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in.good()) return not_found("cannot read " + path);
@@ -545,7 +460,9 @@ Result<RunOutcome> run_locally(const v1::Scenario& s, const LocalRunOptions& o) 
       }
       described[a.index] = std::move(d).value();
     }
-    COLLIDE_RETURN_IF_ERROR(place_on_real_hosts(s, agents, described, placement));
+    auto real = place_on_real_hosts(s, agents, described, placement.per_host);
+    if (!real.ok()) return real.status();
+    placement.real = std::move(real).value();
   }
   COLLIDE_RETURN_IF_ERROR(measure_clocks(agents, 8));
   for (const AgentHandle& a : agents) {
@@ -558,7 +475,7 @@ Result<RunOutcome> run_locally(const v1::Scenario& s, const LocalRunOptions& o) 
   RunDriver driver(agents, o);
   for (size_t n = 0; n < runs.size(); ++n) {
     if (o.interrupted != nullptr && o.interrupted->load()) {
-      outcome.agent_failure = "collide run was interrupted by a signal";
+      outcome.agent_failure = kInterrupted;
       break;
     }
     auto result = driver.drive(placement, runs[n], static_cast<uint32_t>(n), runs.size(), outcome.agent_failure);
