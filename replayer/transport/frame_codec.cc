@@ -66,6 +66,23 @@ uint64_t zeros_memo(size_t offset, size_t len) {
   return uint64_t{1} << 63 | uint64_t{offset & 0xffff} << 32 | (len & 0xffffffff);
 }
 
+// Writes a data packet's payload: the pattern, or zeros (left in place when the buffer's memo says
+// it already holds them). Returns the payload's CRC, known from what it is; `zeros_crc(len)`
+// gives that of zeros (an encoder may have the usual length's at hand).
+template <typename ZerosCrc>
+uint32_t write_data_payload(std::span<uint8_t> payload, size_t offset, const Packet& p,
+                            bool fill_pattern, PayloadMemo* memo, ZerosCrc zeros_crc) {
+  if (fill_pattern) {
+    const uint64_t seed = pattern_seed(p.qpn, static_cast<uint32_t>(p.psn & wire::kMaxPsn));
+    wire::fill_payload_pattern(payload, seed);
+    return wire::payload_pattern_crc(payload, seed);
+  }
+  const uint64_t zeros = zeros_memo(offset, payload.size());
+  if (memo == nullptr || memo->held != zeros) std::memset(payload.data(), 0, payload.size());
+  if (memo != nullptr) memo->written = zeros;
+  return zeros_crc(payload.size());
+}
+
 }  // namespace
 
 void fill_payload_pattern(std::span<uint8_t> payload, uint32_t qpn, uint32_t psn24) {
@@ -112,18 +129,8 @@ Result<size_t> encode_frame(std::span<uint8_t> out, const Packet& p, const Frame
   uint32_t payload_crc = 0;
   switch (p.type) {
     case PacketType::kData:
-      if (fill_pattern) {
-        const uint64_t seed = pattern_seed(p.qpn, static_cast<uint32_t>(p.psn & wire::kMaxPsn));
-        wire::fill_payload_pattern(payload, seed);
-        payload_crc = wire::payload_pattern_crc(payload, seed);
-      } else {
-        const uint64_t zeros = zeros_memo(wire::roce_payload_offset(h), payload.size());
-        if (memo == nullptr || memo->held != zeros) {
-          std::memset(payload.data(), 0, payload.size());
-        }
-        if (memo != nullptr) memo->written = zeros;
-        payload_crc = wire::crc32_of_zeros(payload.size());
-      }
+      payload_crc = write_data_payload(payload, wire::roce_payload_offset(h), p, fill_pattern, memo,
+                                       wire::crc32_of_zeros);
       break;
     case PacketType::kNak:
       if (!payload.empty()) {
@@ -181,17 +188,8 @@ Result<size_t> QpFrameEncoder::encode_other(std::span<uint8_t> out, const Packet
   if (memo != nullptr) memo->written = 0;
   const std::span<uint8_t> payload = out.subspan(offset, p.payload_bytes);
   const auto psn24 = static_cast<uint32_t>(p.psn & wire::kMaxPsn);
-  uint32_t payload_crc = 0;
-  if (fill_pattern) {
-    const uint64_t seed = pattern_seed(p.qpn, psn24);
-    wire::fill_payload_pattern(payload, seed);
-    payload_crc = wire::payload_pattern_crc(payload, seed);
-  } else {
-    const uint64_t zeros = zeros_memo(offset, payload.size());
-    if (memo == nullptr || memo->held != zeros) std::memset(payload.data(), 0, payload.size());
-    if (memo != nullptr) memo->written = zeros;
-    payload_crc = template_.zeros_crc(payload.size());
-  }
+  const uint32_t payload_crc = write_data_payload(
+      payload, offset, p, fill_pattern, memo, [this](size_t len) { return template_.zeros_crc(len); });
   wire::DataFrameFields f;
   f.opcode = p.opcode;
   f.ack_request = p.ack_request;
