@@ -1,9 +1,9 @@
 #include "traces/op_types.h"
 
+#include <fmt/format.h>
+
 #include <array>
 #include <utility>
-
-#include <fmt/format.h>
 
 namespace collide::traces {
 namespace {
@@ -82,13 +82,20 @@ std::string_view datatype_name(v1::DataType type) {
 
 std::string_view reduce_op_name(v1::ReduceOp op) {
   switch (op) {
-    case v1::REDUCE_OP_SUM: return "sum";
-    case v1::REDUCE_OP_PROD: return "prod";
-    case v1::REDUCE_OP_MAX: return "max";
-    case v1::REDUCE_OP_MIN: return "min";
-    case v1::REDUCE_OP_AVG: return "avg";
-    case v1::REDUCE_OP_USER: return "user";
-    default: return "none";
+    case v1::REDUCE_OP_SUM:
+      return "sum";
+    case v1::REDUCE_OP_PROD:
+      return "prod";
+    case v1::REDUCE_OP_MAX:
+      return "max";
+    case v1::REDUCE_OP_MIN:
+      return "min";
+    case v1::REDUCE_OP_AVG:
+      return "avg";
+    case v1::REDUCE_OP_USER:
+      return "user";
+    default:
+      return "none";
   }
 }
 
@@ -108,6 +115,14 @@ Result<v1::DataType> parse_datatype(std::string_view name) {
 
 bool is_point_to_point(v1::OpKind kind) {
   return kind == v1::OP_KIND_SEND || kind == v1::OP_KIND_RECV;
+}
+
+std::string op_source(const v1::TraceHeader& header, const v1::Op& op) {
+  if (op.source_line() == 0) return op.source();
+  const bool named = op.source_file() < static_cast<uint32_t>(header.source_files_size());
+  std::string out = named ? header.source_files(static_cast<int>(op.source_file()))
+                          : "source file " + std::to_string(op.source_file());
+  return out + ":" + std::to_string(op.source_line());
 }
 
 }  // namespace collide::traces

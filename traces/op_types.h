@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 #include "collide/trace.pb.h"
@@ -26,5 +27,9 @@ Result<v1::DataType> parse_datatype(std::string_view name);
 
 // Whether the kind is a point-to-point op (send, recv) rather than a collective.
 bool is_point_to_point(v1::OpKind kind);
+
+// Where an op came from, for messages: "file:line" when it names a line of one of the header's
+// source files, else its `source` text (empty when neither is set).
+std::string op_source(const v1::TraceHeader& header, const v1::Op& op);
 
 }  // namespace collide::traces

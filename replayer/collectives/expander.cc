@@ -1,9 +1,9 @@
 #include "replayer/collectives/expander.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <limits>
-
-#include <fmt/format.h>
 
 #include "replayer/collectives/algorithms.h"
 #include "replayer/collectives/ring_order.h"
@@ -29,7 +29,8 @@ Result<uint32_t> position_of(const std::vector<uint32_t>& order, uint32_t rank,
 
 Status validate(const ExpandOptions& o) {
   if (o.channels == 0 || o.channels > kMaxChannels) {
-    return invalid_argument(fmt::format("channels must be 1..{} (got {})", kMaxChannels, o.channels));
+    return invalid_argument(
+        fmt::format("channels must be 1..{} (got {})", kMaxChannels, o.channels));
   }
   if (o.slice_bytes == 0) return invalid_argument("slice_bytes must be positive");
   if (!(o.local_gbytes_per_s > 0)) return invalid_argument("local bandwidth must be positive");
@@ -46,21 +47,22 @@ Result<Expander> Expander::create(const v1::TraceHeader& header, Placement place
   Expander e;
   e.placement_ = std::move(placement);
   e.options_ = options;
+  *e.sources_.mutable_source_files() = header.source_files();
   for (const v1::Communicator& comm : header.communicators()) {
     if (comm.ranks_size() == 0) {
       return invalid_argument(fmt::format("communicator {} has no ranks", comm.id()));
     }
     for (uint32_t r : comm.ranks()) {
       if (r >= e.placement_.world_size()) {
-        return invalid_argument(fmt::format(
-            "communicator {} has rank {} but the placement covers {} ranks", comm.id(), r,
-            e.placement_.world_size()));
+        return invalid_argument(
+            fmt::format("communicator {} has rank {} but the placement covers {} ranks", comm.id(),
+                        r, e.placement_.world_size()));
       }
     }
     const uint32_t first_host = e.placement_.host_of_rank[comm.ranks(0)];
-    e.host_local_[comm.id()] = std::all_of(comm.ranks().begin(), comm.ranks().end(), [&](uint32_t r) {
-      return e.placement_.host_of_rank[r] == first_host;
-    });
+    e.host_local_[comm.id()] =
+        std::all_of(comm.ranks().begin(), comm.ranks().end(),
+                    [&](uint32_t r) { return e.placement_.host_of_rank[r] == first_host; });
     if (!e.comms_.emplace(comm.id(), comm).second) {
       return invalid_argument(fmt::format("communicator {} is defined twice", comm.id()));
     }
@@ -94,7 +96,8 @@ Result<ExpandedOp> Expander::expand(const v1::Op& op) {
   auto comm_it = comms_.find(op.comm());
   if (comm_it == comms_.end()) {
     return invalid_argument(fmt::format("{}: op {} of rank {} names unknown communicator '{}'",
-                                        op.source(), op.index(), op.rank(), op.comm()));
+                                        traces::op_source(sources_, op), op.index(), op.rank(),
+                                        op.comm()));
   }
   const v1::Communicator& comm = comm_it->second;
   const auto n = static_cast<uint32_t>(comm.ranks_size());
@@ -102,10 +105,11 @@ Result<ExpandedOp> Expander::expand(const v1::Op& op) {
   const bool rooted = op.kind() == v1::OP_KIND_BROADCAST || op.kind() == v1::OP_KIND_REDUCE ||
                       op.kind() == v1::OP_KIND_GATHER || op.kind() == v1::OP_KIND_SCATTER;
   if ((p2p || rooted) && (op.root() < 0 || static_cast<uint32_t>(op.root()) >= n)) {
-    return invalid_argument(fmt::format("{}: {} of rank {} has root/peer {} outside its {}-rank "
-                                        "communicator {}",
-                                        op.source(), traces::op_kind_name(op.kind()), op.rank(),
-                                        op.root(), n, comm.id()));
+    return invalid_argument(
+        fmt::format("{}: {} of rank {} has root/peer {} outside its {}-rank "
+                    "communicator {}",
+                    traces::op_source(sources_, op), traces::op_kind_name(op.kind()), op.rank(),
+                    op.root(), n, comm.id()));
   }
   const uint32_t peer = p2p ? comm.ranks(op.root()) : 0;
 
@@ -116,8 +120,8 @@ Result<ExpandedOp> Expander::expand(const v1::Op& op) {
   const uint64_t seq = next_sequence(op, peer);
   // Pipelining slices only shape how a transfer crosses the network; a host-local communicator's
   // modeled transfers take the same time whole, and a whole transfer is one step, not hundreds.
-  const uint64_t slice_bytes = host_local_[op.comm()] ? std::numeric_limits<uint64_t>::max()
-                                                      : options_.slice_bytes;
+  const uint64_t slice_bytes =
+      host_local_[op.comm()] ? std::numeric_limits<uint64_t>::max() : options_.slice_bytes;
   StepBuilder builder(out, placement_, slice_bytes, options_.qps_per_connection);
 
   for (uint32_t c = 0; c < options_.channels; ++c) {
@@ -143,16 +147,28 @@ Result<ExpandedOp> Expander::expand(const v1::Op& op) {
           ring_all_reduce(builder, view, share);
         }
         break;
-      case v1::OP_KIND_ALL_GATHER: ring_all_gather(builder, view, share); break;
-      case v1::OP_KIND_REDUCE_SCATTER: ring_reduce_scatter(builder, view, share); break;
+      case v1::OP_KIND_ALL_GATHER:
+        ring_all_gather(builder, view, share);
+        break;
+      case v1::OP_KIND_REDUCE_SCATTER:
+        ring_reduce_scatter(builder, view, share);
+        break;
       case v1::OP_KIND_BARRIER:
         // A barrier is a one-byte all-gather on one channel: done once every rank was heard.
         if (c == 0) ring_all_gather(builder, view, 1);
         break;
-      case v1::OP_KIND_BROADCAST: chain_broadcast(builder, view, root_pos(), share); break;
-      case v1::OP_KIND_REDUCE: chain_reduce(builder, view, root_pos(), share); break;
-      case v1::OP_KIND_GATHER: direct_gather(builder, view, root_pos(), share); break;
-      case v1::OP_KIND_SCATTER: direct_scatter(builder, view, root_pos(), share); break;
+      case v1::OP_KIND_BROADCAST:
+        chain_broadcast(builder, view, root_pos(), share);
+        break;
+      case v1::OP_KIND_REDUCE:
+        chain_reduce(builder, view, root_pos(), share);
+        break;
+      case v1::OP_KIND_GATHER:
+        direct_gather(builder, view, root_pos(), share);
+        break;
+      case v1::OP_KIND_SCATTER:
+        direct_scatter(builder, view, root_pos(), share);
+        break;
       case v1::OP_KIND_ALL_TO_ALL: {
         std::vector<uint64_t> each(n, share);
         pairwise_all_to_all(builder, view, each, each);
@@ -162,29 +178,35 @@ Result<ExpandedOp> Expander::expand(const v1::Op& op) {
         if (op.peer_bytes_size() != static_cast<int>(n)) {
           return invalid_argument(fmt::format(
               "{}: all_to_allv of rank {} lists {} peer sizes for a {}-rank communicator",
-              op.source(), op.rank(), op.peer_bytes_size(), n));
+              traces::op_source(sources_, op), op.rank(), op.peer_bytes_size(), n));
         }
         // peer_bytes is indexed by comm rank; the view by position in this channel's order.
         std::vector<uint64_t> to_pos(n);
         for (uint32_t q = 0; q < n; ++q) {
-          const auto comm_rank = static_cast<int>(
-              std::find(comm.ranks().begin(), comm.ranks().end(), (*order)[q]) -
-              comm.ranks().begin());
+          const auto comm_rank =
+              static_cast<int>(std::find(comm.ranks().begin(), comm.ranks().end(), (*order)[q]) -
+                               comm.ranks().begin());
           to_pos[q] = share_of(op.peer_bytes(comm_rank), options_.channels, c);
         }
         pairwise_all_to_all(builder, view, to_pos, {});
         break;
       }
-      case v1::OP_KIND_SEND: point_to_point(builder, view, StepKind::kSend, peer, share); break;
-      case v1::OP_KIND_RECV: point_to_point(builder, view, StepKind::kRecv, peer, share); break;
+      case v1::OP_KIND_SEND:
+        point_to_point(builder, view, StepKind::kSend, peer, share);
+        break;
+      case v1::OP_KIND_RECV:
+        point_to_point(builder, view, StepKind::kRecv, peer, share);
+        break;
       default:
-        return invalid_argument(fmt::format("{}: op {} of rank {} has no kind", op.source(),
-                                            op.index(), op.rank()));
+        return invalid_argument(fmt::format("{}: op {} of rank {} has no kind",
+                                            traces::op_source(sources_, op), op.index(),
+                                            op.rank()));
     }
   }
   for (Step& s : out.steps) {
     if (s.local) {
-      s.local_ns = static_cast<uint64_t>(static_cast<double>(s.bytes) / options_.local_gbytes_per_s);
+      s.local_ns =
+          static_cast<uint64_t>(static_cast<double>(s.bytes) / options_.local_gbytes_per_s);
     }
   }
   return out;

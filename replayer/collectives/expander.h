@@ -50,6 +50,7 @@ class Expander {
   Placement placement_;
   ExpandOptions options_;
   std::unordered_map<std::string, v1::Communicator> comms_;
+  v1::TraceHeader sources_;  // only the header's source_files, which ops' source lines refer to
   // Communicators whose ranks all sit on one host: nothing of theirs reaches the network, their
   // transfers take a modeled time, so they are not cut into slices.
   std::unordered_map<std::string, bool> host_local_;

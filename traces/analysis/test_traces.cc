@@ -14,6 +14,7 @@ namespace collide::traces::analysis::testing {
 v1::TraceHeader make_header(uint32_t world_size, const std::vector<CommSpec>& comms) {
   v1::TraceHeader header;
   header.set_world_size(world_size);
+  header.add_source_files("gen.log");
   for (uint32_t r = 0; r < world_size; ++r) header.add_ranks()->set_rank(r);
   for (const CommSpec& spec : comms) {
     v1::Communicator* c = header.add_communicators();
@@ -39,7 +40,7 @@ v1::Op make_op(uint32_t rank, uint64_t index, v1::OpKind kind, const std::string
       kind == v1::OP_KIND_REDUCE) {
     op.set_reduce_op(v1::REDUCE_OP_SUM);
   }
-  op.set_source(fmt::format("gen.log:{}", rank * 1000000 + index + 1));
+  op.set_source_line(rank * 1000000 + index + 1);  // of source file 0, gen.log
   return op;
 }
 

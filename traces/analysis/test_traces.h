@@ -18,7 +18,7 @@ struct CommSpec {
 v1::TraceHeader make_header(uint32_t world_size, const std::vector<CommSpec>& comms);
 
 // An op with count derived from bytes and the datatype (bfloat16 unless given), root -1 for
-// unrooted collectives, and source "gen.log:<line>" where line is unique per (rank, index).
+// unrooted collectives, and source line <line> of "gen.log" where line is unique per (rank, index).
 v1::Op make_op(uint32_t rank, uint64_t index, v1::OpKind kind, const std::string& comm,
                uint64_t bytes, int32_t root = -1, v1::DataType datatype = v1::DATA_TYPE_BFLOAT16);
 

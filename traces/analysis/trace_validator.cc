@@ -149,7 +149,7 @@ class Validator {
     issue.comm = op.comm();
     issue.rank = op.rank();
     issue.op_index = op.index();
-    issue.source = op.source();
+    issue.source = op_source(sources_, op);
     issue.message = std::move(message);
     return issue;
   }
@@ -162,6 +162,7 @@ class Validator {
   }
 
   void read_header(const v1::TraceHeader& header) {
+    *sources_.mutable_source_files() = header.source_files();
     world_size_ = header.world_size();
     if (world_size_ == 0) {
       header_issue("", "the header gives world_size 0");
@@ -426,8 +427,8 @@ class Validator {
           fmt::format("all_to_allv #{} on communicator '{}': rank {} sends {} bytes to rank {}, "
                       "but rank {} (op {}{}) expects {} bytes from rank {}",
                       d->instance, info.id, info.ranks[d->from], d->sent, info.ranks[d->to],
-                      info.ranks[d->to], d->receiver->op.index(),
-                      source_suffix(d->receiver->op), d->expected, info.ranks[d->from])));
+                      info.ranks[d->to], d->receiver->op.index(), source_suffix(d->receiver->op),
+                      d->expected, info.ranks[d->from])));
     }
   }
 
@@ -448,8 +449,9 @@ class Validator {
     }
   }
 
-  static std::string source_suffix(const v1::Op& op) {
-    return op.source().empty() ? "" : ", " + op.source();
+  std::string source_suffix(const v1::Op& op) const {
+    const std::string source = op_source(sources_, op);
+    return source.empty() ? "" : ", " + source;
   }
 
   // `ka` is the reference member's op at `ordinal`, `kb` the differing member's (either may be
@@ -516,6 +518,7 @@ class Validator {
   const ValidateOptions& options_;
   uint32_t interval_ = 1024;
   uint32_t world_size_ = 0;
+  v1::TraceHeader sources_;  // only the header's source_files, which ops' source lines refer to
   std::vector<uint64_t> next_index_;
   std::unordered_map<std::string, uint32_t> comm_index_;
   std::vector<CommInfo> comms_;

@@ -16,6 +16,7 @@
 #include "traces/chakra/et_stream.h"
 #include "traces/chakra/node_attrs.h"
 #include "traces/chakra/rank_converter.h"
+#include "traces/op_types.h"
 #include "traces/trace_io.h"
 
 namespace collide::traces::chakra {
@@ -72,13 +73,15 @@ class Exporter {
     for (const v1::Communicator& c : header.communicators()) {
       comms_.emplace(c.id(), std::vector<uint32_t>(c.ranks().begin(), c.ranks().end()));
     }
+    *sources_.mutable_source_files() = header.source_files();
   }
 
   Status add(const v1::Op& op) {
     auto comm = comms_.find(op.comm());
     if (comm == comms_.end()) {
       return invalid_argument(fmt::format("{}: op {} of rank {} uses unknown communicator '{}'",
-                                          op.source(), op.index(), op.rank(), op.comm()));
+                                          op_source(sources_, op), op.index(), op.rank(),
+                                          op.comm()));
     }
     RankOut& out = rank(op.rank());
     if (op.index() != out.op_nodes.size()) {
@@ -117,7 +120,8 @@ class Exporter {
     if (op.kind() == v1::OP_KIND_SEND || op.kind() == v1::OP_KIND_RECV) {
       if (op.root() < 0 || static_cast<size_t>(op.root()) >= members.size()) {
         return invalid_argument(fmt::format("{}: peer {} outside communicator '{}' of {} ranks",
-                                            op.source(), op.root(), op.comm(), members.size()));
+                                            op_source(sources_, op), op.root(), op.comm(),
+                                            members.size()));
       }
       const bool send = op.kind() == v1::OP_KIND_SEND;
       const uint32_t peer = members[static_cast<size_t>(op.root())];
@@ -131,7 +135,8 @@ class Exporter {
     } else {
       auto type = comm_type_from_op_kind(op.kind());
       if (!type.ok())
-        return invalid_argument(fmt::format("{}: {}", op.source(), type.status().message()));
+        return invalid_argument(
+            fmt::format("{}: {}", op_source(sources_, op), type.status().message()));
       if (op.kind() == v1::OP_KIND_ALL_TO_ALLV) {
         note(fmt::format("rank {} op {}: all-to-allv exported as all-to-all of {} bytes", op.rank(),
                          op.index(), op.bytes()));
@@ -198,6 +203,7 @@ class Exporter {
   ChakraProtoMsg::GlobalMetadata metadata_;
   std::map<std::string, std::string> sorted_metadata_;
   std::unordered_map<std::string, std::vector<uint32_t>> comms_;
+  v1::TraceHeader sources_;  // only the header's source_files, which ops' source lines refer to
   std::map<uint32_t, RankOut> ranks_;
   std::map<std::pair<uint32_t, uint32_t>, uint32_t> send_tags_, recv_tags_;
   uint64_t ops_ = 0;

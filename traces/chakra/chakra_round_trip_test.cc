@@ -41,8 +41,11 @@ void expect_same_trace(Loaded a, Loaded b) {
   EXPECT_TRUE(header_diff.Compare(a.header, b.header)) << diff;
   ASSERT_EQ(a.ops.size(), b.ops.size());
   for (size_t i = 0; i < a.ops.size(); ++i) {
-    a.ops[i].clear_source();
-    b.ops[i].clear_source();
+    for (v1::Op* op : {&a.ops[i], &b.ops[i]}) {
+      op->clear_source();
+      op->clear_source_line();
+      op->clear_source_file();
+    }
     std::string op_diff;
     google::protobuf::util::MessageDifferencer d;
     d.ReportDifferencesToString(&op_diff);

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "traces/nccl/nccl_test_util.h"
+#include "traces/op_types.h"
 
 namespace collide::traces::nccl {
 namespace {
@@ -54,7 +55,7 @@ TEST(NcclImport, Version2_4) {
   EXPECT_EQ(t.ops[0].bytes(), 4096u);
   EXPECT_EQ(t.ops[0].reduce_op(), v1::REDUCE_OP_SUM);
   EXPECT_EQ(t.ops[0].root(), -1);
-  EXPECT_EQ(t.ops[0].source(), testdata("nccl_2_4.log") + ":5");
+  EXPECT_EQ(op_source(t.header, t.ops[0]), testdata("nccl_2_4.log") + ":5");
   EXPECT_EQ(t.ops[2].kind(), v1::OP_KIND_BROADCAST);
   EXPECT_EQ(t.ops[2].root(), 1);
   EXPECT_EQ(t.ops[2].reduce_op(), v1::REDUCE_OP_UNSPECIFIED);
@@ -257,9 +258,9 @@ TEST(NcclImport, MessyLogCountsWhatItCannotUse) {
   const auto r0 = ops_of(t, 0);
   for (size_t i = 0; i < r0.size(); ++i) EXPECT_EQ(r0[i].count(), 100u * (i + 1));
   EXPECT_EQ(r0[4].reduce_op(), v1::REDUCE_OP_USER);
-  EXPECT_EQ(r0[1].source(), testdata("messy.log") + ":6");
-  EXPECT_EQ(r0[2].source(), testdata("messy.log") + ":8");
-  EXPECT_EQ(r0[3].source(), testdata("messy.log") + ":10");
+  EXPECT_EQ(op_source(t.header, r0[1]), testdata("messy.log") + ":6");
+  EXPECT_EQ(op_source(t.header, r0[2]), testdata("messy.log") + ":8");
+  EXPECT_EQ(op_source(t.header, r0[3]), testdata("messy.log") + ":10");
   ASSERT_EQ(t.report.problems_total, 6u);
   std::vector<std::string> where;
   for (const ImportProblem& p : t.report.problems) {
@@ -315,6 +316,18 @@ TEST(NcclImport, OneFilePerProcess) {
     }
   }
   EXPECT_EQ(parts->header.source_files_size(), 4);
+  // Each op names its line in its own file.
+  std::set<uint32_t> files_named;
+  for (const v1::Op& op : parts->ops) {
+    ASSERT_LT(op.source_file(), 4u);
+    files_named.insert(op.source_file());
+    std::ifstream file(parts->header.source_files(static_cast<int>(op.source_file())));
+    std::string text;
+    for (uint64_t n = 0; n < op.source_line(); ++n) std::getline(file, text);
+    EXPECT_NE(text.find(" count " + std::to_string(op.count()) + " "), std::string::npos)
+        << op_source(parts->header, op) << ": " << text;
+  }
+  EXPECT_EQ(files_named.size(), 4u);
 }
 
 TEST(NcclImport, BadInput) {
@@ -393,7 +406,8 @@ TEST(NcclImport, LargeInputIsCutIntoPiecesCorrectly) {
     ASSERT_EQ(t->ops[i].count(), i);
     ASSERT_EQ(t->ops[i].rank(), i % 2);
     ASSERT_EQ(t->ops[i].index(), i / 2);
-    ASSERT_EQ(t->ops[i].source(), t->header.source_files(0) + ":" + std::to_string(3 + 2 * i));
+    ASSERT_EQ(op_source(t->header, t->ops[i]),
+              t->header.source_files(0) + ":" + std::to_string(3 + 2 * i));
   }
 }
 

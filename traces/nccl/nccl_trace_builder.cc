@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <array>
-#include <charconv>
 #include <cstring>
 #include <map>
 #include <set>
@@ -423,8 +422,6 @@ Status NcclTraceBuilder::finish() {
     *header_.add_ranks() = std::move(infos[r]);
   }
   COLLIDE_RETURN_IF_ERROR(group_communicators());
-  file_prefix_.clear();
-  for (const std::string& f : files_) file_prefix_.push_back(f + ":");
   member_out_.clear();
   for (const Member& m : members_) member_out_.push_back({slot_global_[m.slot], m.group});
   report_.ops = op_total_;
@@ -433,7 +430,7 @@ Status NcclTraceBuilder::finish() {
   return {};
 }
 
-void NcclTraceBuilder::fill_op(const PackedOpView& c, v1::Op& op, std::string& source) const {
+void NcclTraceBuilder::fill_op(const PackedOpView& c, v1::Op& op) const {
   // The parts are fields of an Op in its wire format, so the library reads them back.
   op.Clear();
   op.MergeFromString(std::string(c.index_kind));
@@ -441,22 +438,18 @@ void NcclTraceBuilder::fill_op(const PackedOpView& c, v1::Op& op, std::string& s
   const MemberOut& m = member_out_[c.member];
   op.set_rank(m.rank);
   op.set_comm(group_ids_[m.group]);
-  char digits[24];
-  const char* end = std::to_chars(digits, digits + sizeof(digits), c.line).ptr;
-  source.assign(file_prefix_[c.file]);
-  source.append(digits, static_cast<size_t>(end - digits));
-  op.set_source(source);
+  op.set_source_line(c.line);
+  op.set_source_file(c.file);
   op.set_group(c.group);
 }
 
 Status NcclTraceBuilder::write_ops(const std::function<Status(const v1::Op&)>& sink) const {
   v1::Op op;
-  std::string source;
   PackedOps::Reader reader(ops_, 0);
   PackedOpView c;
   for (size_t i = 0; i < ops_.size(); ++i) {
     reader.next(c);
-    fill_op(c, op, source);
+    fill_op(c, op);
     COLLIDE_RETURN_IF_ERROR(sink(op));
   }
   return {};
@@ -469,7 +462,7 @@ bool NcclTraceBuilder::same_layout(const NcclTraceBuilder& other) const {
   return header_.SerializeAsString() == other.header_.SerializeAsString() &&
          std::equal(member_out_.begin(), member_out_.end(), other.member_out_.begin(),
                     other.member_out_.end(), same) &&
-         group_ids_ == other.group_ids_ && file_prefix_ == other.file_prefix_;
+         group_ids_ == other.group_ids_;
 }
 
 void NcclTraceBuilder::serialize_ops(size_t begin, size_t end, WireBuffer& out) const {
@@ -490,10 +483,10 @@ void NcclTraceBuilder::serialize_packed(const PackedOps& ops, size_t begin, size
     const MemberOut& m = member_out_[c.member];
     w.rank = m.rank;
     w.comm = group_ids_[m.group];
-    w.source_prefix = file_prefix_[c.file];
-    w.source_line = c.line;
     w.group = c.group;
-    char* at = out.reserve(max_op_wire_size(w.comm.size(), w.source_prefix.size()));
+    w.source_line = c.line;
+    w.source_file = c.file;
+    char* at = out.reserve(max_op_wire_size(w.comm.size()));
     out.set_end(write_delimited_op_from_parts(w, c.index_kind, c.payload, at));
   }
 }

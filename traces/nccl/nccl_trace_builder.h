@@ -113,7 +113,7 @@ class NcclTraceBuilder {
                                  (static_cast<uint64_t>(k.process) * 0xC2B2AE3D27D4EB4Full));
     }
   };
-  void fill_op(const PackedOpView& c, v1::Op& op, std::string& source) const;
+  void fill_op(const PackedOpView& c, v1::Op& op) const;
   void serialize_packed(const PackedOps& ops, size_t begin, size_t end, WireBuffer& out) const;
   static uint64_t dev_key(uint32_t process, int32_t dev) {
     return (static_cast<uint64_t>(process) << 32) | static_cast<uint32_t>(dev);
@@ -158,7 +158,6 @@ class NcclTraceBuilder {
   uint64_t op_total_ = 0;
   std::array<uint32_t, 256> element_size_{};  // by v1::DataType: a table, as it runs per op
   std::vector<std::string> group_ids_;
-  std::vector<std::string> file_prefix_;  // "file:"
   v1::TraceHeader header_;
 };
 

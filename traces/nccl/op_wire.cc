@@ -1,7 +1,6 @@
 #include "traces/nccl/op_wire.h"
 
 #include <bit>
-#include <charconv>
 #include <type_traits>
 
 namespace collide::traces::nccl {
@@ -55,10 +54,11 @@ char* put_varint(char* out, uint64_t v) {
   return out + n;
 }
 
-// A varint field; proto3 leaves a field at its zero value out.
+// A varint field; proto3 leaves a field at its zero value out. Fields from 16 on take a
+// two-byte tag.
 char* put_field(char* out, uint32_t field, uint64_t v) {
   if (v == 0) return out;
-  *out++ = static_cast<char>(tag(field, kVarint));
+  out = put_varint(out, (field << 3) | kVarint);
   return put_varint(out, v);
 }
 
@@ -89,11 +89,6 @@ char* put_op_payload(const OpWireFields& op, char* out) {
 
 char* write_delimited_op_from_parts(const OpWireFields& op, std::string_view index_kind,
                                     std::string_view payload, char* out) {
-  char digits[32];  // 20 would do; 32 lets copy_short copy it in one size class
-  const size_t digit_count = static_cast<size_t>(
-      std::to_chars(digits, digits + sizeof(digits), op.source_line).ptr - digits);
-  const size_t source_size = op.source_prefix.size() + digit_count;
-
   // The body goes after a one-byte length, which most ops need; a longer body is moved up once
   // its size is known (cheaper than sizing every field twice).
   char* const start = out;
@@ -106,13 +101,9 @@ char* write_delimited_op_from_parts(const OpWireFields& op, std::string_view ind
     out = copy_short(out, op.comm.data(), op.comm.size());
   }
   out = copy_short(out, payload.data(), payload.size());
-  if (source_size != 0) {
-    *out++ = static_cast<char>(tag(14, kLengthDelimited));
-    out = put_varint(out, source_size);
-    out = copy_short(out, op.source_prefix.data(), op.source_prefix.size());
-    out = copy_short(out, digits, digit_count);
-  }
   out = put_field(out, 15, op.group);
+  out = put_field(out, 20, op.source_line);
+  out = put_field(out, 21, op.source_file);
   const size_t size = static_cast<size_t>(out - (start + 1));
   if (size < 0x80) {
     *start = static_cast<char>(size);

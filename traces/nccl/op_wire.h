@@ -26,16 +26,16 @@ struct OpWireFields {
   bool has_enqueue_time = false;
   uint64_t enqueue_time_ns = 0;
   uint64_t op_count = 0;
-  std::string_view source_prefix;  // "file:"; the source is this and the line number
-  uint64_t source_line = 0;
   uint32_t group = 0;
+  uint64_t source_line = 0;
+  uint32_t source_file = 0;
 };
 
-// The most bytes one op's length prefix and body take, given its two strings' lengths.
-constexpr size_t max_op_wire_size(size_t comm_size, size_t source_prefix_size) {
-  // 13 varint fields of at most a tag byte and ten value bytes, two strings with a tag and a
-  // length of at most five bytes each, 20 line digits, and the op's own length prefix.
-  return 13 * 11 + 2 * 6 + comm_size + source_prefix_size + 20 + 5;
+// The most bytes one op's length prefix and body take, given its communicator's id length.
+constexpr size_t max_op_wire_size(size_t comm_size) {
+  // 14 varint fields of at most two tag bytes and ten value bytes, a string with a tag and a
+  // length of at most five bytes, and the op's own length prefix.
+  return 14 * 12 + 6 + comm_size + 5;
 }
 
 // Writes `op`, preceded by its length as a varint (the trace file's delimited framing), at `out`,
@@ -49,7 +49,7 @@ constexpr size_t kMaxIndexKindBytes = 2 * 11;
 constexpr size_t kMaxPayloadBytes = 7 * 11;
 char* put_op_index_kind(const OpWireFields& op, char* out);
 char* put_op_payload(const OpWireFields& op, char* out);
-// `op` gives the rank, comm, source and group; the other fields come as the two encoded parts.
+// `op` gives the rank, comm, group and source; the other fields come as the two encoded parts.
 char* write_delimited_op_from_parts(const OpWireFields& op, std::string_view index_kind,
                                     std::string_view payload, char* out);
 

@@ -30,8 +30,9 @@ v1::Op as_message(const OpWireFields& f) {
   op.set_reduce_op(static_cast<v1::ReduceOp>(f.reduce_op));
   if (f.has_enqueue_time) op.set_enqueue_time_ns(f.enqueue_time_ns);
   op.set_op_count(f.op_count);
-  op.set_source(std::string(f.source_prefix) + std::to_string(f.source_line));
   op.set_group(f.group);
+  op.set_source_line(f.source_line);
+  op.set_source_file(f.source_file);
   return op;
 }
 
@@ -47,7 +48,7 @@ std::string protobuf_delimited(const v1::Op& op) {
 }
 
 std::string ours(const OpWireFields& f) {
-  std::string out(max_op_wire_size(f.comm.size(), f.source_prefix.size()), '\0');
+  std::string out(max_op_wire_size(f.comm.size()), '\0');
   char* end = write_delimited_op(f, out.data());
   out.resize(static_cast<size_t>(end - out.data()));
   return out;
@@ -55,14 +56,12 @@ std::string ours(const OpWireFields& f) {
 
 TEST(OpWire, ZeroFieldsAreLeftOutAndPresentTimeIsKept) {
   OpWireFields f;
-  f.source_prefix = "a.log:";
   f.source_line = 0;
   EXPECT_EQ(ours(f), protobuf_delimited(as_message(f)));
   f.has_enqueue_time = true;  // a present zero is written
   f.enqueue_time_ns = 0;
   EXPECT_EQ(ours(f), protobuf_delimited(as_message(f)));
   OpWireFields absent;
-  absent.source_prefix = "a.log:";
   EXPECT_NE(ours(f), ours(absent));
 }
 
@@ -70,7 +69,6 @@ TEST(OpWire, NegativeRootTakesTenBytesLikeProtobuf) {
   OpWireFields f;
   f.root = -1;
   f.comm = "c0";
-  f.source_prefix = "x:";
   f.source_line = 12;
   const std::string bytes = ours(f);
   EXPECT_EQ(bytes, protobuf_delimited(as_message(f)));
@@ -88,13 +86,14 @@ TEST(OpWire, RandomOpsMatchProtobuf) {
     const uint64_t v = rng() >> (64 - bits);
     return rng() % 4 == 0 ? (bits == 64 ? ~0ull : (1ull << bits) - 1) : v;
   };
-  const std::string long_name(300, 'p');  // a length prefix of two bytes
+  const std::string long_name(300, 'p');  // a length prefix of two bytes, for the comm and op
   for (int i = 0; i < 20000; ++i) {
     OpWireFields f;
     f.rank = static_cast<uint32_t>(value());
     f.index = value();
     f.kind = static_cast<int32_t>(rng() % 16);
-    f.comm = rng() % 8 == 0 ? std::string_view() : std::string_view("c17");
+    const uint64_t comm = rng() % 8;
+    f.comm = comm == 0 ? std::string_view() : comm == 1 ? std::string_view(long_name) : "c17";
     f.count = value();
     f.datatype = static_cast<int32_t>(rng() % 13);
     f.bytes = value();
@@ -103,9 +102,9 @@ TEST(OpWire, RandomOpsMatchProtobuf) {
     f.has_enqueue_time = rng() % 2 == 0;
     f.enqueue_time_ns = value();
     f.op_count = value();
-    f.source_prefix = rng() % 3 == 0 ? std::string_view(long_name) : std::string_view("f.log:");
-    f.source_line = value();
     f.group = static_cast<uint32_t>(value());
+    f.source_line = value();
+    f.source_file = static_cast<uint32_t>(value());
     ASSERT_EQ(ours(f), protobuf_delimited(as_message(f))) << "op " << i;
   }
 }
@@ -115,11 +114,11 @@ TEST(OpWire, BufferKeepsWhatWasWrittenWhenItGrows) {
   std::string expected;
   OpWireFields f;
   f.comm = "c3";
-  f.source_prefix = "run.log:";
+  f.source_file = 1;
   for (uint64_t i = 0; i < 5000; ++i) {
     f.index = i;
     f.source_line = i * 7;
-    char* at = buffer.reserve(max_op_wire_size(f.comm.size(), f.source_prefix.size()));
+    char* at = buffer.reserve(max_op_wire_size(f.comm.size()));
     buffer.set_end(write_delimited_op(f, at));
     expected += protobuf_delimited(as_message(f));
   }
