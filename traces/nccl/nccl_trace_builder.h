@@ -99,7 +99,10 @@ class NcclTraceBuilder {
 
   Status problem(uint64_t line, std::string what);
   Status on_init(const InitRecord& rec, uint32_t process);
-  Status on_coll(const CollRecord& rec, uint32_t process);
+  // False if the op's comm has no init line yet (the caller reports it with unknown_comm): the
+  // per-op path returns no Status, which costs a construction and destruction per op.
+  bool on_coll(const CollRecord& rec, uint32_t process);
+  Status unknown_comm(const CollRecord& rec, uint32_t process);
   void on_graph(const GraphRecord& rec, uint32_t process);
   uint32_t slot_of(uint32_t process, int32_t dev);
   struct CommKey {
@@ -155,6 +158,7 @@ class NcclTraceBuilder {
   std::vector<MemberOut> member_out_;  // by member, set by finish()
   PackedOps ops_;
   OpSink* sink_ = &ops_;  // where on_coll puts ops
+  OpWireFields op_fields_;  // on_coll's, reused
   uint64_t op_total_ = 0;
   std::array<uint32_t, 256> element_size_{};  // by v1::DataType: a table, as it runs per op
   std::vector<std::string> group_ids_;
