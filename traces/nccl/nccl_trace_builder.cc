@@ -216,6 +216,7 @@ bool NcclTraceBuilder::on_coll(const CollRecord& rec, uint32_t process) {
   op.enqueue_time_ns = rec.time_ns;
   op.op_count = rec.op_count;
   op.source_line = line_base_ + rec.line;
+  op.source_file = static_cast<uint32_t>(files_.size() - 1);
   // NCCL gives the point-to-point ops of one group call the same opCount.
   if (rec.kind == v1::OP_KIND_SEND || rec.kind == v1::OP_KIND_RECV) {
     SlotState& s = slot_state_[members_[member].slot];
@@ -229,7 +230,7 @@ bool NcclTraceBuilder::on_coll(const CollRecord& rec, uint32_t process) {
     slot_state_[members_[member].slot].group = 0;
     op.group = 0;
   }
-  sink_->append(member, static_cast<uint16_t>(files_.size() - 1), op);
+  sink_->append(member, op);
   ++op_total_;
   return true;
 }
@@ -441,13 +442,10 @@ void NcclTraceBuilder::fill_op(const PackedOpView& c, v1::Op& op) const {
   // The parts are fields of an Op in its wire format, so the library reads them back.
   op.Clear();
   op.MergeFromString(std::string(c.index_kind));
-  op.MergeFromString(std::string(c.payload));
+  op.MergeFromString(std::string(c.rest));
   const MemberOut& m = member_out_[c.member];
   op.set_rank(m.rank);
   op.set_comm(group_ids_[m.group]);
-  op.set_source_line(c.line);
-  op.set_source_file(c.file);
-  op.set_group(c.group);
 }
 
 Status NcclTraceBuilder::write_ops(const std::function<Status(const v1::Op&)>& sink) const {
@@ -482,19 +480,14 @@ void NcclTraceBuilder::serialize_ops(const PackedOps& ops, WireBuffer& out) cons
 
 void NcclTraceBuilder::serialize_packed(const PackedOps& ops, size_t begin, size_t end,
                                         WireBuffer& out) const {
-  OpWireFields w;
   PackedOps::Reader reader(ops, begin);
   PackedOpView c;
   for (size_t i = begin; i < end && i < ops.size(); ++i) {
     reader.next(c);
     const MemberOut& m = member_out_[c.member];
-    w.rank = m.rank;
-    w.comm = group_ids_[m.group];
-    w.group = c.group;
-    w.source_line = c.line;
-    w.source_file = c.file;
-    char* at = out.reserve(max_op_wire_size(w.comm.size()));
-    out.set_end(write_delimited_op_from_parts(w, c.index_kind, c.payload, at));
+    const std::string& comm = group_ids_[m.group];
+    char* at = out.reserve(max_op_wire_size(comm.size()));
+    out.set_end(write_delimited_op_from_parts(m.rank, comm, c.index_kind, c.rest, at));
   }
 }
 

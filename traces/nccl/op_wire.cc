@@ -74,7 +74,7 @@ char* put_op_index_kind(const OpWireFields& op, char* out) {
   return put_field(out, 3, widen(op.kind));
 }
 
-char* put_op_payload(const OpWireFields& op, char* out) {
+char* put_op_rest(const OpWireFields& op, char* out) {
   out = put_field(out, 5, op.count);
   out = put_field(out, 6, widen(op.datatype));
   out = put_field(out, 7, op.bytes);
@@ -84,46 +84,38 @@ char* put_op_payload(const OpWireFields& op, char* out) {
     *out++ = static_cast<char>(tag(10, kVarint));
     out = put_varint(out, op.enqueue_time_ns);
   }
-  return put_field(out, 13, op.op_count);
-}
-
-char* write_delimited_op_from_parts(const OpWireFields& op, std::string_view index_kind,
-                                    std::string_view payload, char* out) {
-  // The body goes after a one-byte length, which most ops need; a longer body is moved up once
-  // its size is known (cheaper than sizing every field twice).
-  char* const start = out;
-  out = start + 1;
-  out = put_field(out, 1, op.rank);
-  out = copy_short(out, index_kind.data(), index_kind.size());
-  if (!op.comm.empty()) {
-    *out++ = static_cast<char>(tag(4, kLengthDelimited));
-    out = put_varint(out, op.comm.size());
-    out = copy_short(out, op.comm.data(), op.comm.size());
-  }
-  out = copy_short(out, payload.data(), payload.size());
+  out = put_field(out, 13, op.op_count);
   out = put_field(out, 15, op.group);
   out = put_field(out, 20, op.source_line);
-  out = put_field(out, 21, op.source_file);
-  const size_t size = static_cast<size_t>(out - (start + 1));
-  if (size < 0x80) {
-    *start = static_cast<char>(size);
-    return out;
+  return put_field(out, 21, op.source_file);
+}
+
+char* write_delimited_op_from_parts(uint32_t rank, std::string_view comm,
+                                    std::string_view index_kind, std::string_view rest, char* out) {
+  // The parts' sizes are known, so the length goes first and nothing is moved.
+  const size_t rank_size = rank == 0 ? 0 : 1 + varint_size(rank);
+  const size_t comm_size = comm.empty() ? 0 : 1 + varint_size(comm.size()) + comm.size();
+  out = put_varint(out, rank_size + index_kind.size() + comm_size + rest.size());
+  out = put_field(out, 1, rank);
+  out = copy_short(out, index_kind.data(), index_kind.size());
+  if (!comm.empty()) {
+    *out++ = static_cast<char>(tag(4, kLengthDelimited));
+    out = put_varint(out, comm.size());
+    out = copy_short(out, comm.data(), comm.size());
   }
-  const size_t prefix = varint_size(size);
-  std::memmove(start + prefix, start + 1, size);
-  put_varint(start, size);
-  return start + prefix + size;
+  return copy_short(out, rest.data(), rest.size());
 }
 
 char* write_delimited_op(const OpWireFields& op, char* out) {
   // The parts encoded first, then the one writer of the whole op.
   char index_kind[kMaxIndexKindBytes];
-  char payload[kMaxPayloadBytes];
+  char rest[kMaxRestBytes];
   const char* index_kind_end = put_op_index_kind(op, index_kind);
-  const char* payload_end = put_op_payload(op, payload);
+  const char* rest_end = put_op_rest(op, rest);
   return write_delimited_op_from_parts(
-      op, std::string_view(index_kind, static_cast<size_t>(index_kind_end - index_kind)),
-      std::string_view(payload, static_cast<size_t>(payload_end - payload)), out);
+      op.rank, op.comm,
+      std::string_view(index_kind, static_cast<size_t>(index_kind_end - index_kind)),
+      std::string_view(rest, static_cast<size_t>(rest_end - rest)), out);
 }
 
 }  // namespace collide::traces::nccl

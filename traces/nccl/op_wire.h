@@ -42,16 +42,16 @@ constexpr size_t max_op_wire_size(size_t comm_size) {
 // which has room for max_op_wire_size(); returns the end of what it wrote.
 char* write_delimited_op(const OpWireFields& op, char* out);
 
-// The same bytes in three steps, for an importer that encodes what it knows early (everything but
-// the rank and the communicator) once per op while it reads, and the rest when it writes:
-// fields 2-3 (index, kind), fields 5-13 (count to op_count), then the whole op from those.
+// The same bytes in three steps, for an importer that encodes what it knows early (everything
+// but the rank and the communicator) once per op while it reads, and the rest when it writes:
+// fields 2-3 (index, kind), the fields after the communicator (5-13, 15, 20-21), then the whole
+// op from those, its rank and its communicator's id.
 constexpr size_t kMaxIndexKindBytes = 2 * 11;
-constexpr size_t kMaxPayloadBytes = 7 * 11;
+constexpr size_t kMaxRestBytes = 7 * 11 + 3 * 12;
 char* put_op_index_kind(const OpWireFields& op, char* out);
-char* put_op_payload(const OpWireFields& op, char* out);
-// `op` gives the rank, comm, group and source; the other fields come as the two encoded parts.
-char* write_delimited_op_from_parts(const OpWireFields& op, std::string_view index_kind,
-                                    std::string_view payload, char* out);
+char* put_op_rest(const OpWireFields& op, char* out);
+char* write_delimited_op_from_parts(uint32_t rank, std::string_view comm,
+                                    std::string_view index_kind, std::string_view rest, char* out);
 
 // A growable byte buffer that, unlike std::string, does not zero what it is about to overwrite.
 class WireBuffer {

@@ -49,7 +49,7 @@ void PackedOps::clear() {
   size_ = 0;
 }
 
-void PackedOps::append(uint32_t member, uint16_t file, const OpWireFields& op) {
+void PackedOps::append(uint32_t member, const OpWireFields& op) {
   if (chunks_.empty()) new_chunk();
   if (kChunkBytes - chunks_[current_].used < kMaxRecordBytes) {
     if (++current_ == chunks_.size()) new_chunk();
@@ -57,18 +57,15 @@ void PackedOps::append(uint32_t member, uint16_t file, const OpWireFields& op) {
   Chunk& chunk = chunks_[current_];
   if (size_ % kEvery == 0) marks_.push_back({current_, chunk.used});
   char* const start = chunk.data.get() + chunk.used;
-  char* p = start;
-  p = put_varint(p, member);
-  p = put_varint(p, file);
-  p = put_varint(p, op.group);
-  p = put_varint(p, op.source_line);
-  // Each part after a one-byte length (both are below 128 bytes).
+  char* p = put_varint(start, member);
+  // Each part after a one-byte length.
+  static_assert(kMaxIndexKindBytes < 128 && kMaxRestBytes < 128);
   char* const index_kind = p++;
   p = put_op_index_kind(op, p);
   *index_kind = static_cast<char>(p - index_kind - 1);
-  char* const payload = p++;
-  p = put_op_payload(op, p);
-  *payload = static_cast<char>(p - payload - 1);
+  char* const rest = p++;
+  p = put_op_rest(op, p);
+  *rest = static_cast<char>(p - rest - 1);
   chunk.used += static_cast<size_t>(p - start);
   ++size_;
 }
@@ -90,15 +87,12 @@ void PackedOps::Reader::next(PackedOpView& op) {
   }
   const char* p = p_;
   op.member = static_cast<uint32_t>(get_varint(p));
-  op.file = static_cast<uint16_t>(get_varint(p));
-  op.group = static_cast<uint32_t>(get_varint(p));
-  op.line = get_varint(p);
   const auto index_kind_size = static_cast<uint8_t>(*p++);
   op.index_kind = {p, index_kind_size};
   p += index_kind_size;
-  const auto payload_size = static_cast<uint8_t>(*p++);
-  op.payload = {p, payload_size};
-  p_ = p + payload_size;
+  const auto rest_size = static_cast<uint8_t>(*p++);
+  op.rest = {p, rest_size};
+  p_ = p + rest_size;
 }
 
 }  // namespace collide::traces::nccl

@@ -10,10 +10,9 @@
 
 // The ops of an NCCL import between reading them and writing the trace, packed: a big log holds
 // millions of ops, and fresh memory is what this stage costs (every page is faulted in and zeroed
-// once). An op keeps the fields known while reading already in their wire encoding (the bytes the
-// trace file holds), so writing it is mostly copying; what is only known at the end (the rank and
-// communicator, through the member) and the source stay as numbers. About 30 bytes per op, where
-// a fixed-size record took 64.
+// once). An op keeps every field but its rank and communicator already in its wire encoding (the
+// bytes the trace file holds), so writing it is copying; the rank and communicator are known only
+// at the end, through the member. About 30 bytes per op, where a fixed-size record took 64.
 //
 // Ops are appended in order and read back in order from any op on, so disjoint ranges can be read
 // by several threads at once.
@@ -21,25 +20,22 @@ namespace collide::traces::nccl {
 
 struct PackedOpView {
   uint32_t member = 0;  // the init line (one process's view of a communicator) it was issued on
-  uint16_t file = 0;
-  uint32_t group = 0;
-  uint64_t line = 0;
   std::string_view index_kind;  // put_op_index_kind's bytes
-  std::string_view payload;     // put_op_payload's bytes
+  std::string_view rest;        // put_op_rest's bytes
 };
 
-// Where resolved ops go: `op` holds all but the rank, communicator and source prefix, which
-// come from the member and file once the communicators are known.
+// Where resolved ops go: `op` holds all but the rank and communicator, which come from the
+// member once the communicators are known.
 class OpSink {
  public:
   virtual ~OpSink() = default;
-  virtual void append(uint32_t member, uint16_t file, const OpWireFields& op) = 0;
+  virtual void append(uint32_t member, const OpWireFields& op) = 0;
 };
 
 class PackedOps final : public OpSink {
  public:
-  // Keeps `op`'s index, kind and payload fields, its source line and group.
-  void append(uint32_t member, uint16_t file, const OpWireFields& op) override;
+  // Keeps all of `op` but its rank and communicator.
+  void append(uint32_t member, const OpWireFields& op) override;
   size_t size() const { return size_; }
   // Forgets the ops but keeps the memory, for the next ones.
   void clear();
@@ -61,7 +57,7 @@ class PackedOps final : public OpSink {
  private:
   // Records never straddle chunks; a chunk's records end at its `used`.
   static constexpr size_t kChunkBytes = 8u << 20;
-  static constexpr size_t kMaxRecordBytes = 4 * 10 + 2 + kMaxIndexKindBytes + kMaxPayloadBytes;
+  static constexpr size_t kMaxRecordBytes = 5 + 2 + kMaxIndexKindBytes + kMaxRestBytes;
   // Every kEvery-th op's position, where reading from an arbitrary op starts.
   static constexpr size_t kEvery = 1024;
   struct Chunk {
