@@ -92,26 +92,19 @@ struct Piece {
 // memory is faulted in and zeroed page by page, which costs more than the reading).
 struct Work {
   ParsedLog log;
-  PackedOps ops;
-  WireBuffer wire;
+  WireBuffer wire;  // the piece's ops as the trace holds them, when streaming
   bool parsed = false;
-  bool serialized = false;
 };
 
-// Runs the stages of an import over the pieces: workers parse pieces ahead (in any order) and,
-// when streaming, serialize resolved ones; the calling thread resolves pieces in input order and
-// writes serialized ones in order. At most kMaxPiecesAhead pieces are in flight, which bounds
-// the memory of this stage whatever the input size.
+// Runs the stages of an import over the pieces: workers parse pieces ahead (in any order), and
+// the calling thread resolves them in input order. At most kMaxPiecesAhead pieces are in flight,
+// which bounds the memory of this stage whatever the input size.
 class Pipeline {
  public:
   struct Stages {
     bool skip_collectives = false;
-    // Resolves a parsed piece (the calling thread, in order); may fill `work.ops`.
+    // Resolves a parsed piece (the calling thread, in order).
     std::function<Status(const Piece&, Work&)> resolve;
-    // Serializes a resolved piece's ops into `work.wire` (any worker); empty: nothing to write.
-    std::function<void(Work&)> serialize;
-    // Writes a serialized piece (the calling thread, in order).
-    std::function<Status(const Work&)> write;
   };
 
   Pipeline(const std::vector<std::unique_ptr<MappedFile>>& files, const std::vector<Piece>& pieces,
@@ -122,7 +115,7 @@ class Pipeline {
     stages_ = &stages;
     slots_.clear();
     slots_.resize(pieces_.size());
-    next_parse_ = next_serialize_ = resolved_ = written_ = 0;
+    next_parse_ = retired_ = 0;
     stop_ = false;
     std::vector<std::thread> workers;
     for (unsigned t = 0; t < std::min<size_t>(threads_, pieces_.size()); ++t)
@@ -138,43 +131,29 @@ class Pipeline {
   }
 
  private:
-  bool writes() const { return static_cast<bool>(stages_->serialize); }
-
-  // Worker: serializing comes first (it frees the memory of pieces in flight), then parsing.
   void work() {
     std::unique_lock lock(mu_);
     while (true) {
-      cv_.wait(lock, [&] { return stop_ || can_serialize() || can_parse(); });
+      cv_.wait(lock, [&] { return stop_ || can_parse(); });
       if (stop_) return;
-      if (can_serialize()) {
-        const size_t i = next_serialize_++;
-        Work& w = *slots_[i];
-        lock.unlock();
-        w.wire.clear();
-        stages_->serialize(w);
-        lock.lock();
-        w.serialized = true;
-      } else {
-        const size_t i = next_parse_++;
-        slots_[i] = take_spare();
-        Work& w = *slots_[i];
-        lock.unlock();
-        const Piece& piece = pieces_[i];
-        const MappedFile& f = *files_[piece.file];
-        if (f.data() != nullptr) {
-          parse_log_piece(f.data(), f.data() + f.size(), f.data() + piece.begin,
-                          f.data() + piece.end, w.log, stages_->skip_collectives);
-        }
-        lock.lock();
-        w.parsed = true;
+      const size_t i = next_parse_++;
+      slots_[i] = take_spare();
+      Work& w = *slots_[i];
+      lock.unlock();
+      const Piece& piece = pieces_[i];
+      const MappedFile& f = *files_[piece.file];
+      if (f.data() != nullptr) {
+        parse_log_piece(f.data(), f.data() + f.size(), f.data() + piece.begin, f.data() + piece.end,
+                        w.log, stages_->skip_collectives);
       }
+      lock.lock();
+      w.parsed = true;
       cv_.notify_all();
     }
   }
 
-  bool can_serialize() const { return writes() && next_serialize_ < resolved_; }
   bool can_parse() const {
-    return next_parse_ < pieces_.size() && next_parse_ < written_ + kMaxPiecesAhead;
+    return next_parse_ < pieces_.size() && next_parse_ < retired_ + kMaxPiecesAhead;
   }
 
   // Called with mu_ held.
@@ -196,44 +175,25 @@ class Pipeline {
     w.log.versions.clear();
     w.log.problems.clear();
     w.log.lines = w.log.nccl_lines = 0;
-    w.ops.clear();
-    w.parsed = w.serialized = false;
+    w.wire.clear();
+    w.parsed = false;
     {
       std::lock_guard lock(mu_);
       spare_.push_back(std::move(slots_[i]));
-      written_ = i + 1;
+      retired_ = i + 1;
     }
     cv_.notify_all();
   }
 
-  // The calling thread: resolves in order, and writes in order what the workers serialized.
+  // The calling thread: resolves in order.
   Status drive() {
-    size_t next_resolve = 0;
-    size_t next_write = 0;
-    while (next_write < pieces_.size()) {
-      bool write_now = false;
+    for (size_t next = 0; next < pieces_.size(); ++next) {
       {
         std::unique_lock lock(mu_);
-        cv_.wait(lock, [&] {
-          return (next_resolve < pieces_.size() && slots_[next_resolve] != nullptr &&
-                  slots_[next_resolve]->parsed) ||
-                 (writes() && next_write < next_resolve && slots_[next_write]->serialized);
-        });
-        write_now = writes() && next_write < next_resolve && slots_[next_write]->serialized;
+        cv_.wait(lock, [&] { return slots_[next] != nullptr && slots_[next]->parsed; });
       }
-      if (write_now) {  // before resolving more: it frees memory
-        COLLIDE_RETURN_IF_ERROR(stages_->write(*slots_[next_write]));
-        retire(next_write++);
-        continue;
-      }
-      Work& w = *slots_[next_resolve];
-      COLLIDE_RETURN_IF_ERROR(stages_->resolve(pieces_[next_resolve], w));
-      {
-        std::lock_guard lock(mu_);
-        resolved_ = ++next_resolve;
-      }
-      cv_.notify_all();
-      if (!writes()) retire(next_write++);
+      COLLIDE_RETURN_IF_ERROR(stages_->resolve(pieces_[next], *slots_[next]));
+      retire(next);
     }
     return {};
   }
@@ -248,9 +208,7 @@ class Pipeline {
   std::vector<std::unique_ptr<Work>> slots_;  // by piece, while in flight
   std::vector<std::unique_ptr<Work>> spare_;
   size_t next_parse_ = 0;
-  size_t next_serialize_ = 0;
-  size_t resolved_ = 0;
-  size_t written_ = 0;  // pieces retired
+  size_t retired_ = 0;
   bool stop_ = false;
 };
 
@@ -311,6 +269,24 @@ class OutputFile {
   explicit OutputFile(std::string path) : path_(std::move(path)) {}
   std::string path_;
   int fd_ = STDOUT_FILENO;
+};
+
+// Writes each op in its final form as it is resolved, with the layout (ranks and communicators)
+// of a builder that saw the same init lines in a first pass.
+class FinalOps final : public OpSink {
+ public:
+  explicit FinalOps(const NcclTraceBuilder& layout) : layout_(layout) {}
+  void write_to(WireBuffer& out) { out_ = &out; }
+  void append(uint32_t member, const OpWireFields& op) override {
+    if (!layout_.write_op(member, op, *out_)) complete_ = false;
+  }
+  // False if an op's member was unknown to the layout (the passes saw different init lines).
+  bool complete() const { return complete_; }
+
+ private:
+  const NcclTraceBuilder& layout_;
+  WireBuffer* out_ = nullptr;
+  bool complete_ = true;
 };
 
 // A trace file holding only `header`, to append ops to.
@@ -428,9 +404,10 @@ Result<ImportReport> import_stored(Inputs& in, const std::string& output,
 
 // Two passes that never hold more than a few pieces' ops. The first reads only init, graph and
 // version lines, which decide the ranks and communicators (the header, and how each op is
-// written); the second resolves the collectives in order and writes them as it goes, serialized
-// by the workers between parsing pieces. The header and the ops' layout are checked against what
-// the second pass saw: returns false (the caller starts over another way) if they differ.
+// written); the second resolves the collectives in order and writes each op in its final form as
+// it goes (while the workers parse the pieces ahead). The header and the ops' layout are checked
+// against what the second pass saw: returns false (the caller starts over another way) if they
+// differ.
 Result<bool> import_streaming(Inputs& in, const std::string& output, const ImportOptions& options,
                               ImportReport& report) {
   const auto started = std::chrono::steady_clock::now();
@@ -453,20 +430,21 @@ Result<bool> import_streaming(Inputs& in, const std::string& output, const Impor
   auto out = OutputFile::open_for_append(output);
   if (!out.ok()) return out.status();
   NcclTraceBuilder builder(options);
+  FinalOps final_ops(layout);
   uint64_t done_bytes = 0;
   Pipeline::Stages second;
   second.resolve = [&](const Piece& piece, Work& w) -> Status {
-    COLLIDE_RETURN_IF_ERROR(resolve(in, piece, w.log, builder, &w.ops));
+    final_ops.write_to(w.wire);
+    COLLIDE_RETURN_IF_ERROR(resolve(in, piece, w.log, builder, &final_ops));
+    COLLIDE_RETURN_IF_ERROR((*out)->write(w.wire.data(), w.wire.size()));
     done_bytes += piece.end - piece.begin;
     if (options.progress) options.progress(done_bytes, in.total_bytes);
     return {};
   };
-  second.serialize = [&](Work& w) { layout.serialize_ops(w.ops, w.wire); };
-  second.write = [&](const Work& w) { return (*out)->write(w.wire.data(), w.wire.size()); };
   COLLIDE_RETURN_IF_ERROR(pipeline.run(second));
   COLLIDE_RETURN_IF_ERROR((*out)->close());
   COLLIDE_RETURN_IF_ERROR(builder.finish());
-  const bool same = builder.same_layout(layout);
+  const bool same = final_ops.complete() && builder.same_layout(layout);
   logging::get("traces")->debug(
       "nccl import: {} MB in {} pieces on {} threads; init lines {:.2f} s, collectives streamed "
       "{:.2f} s ({} ops){}",

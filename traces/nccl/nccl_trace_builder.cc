@@ -474,8 +474,19 @@ void NcclTraceBuilder::serialize_ops(size_t begin, size_t end, WireBuffer& out) 
   serialize_packed(ops_, begin, end, out);
 }
 
-void NcclTraceBuilder::serialize_ops(const PackedOps& ops, WireBuffer& out) const {
-  serialize_packed(ops, 0, ops.size(), out);
+bool NcclTraceBuilder::write_op(uint32_t member, const OpWireFields& op, WireBuffer& out) const {
+  if (member >= member_out_.size()) return false;
+  const MemberOut& m = member_out_[member];
+  const std::string& comm = group_ids_[m.group];
+  char index_kind[kMaxIndexKindBytes];
+  char rest[kMaxRestBytes];
+  const char* index_kind_end = put_op_index_kind(op, index_kind);
+  const char* rest_end = put_op_rest(op, rest);
+  char* at = out.reserve(max_op_wire_size(comm.size()));
+  out.set_end(write_delimited_op_from_parts(
+      m.rank, comm, {index_kind, static_cast<size_t>(index_kind_end - index_kind)},
+      {rest, static_cast<size_t>(rest_end - rest)}, at));
+  return true;
 }
 
 void NcclTraceBuilder::serialize_packed(const PackedOps& ops, size_t begin, size_t end,

@@ -59,9 +59,10 @@ class NcclTraceBuilder {
   // a varint32), the same bytes as write_ops' messages serialized; threads may serialize disjoint
   // ranges at once.
   void serialize_ops(size_t begin, size_t end, WireBuffer& out) const;
-  // The same for all the ops that add() put into the caller's store. Another builder fed the
-  // same init lines may serialize them (see same_layout).
-  void serialize_ops(const PackedOps& ops, WireBuffer& out) const;
+  // Appends one op that another builder's add() gave its sink, as serialize_ops would: a builder
+  // fed the same init lines writes another's ops (see same_layout). False (nothing written) if
+  // this builder has no such member, when the two saw different init lines.
+  bool write_op(uint32_t member, const OpWireFields& op, WireBuffer& out) const;
 
   // Whether both finished builders write the same header and map every op's member to the same
   // rank and communicator: then one may serialize the other's ops.
@@ -157,7 +158,7 @@ class NcclTraceBuilder {
   };
   std::vector<MemberOut> member_out_;  // by member, set by finish()
   PackedOps ops_;
-  OpSink* sink_ = &ops_;  // where on_coll puts ops
+  OpSink* sink_ = &ops_;    // where on_coll puts ops
   OpWireFields op_fields_;  // on_coll's, reused
   uint64_t op_total_ = 0;
   std::array<uint32_t, 256> element_size_{};  // by v1::DataType: a table, as it runs per op
