@@ -11,73 +11,120 @@ namespace collide::traces::nccl {
 namespace {
 
 // Interns (host, pid) pairs of one piece, so records carry a small index instead of a string.
-// Open addressing over a power-of-two table; a piece rarely sees more than a few hundred.
+// Open addressing over a power-of-two table; a piece rarely sees more than a few hundred. This runs
+// once per NCCL line, so a slot holds what a lookup compares (the host's first and last eight
+// bytes, its size and the pid): a hit reads only the table, never the text of the host's first
+// line, which is far away in the piece and rarely still in cache.
 class ProcessTable {
  public:
-  explicit ProcessTable(std::vector<ProcessRef>& refs) : refs_(refs) { slots_.assign(64, kEmpty); }
+  explicit ProcessTable(std::vector<ProcessRef>& refs) : refs_(refs) { slots_.resize(64); }
 
-  uint32_t intern(std::string_view host, uint32_t pid) {
-    const uint64_t h = hash(host, pid);
-    size_t mask = slots_.size() - 1;
-    for (size_t i = h & mask;; i = (i + 1) & mask) {
-      const uint32_t s = slots_[i];
-      if (s == kEmpty) {
-        const uint32_t index = static_cast<uint32_t>(refs_.size());
-        refs_.push_back({host, pid});
-        slots_[i] = index;
-        if (refs_.size() * 2 > slots_.size()) grow();
-        return index;
+  // What a lookup needs of a (host, pid), made ahead of the lookup by prepare().
+  struct Lookup;
+
+  // `host` must be followed by at least 8 readable bytes (a prefix's host is: the pid, tid and
+  // device follow it), so short names are read as one word.
+  uint32_t intern(std::string_view host, uint32_t pid) { return intern(prepare(host, pid)); }
+
+  // The first half of intern(), for a caller with other work to do before the second: it asks
+  // for the slot's cache line, which the text and the records streaming through the cache have
+  // most often pushed out since the process's last line.
+  Lookup prepare(std::string_view host, uint32_t pid) const;
+  uint32_t intern(const Lookup& lookup) {
+    const size_t mask = slots_.size() - 1;
+    for (size_t i = lookup.hash & mask;; i = (i + 1) & mask) {
+      const Slot& slot = slots_[i];
+      if (slot.index == kEmpty) return insert(i, lookup.key, lookup.host);
+      if (slot.key == lookup.key &&
+          (lookup.host.size() <= 16 || refs_[slot.index].host == lookup.host)) {
+        return slot.index;
       }
-      if (refs_[s].pid == pid && same_host(refs_[s].host, host)) return s;
     }
   }
 
  private:
   static constexpr uint32_t kEmpty = UINT32_MAX;
 
-  // Host names of 8 to 16 bytes (most) compare as two overlapping words, without a memcmp call.
-  static bool same_host(std::string_view a, std::string_view b) {
-    if (a.size() != b.size()) return false;
-    if (a.size() < 8 || a.size() > 16) return a == b;
-    uint64_t a_head, a_tail, b_head, b_tail;
-    std::memcpy(&a_head, a.data(), 8);
-    std::memcpy(&b_head, b.data(), 8);
-    std::memcpy(&a_tail, a.data() + a.size() - 8, 8);
-    std::memcpy(&b_tail, b.data() + b.size() - 8, 8);
-    return ((a_head ^ b_head) | (a_tail ^ b_tail)) == 0;
+  // Names of up to 16 bytes (most) are wholly in `head` and `tail`; longer ones also need the text.
+  struct Key {
+    uint64_t head = 0;  // the first 8 bytes (shorter names: zero-padded)
+    uint64_t tail = 0;  // the last 8 bytes (overlapping `head` below 16; 0 below 8)
+    uint32_t pid = 0;
+    uint32_t size = 0;
+    // One test instead of one per field: a lookup compares a key on every line.
+    bool operator==(const Key& o) const {
+      return ((head ^ o.head) | (tail ^ o.tail) |
+              ((static_cast<uint64_t>(pid ^ o.pid) << 32) | (size ^ o.size))) == 0;
+    }
+  };
+  struct Slot {
+    Key key;
+    uint32_t index = kEmpty;  // into refs_
+  };
+
+  static Key key_of(std::string_view host, uint32_t pid) {
+    Key key;
+    key.pid = pid;
+    key.size = static_cast<uint32_t>(std::min<size_t>(host.size(), UINT32_MAX));
+    if (host.size() >= 8) {
+      key.head = load_u64(host.data());
+      key.tail = load_u64(host.data() + host.size() - 8);
+    } else {
+      key.head = load_u64(host.data()) & ((uint64_t{1} << (8 * host.size())) - 1);
+    }
+    return key;
   }
 
-  // From the pid, the length and the first and last eight bytes of the host name (host names
-  // of one job differ at their end): this runs once per NCCL line.
-  static uint64_t hash(std::string_view host, uint32_t pid) {
-    uint64_t head = 0;
-    uint64_t tail = 0;
-    if (host.size() >= 8) {
-      std::memcpy(&head, host.data(), 8);
-      std::memcpy(&tail, host.data() + host.size() - 8, 8);
-    } else {
-      for (char c : host) head = (head << 8) | static_cast<uint8_t>(c);
-    }
-    uint64_t h = (head * 0x9E3779B97F4A7C15ull) ^ (tail * 0xC2B2AE3D27D4EB4Full) ^
-                 ((static_cast<uint64_t>(pid) << 16) | host.size());
+  // Host names of one job differ mostly at their end, which `tail` holds.
+  static uint64_t hash(const Key& key) {
+    uint64_t h = (key.head * 0x9E3779B97F4A7C15ull) ^ (key.tail * 0xC2B2AE3D27D4EB4Full) ^
+                 ((static_cast<uint64_t>(key.pid) << 16) | key.size);
     h = (h ^ (h >> 31)) * 0xBF58476D1CE4E5B9ull;
     return h ^ (h >> 29);
   }
 
+  uint32_t insert(size_t slot, const Key& key, std::string_view host) {
+    const auto index = static_cast<uint32_t>(refs_.size());
+    refs_.push_back({host, key.pid});
+    slots_[slot] = {key, index};
+    // At most half full: a lookup rarely probes a third slot, and a few hundred processes (32
+    // bytes a slot) leave most of the first-level cache to the text.
+    if (refs_.size() * 2 > slots_.size()) grow();
+    return index;
+  }
+
   void grow() {
-    std::vector<uint32_t> old(slots_.size() * 2, kEmpty);
+    std::vector<Slot> old(slots_.size() * 2);
     old.swap(slots_);
     const size_t mask = slots_.size() - 1;
-    for (uint32_t index = 0; index < refs_.size(); ++index) {
-      size_t i = hash(refs_[index].host, refs_[index].pid) & mask;
-      while (slots_[i] != kEmpty) i = (i + 1) & mask;
-      slots_[i] = index;
+    for (const Slot& slot : old) {
+      if (slot.index == kEmpty) continue;
+      size_t i = hash(slot.key) & mask;
+      while (slots_[i].index != kEmpty) i = (i + 1) & mask;
+      slots_[i] = slot;
     }
   }
 
   std::vector<ProcessRef>& refs_;
-  std::vector<uint32_t> slots_;
+  std::vector<Slot> slots_;
+
+ public:
+  struct Lookup {
+    std::string_view host;
+    Key key;
+    uint64_t hash;
+  };
 };
+
+ProcessTable::Lookup ProcessTable::prepare(std::string_view host, uint32_t pid) const {
+  Lookup lookup{host, key_of(host, pid), 0};
+  lookup.hash = hash(lookup.key);
+#if defined(__SSE2__)
+  _mm_prefetch(reinterpret_cast<const char*>(&slots_[lookup.hash & (slots_.size() - 1)]),
+               _MM_HINT_T0);
+#endif
+  return lookup;
+}
 
 // Trivial (no initializers), so the per-line array of them costs nothing to set up; only a
 // successful parse_prefix_backward fills one, and only those are read.
@@ -104,8 +151,9 @@ bool is_host_char(char c) {
   return kHostChars.allowed[static_cast<uint8_t>(c)];
 }
 
-// Reads `host:pid:tid [dev] ` backwards from `nccl` (the position of "NCCL INFO").
-bool parse_prefix_backward(const char* line_begin, const char* nccl, Prefix& out) {
+// Reads `host:pid:tid [dev] ` backwards from `nccl` (the position of "NCCL INFO"), a byte at a
+// time: any prefix, also the ones prefix_from_masks leaves to it.
+bool parse_prefix_bytewise(const char* line_begin, const char* nccl, Prefix& out) {
   const char* p = nccl;
   while (p > line_begin && p[-1] == ' ') --p;
   if (p == line_begin || p[-1] != ']') return false;
@@ -137,6 +185,97 @@ bool parse_prefix_backward(const char* line_begin, const char* nccl, Prefix& out
   out.host_size = static_cast<size_t>(host_end - p);
   out.start = p;
   return true;
+}
+
+#if defined(__SSE2__)
+// The usual prefix (`gpu-node-008:40455:40466 [1] `, pid and device of at most 8 digits) read from
+// bit masks of the 32 bytes before `nccl`: each backward step is a find-last-bit instead of a
+// byte loop whose exit mispredicts (four of them per line). Returns false when it cannot tell
+// (a shorter line, longer numbers, anything unusual), and parse_prefix_bytewise decides; where
+// this returns true, that would give the same prefix. The 32 bytes from the window's start must
+// be readable up to `readable_end`.
+[[gnu::always_inline]] inline bool prefix_from_masks(const char* line_begin, const char* nccl,
+                                                     const char* readable_end, Prefix& out) {
+  // The window ends at `nccl`, or starts at the line when that is closer (it then reads a little
+  // of the message, which the masks below leave out).
+  const char* w = nccl - line_begin >= 32 ? nccl - 32 : line_begin;
+  if (readable_end - w < 32) return false;
+  const auto masks = [](const char* at, uint32_t& space, uint32_t& digit, uint32_t& stop) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(at));
+    const __m128i is_space = _mm_cmpeq_epi8(v, _mm_set1_epi8(' '));
+    const __m128i shifted = _mm_sub_epi8(v, _mm_set1_epi8(static_cast<char>('0' + 128)));
+    const __m128i is_digit = _mm_cmplt_epi8(shifted, _mm_set1_epi8(static_cast<char>(-128 + 10)));
+    // What ends a host name (HostCharTable).
+    __m128i is_stop = _mm_or_si128(is_space, _mm_cmpeq_epi8(v, _mm_set1_epi8('\t')));
+    is_stop = _mm_or_si128(is_stop, _mm_cmpeq_epi8(v, _mm_set1_epi8(':')));
+    is_stop = _mm_or_si128(is_stop, _mm_cmpeq_epi8(v, _mm_set1_epi8(']')));
+    is_stop = _mm_or_si128(is_stop, _mm_cmpeq_epi8(v, _mm_set1_epi8('>')));
+    is_stop = _mm_or_si128(is_stop, _mm_cmpeq_epi8(v, _mm_set1_epi8(')')));
+    is_stop = _mm_or_si128(is_stop, _mm_cmpeq_epi8(v, _mm_setzero_si128()));
+    space = static_cast<uint32_t>(_mm_movemask_epi8(is_space));
+    digit = static_cast<uint32_t>(_mm_movemask_epi8(is_digit));
+    stop = static_cast<uint32_t>(_mm_movemask_epi8(is_stop));
+  };
+  uint32_t space, digit, stop, space_high, digit_high, stop_high;
+  masks(w, space, digit, stop);
+  masks(w + 16, space_high, digit_high, stop_high);
+  space |= space_high << 16;
+  digit |= digit_high << 16;
+  stop |= stop_high << 16;
+  // The highest set bit of `mask` below bit `k` (0 to 32), -1 if none.
+  const auto last_below = [](uint32_t mask, int k) {
+    const uint64_t m = mask & ((uint64_t{1} << k) - 1);
+    return m == 0 ? -1 : 63 - __builtin_clzll(m);
+  };
+  const int end = static_cast<int>(nccl - w);
+  // Spaces, then `]`.
+  const int close = last_below(~space, end);
+  if (close < 0 || w[close] != ']') return false;
+  // The device's digits (a leading minus is allowed), then `[`.
+  const int before_dev = last_below(~digit, close);
+  const int dev_digits = close - 1 - before_dev;
+  if (before_dev < 0 || dev_digits == 0 || dev_digits > 8) return false;
+  const bool negative = w[before_dev] == '-';
+  const int open = negative ? before_dev - 1 : before_dev;
+  if (open < 1 || w[open] != '[' || w[open - 1] != ' ') return false;
+  // Spaces, the tid's digits, `:`, the pid's digits, `:`.
+  const int tid_last = last_below(~space, open);
+  if (tid_last < 0) return false;
+  const int tid_colon = last_below(~digit, tid_last + 1);
+  if (tid_colon < 0 || tid_colon == tid_last || w[tid_colon] != ':') return false;
+  const int pid_colon = last_below(~digit, tid_colon);
+  const int pid_digits = tid_colon - 1 - pid_colon;
+  if (pid_colon < 0 || pid_digits == 0 || pid_digits > 8 || w[pid_colon] != ':') return false;
+  // The host: back to the last byte that cannot be part of one, or to the line's start.
+  const int host_stop = last_below(stop, pid_colon);
+  const char* host = w + host_stop + 1;
+  if (host_stop < 0) {
+    host = w;
+    while (host > line_begin && is_host_char(host[-1])) --host;  // a name longer than the window
+  }
+  // Mostly one digit.
+  const auto dev = static_cast<int32_t>(
+      dev_digits == 1 ? static_cast<uint64_t>(w[close - 1] - '0')
+                      : decimal_value8(w + before_dev + 1, static_cast<unsigned>(dev_digits)));
+  out.device = negative ? -dev : dev;
+  out.pid =
+      static_cast<uint32_t>(decimal_value8(w + pid_colon + 1, static_cast<unsigned>(pid_digits)));
+  out.start = host;
+  out.host_size = static_cast<size_t>(w + pid_colon - host);
+  return true;
+}
+#endif
+
+// Reads `host:pid:tid [dev] ` backwards from `nccl` (the position of "NCCL INFO"). The text up to
+// `readable_end` may be read.
+bool parse_prefix_backward(const char* line_begin, const char* nccl, const char* readable_end,
+                           Prefix& out) {
+#if defined(__SSE2__)
+  if (prefix_from_masks(line_begin, nccl, readable_end, out)) return true;
+#else
+  (void)readable_end;
+#endif
+  return parse_prefix_bytewise(line_begin, nccl, out);
 }
 
 int64_t days_from_civil(int64_t y, unsigned m, unsigned d) {
@@ -279,8 +418,8 @@ const char* token_end(const char* q, const char* e) {
   return q;
 }
 
-// At most `max_digits` decimal digits, at least one.
-bool digits(const char*& q, const char* e, int max_digits, uint64_t& out) {
+// At most `max_digits` decimal digits, at least one, a byte at a time.
+bool digits_bytewise(const char*& q, const char* e, int max_digits, uint64_t& out) {
   uint64_t v = 0;
   int n = 0;
   while (q < e && is_digit(*q)) {
@@ -292,8 +431,59 @@ bool digits(const char*& q, const char* e, int max_digits, uint64_t& out) {
   return n > 0;
 }
 
-// One to sixteen hex digits.
-bool hex_digits(const char*& q, const char* e, uint64_t& out) {
+// digits_bytewise for a field that is mostly one digit (datatype, op, root): that case without
+// a loop.
+[[gnu::always_inline]] inline bool small_number(const char*& q, const char* e, int max_digits,
+                                                uint64_t& out) {
+  if (q < e && is_digit(*q) && (q + 1 == e || !is_digit(q[1]))) {
+    out = static_cast<uint64_t>(*q - '0');
+    ++q;
+    return true;
+  }
+  return digits_bytewise(q, e, max_digits, out);
+}
+
+// digits_bytewise for a field of varying length (count): its length from one 16-byte compare
+// where the text up to `readable_end` (past `e`, never used) allows. Inlined, as hex_digits below,
+// so that each field has its own, predictable, branches.
+[[gnu::always_inline]] inline bool digits(const char*& q, const char* e, const char* readable_end,
+                                          int max_digits, uint64_t& out) {
+#if defined(__SSE2__)
+  if (readable_end - q >= 16) {
+    const auto n = static_cast<int>(
+        std::min<size_t>(leading_run(decimal_mask16(q)), static_cast<size_t>(e - q)));
+    if (n < 16) {  // else maybe more than 16: the loop below
+      if (n == 0 || n > max_digits) return false;
+      const auto u = static_cast<unsigned>(n);
+      out = u <= 8 ? decimal_value8(q, u)
+                   : decimal_value8(q, u - 8) * 100000000 + decimal_value8(q + u - 8, 8);
+      q += n;
+      return true;
+    }
+  }
+#else
+  (void)readable_end;
+#endif
+  return digits_bytewise(q, e, max_digits, out);
+}
+
+// One to sixteen hex digits; see digits().
+[[gnu::always_inline]] inline bool hex_digits(const char*& q, const char* e,
+                                              const char* readable_end, uint64_t& out) {
+#if defined(__SSE2__)
+  if (readable_end - q >= 16) {
+    const auto n = static_cast<unsigned>(
+        std::min<size_t>(leading_run(hex_mask16(q)), static_cast<size_t>(e - q)));
+    if (n < 16) {  // else maybe more than 16: the loop below
+      if (n == 0) return false;
+      out = n <= 8 ? hex_value8(q, n) : (hex_value8(q, n - 8) << 32) | hex_value8(q + n - 8, 8);
+      q += n;
+      return true;
+    }
+  }
+#else
+  (void)readable_end;
+#endif
   uint64_t v = 0;
   int n = 0;
   for (int h; q < e && (h = hex_value(*q)) >= 0; ++q) {
@@ -307,8 +497,10 @@ bool hex_digits(const char*& q, const char* e, uint64_t& out) {
 // The fields of a collective line as NCCL prints them, one space apart, in one pass: most lines
 // of a big log. Anything else (other spacing, a cut line, a bad value) returns false, and
 // parse_coll's field-by-field reading, which gives the same record where both succeed, decides
-// and says what is wrong.
-bool parse_coll_fields_fast(const char* q, const char* e, CollRecord& rec) {
+// and says what is wrong. [q, e) is the text after the op name's colon; up to `readable_end` it
+// may be read past `e`.
+bool parse_coll_fields_fast(const char* q, const char* e, const char* readable_end,
+                            CollRecord& rec) {
   auto pointer_token = [&q, e](bool& null) {
     const char* s = q;
     q = token_end(q, e);
@@ -317,45 +509,66 @@ bool parse_coll_fields_fast(const char* q, const char* e, CollRecord& rec) {
         token.size() <= 5 && (token == "(nil)" || token == "nil" || token == "0" || token == "0x0");
     return !token.empty();
   };
+  const char* const r = readable_end;
   uint64_t v = 0;
   bool null = false;
-  if (!literal(q, e, " opCount ") || !hex_digits(q, e, rec.op_count)) return false;
+  if (!literal(q, e, " opCount ") || !hex_digits(q, e, r, rec.op_count)) return false;
   if (!literal(q, e, " sendbuff ") || !pointer_token(null)) return false;
   rec.send_buffer_null = null;
   if (!literal(q, e, " recvbuff ") || !pointer_token(null)) return false;
-  if (!literal(q, e, " count ") || !digits(q, e, 19, rec.count)) return false;
-  if (!literal(q, e, " datatype ") || !digits(q, e, 2, v) || v > 11) return false;
+  if (!literal(q, e, " count ") || !digits(q, e, r, 19, rec.count)) return false;
+  if (!literal(q, e, " datatype ") || !small_number(q, e, 2, v) || v > 11) return false;
   rec.datatype = static_cast<v1::DataType>(v + 1);
-  if (!literal(q, e, " op ") || !digits(q, e, 9, v)) return false;
+  if (!literal(q, e, " op ") || !small_number(q, e, 9, v)) return false;
   rec.red_op = static_cast<int32_t>(v);
   if (!literal(q, e, " root ")) return false;
   const bool negative = literal(q, e, "-");
-  if (!digits(q, e, 9, v)) return false;
+  if (!small_number(q, e, 9, v)) return false;
   rec.root = negative ? -static_cast<int32_t>(v) : static_cast<int32_t>(v);
-  if (!literal(q, e, " comm 0x") || !hex_digits(q, e, rec.comm) || rec.comm == 0) return false;
+  if (!literal(q, e, " comm 0x") || !hex_digits(q, e, r, rec.comm) || rec.comm == 0) return false;
   if (q < e && *q != ' ' && *q != '\t') return false;
   while (q < e && (*q == ' ' || *q == '\t')) ++q;
   rec.nranks = -1;
   if (literal(q, e, "[nranks=")) {
-    if (!digits(q, e, 9, v) || v == 0 || !literal(q, e, "]")) return false;
+    if (!digits(q, e, r, 9, v) || v == 0 || !literal(q, e, "]")) return false;
     rec.nranks = static_cast<int32_t>(v);
   }
   return true;
 }
 
+CollResult parse_coll_fields(Cursor c, CollRecord& rec, const char** why);
+
 // `<Op>: opCount <hex> sendbuff <p> recvbuff <p> count <n> datatype <d> op <o> root <r> comm <p>
 // [nranks=<n>] stream <p>`. Anything after the comm (and nranks) is ignored: nccl-tests rows are
 // sometimes glued there.
-CollResult parse_coll(Cursor c, CollRecord& rec, const char** why) {
-  // The op name: letters, then a colon within 16 bytes (a loop: a memchr call costs more here).
-  const char* colon = c.p;
+CollResult parse_coll(Cursor c, const char* readable_end, CollRecord& rec, const char** why) {
+  // The op name: letters, then a colon within 16 bytes (one compare of 16 bytes where readable;
+  // a memchr call costs more here).
   const char* const name_limit = c.p + std::min<size_t>(c.left(), 16);
-  while (colon < name_limit && *colon != ':') ++colon;
+  const char* colon = name_limit;
+#if defined(__SSE2__)
+  if (readable_end - c.p >= 16) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(c.p));
+    const auto colons =
+        static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8(':'))));
+    if (colons != 0) colon = std::min(name_limit, c.p + __builtin_ctz(colons));
+  } else
+#endif
+  {
+    colon = c.p;
+    while (colon < name_limit && *colon != ':') ++colon;
+  }
   if (colon == name_limit) return CollResult::kNotColl;
   rec.kind = op_kind_of(c.p, static_cast<size_t>(colon - c.p));
   if (rec.kind == v1::OP_KIND_UNSPECIFIED) return CollResult::kNotColl;
-  if (parse_coll_fields_fast(colon + 1, c.end, rec)) return CollResult::kOk;
+  if (parse_coll_fields_fast(colon + 1, c.end, readable_end, rec)) return CollResult::kOk;
   c.p = colon + 1;
+  return parse_coll_fields(c, rec, why);
+}
+
+// The fields of a collective line one by one, for the lines parse_coll_fields_fast leaves: kept
+// out of parse_coll, whose usual path then needs fewer registers and less stack.
+[[gnu::noinline]] CollResult parse_coll_fields(Cursor c, CollRecord& rec, const char** why) {
   CollResult r;
   if ((r = field(c, "opCount", why)) != CollResult::kOk) return r;
   if (!parse_hex(c, rec.op_count)) return *why = "bad opCount", CollResult::kBad;
@@ -573,6 +786,10 @@ class PieceParser {
   bool parse_line(const char* b, const char* e, const char* next, const char* text_end,
                   uint64_t line, const char* only_info = nullptr) {
     while (e > b && (e[-1] == '\r' || e[-1] == ' ')) --e;
+    if (only_info != nullptr && only_info + 9 <= e && !skip_collectives_ &&
+        parse_plain_collective(b, e, only_info, text_end, line)) {
+      return false;
+    }
     // Every "NCCL INFO" / "NCCL WARN" starts a message; the prefix before it ends the one before.
     std::array<const char*, 8> hits;
     size_t n = 0;
@@ -607,7 +824,8 @@ class PieceParser {
     std::array<Prefix, 8> prefixes;
     std::array<bool, 8> has_prefix;
     for (size_t i = 0; i < n; ++i) {
-      has_prefix[i] = parse_prefix_backward(i == 0 ? b : hits[i - 1] + 9, hits[i], prefixes[i]);
+      has_prefix[i] =
+          parse_prefix_backward(i == 0 ? b : hits[i - 1] + 9, hits[i], text_end, prefixes[i]);
     }
     bool consumed_next = false;
     for (size_t i = 0; i < n; ++i) {
@@ -642,6 +860,38 @@ class PieceParser {
   const char* next_end() const { return next_end_; }
 
  private:
+  // Most lines of a big log: one collective, printed the usual way, its "NCCL INFO" at `nccl`.
+  // Records it and returns true, with fewer steps than parse_line and parse_message take for any
+  // line; returns false, having recorded nothing, to leave the line to them.
+  bool parse_plain_collective(const char* b, const char* e, const char* nccl, const char* text_end,
+                              uint64_t line) {
+#if defined(__SSE2__)
+    Prefix prefix;
+    if (!prefix_from_masks(b, nccl, text_end, prefix)) return false;
+    const char* msg = nccl + 9;
+    while (e > msg && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r')) --e;
+    // One space, then a collective's initial (not `[Rank r]`, which parse_message reads).
+    if (e - msg < 2 || msg[0] != ' ') return false;
+    const char first = msg[1];
+    if (first != 'A' && first != 'R' && first != 'B' && first != 'S' && first != 'G') return false;
+    const ProcessTable::Lookup process = processes_.prepare(prefix.host(), prefix.pid);
+    CollRecord& rec = out_.colls.emplace_back();
+    const char* why = nullptr;
+    if (parse_coll(Cursor{msg + 1, e}, text_end, rec, &why) != CollResult::kOk) {
+      out_.colls.pop_back();
+      return false;
+    }
+    uint64_t time_ns = 0;
+    const bool has_time = prefix.start > b && find_timestamp(b, prefix.start, time_ns);
+    ++out_.nccl_lines;
+    stamp_coll(rec, processes_.intern(process), has_time, time_ns, line);
+    return true;
+#else
+    (void)b, (void)e, (void)nccl, (void)text_end, (void)line;
+    return false;
+#endif
+  }
+
   void problem(uint64_t line, std::string what) {
     out_.problems.push_back({seq_++, line, std::move(what)});
   }
@@ -676,12 +926,16 @@ class PieceParser {
     const char* why = nullptr;
     if (first == 'A' || first == 'R' || first == 'B' || first == 'S' || first == 'G') {
       if (skip_collectives_ && names_collective(c.p, c.end)) return false;
-      CollRecord rec;
-      const CollResult r = parse_coll(c, rec, &why);
+      // Parsed in place at the end of the list, and taken back if it is not a collective: a
+      // record built aside and then copied there is read back right after its fields were
+      // written, a store-to-load stall on every line.
+      CollRecord& rec = out_.colls.emplace_back();
+      const CollResult r = parse_coll(c, text_end, rec, &why);
       if (r == CollResult::kOk) {
-        add_coll(rec, process, has_time, time_ns, line);
+        stamp_coll(rec, process, has_time, time_ns, line);
         return false;
       }
+      out_.colls.pop_back();
       if (r == CollResult::kTruncated) {
         // A line cut in two: join it with the next one when that holds no NCCL message (an
         // empty line continues nothing).
@@ -698,11 +952,12 @@ class PieceParser {
           while (ne > next && (ne[-1] == '\r' || ne[-1] == ' ')) --ne;
           joined_.append(next, static_cast<size_t>(ne - next));
           Cursor j{joined_.data(), joined_.data() + joined_.size()};
-          CollRecord rec2;
-          if (parse_coll(j, rec2, &why) == CollResult::kOk) {
-            add_coll(rec2, process, has_time, time_ns, line);
+          CollRecord& rec2 = out_.colls.emplace_back();
+          if (parse_coll(j, j.end, rec2, &why) == CollResult::kOk) {
+            stamp_coll(rec2, process, has_time, time_ns, line);
             return true;
           }
+          out_.colls.pop_back();
         }
         problem(line, "collective line cut short");
         return false;
@@ -771,13 +1026,14 @@ class PieceParser {
     return false;
   }
 
-  void add_coll(CollRecord& rec, uint32_t process, bool has_time, uint64_t time_ns, uint64_t line) {
+  // Fills in what the line's prefix says of a collective parsed into out_.colls.
+  void stamp_coll(CollRecord& rec, uint32_t process, bool has_time, uint64_t time_ns,
+                  uint64_t line) {
     rec.seq = seq_++;
     rec.line = line;
     rec.process = process;
     rec.has_time = has_time;
     rec.time_ns = time_ns;
-    out_.colls.push_back(rec);
   }
 
   ParsedLog& out_;
@@ -892,10 +1148,11 @@ void parse_log_piece(const char* text_begin, const char* text_end, const char* b
       p = first_end < text_end ? first_end + 1 : text_end;
     }
   }
+  LineFinder lines(text_end);
   while (p < end) {
     // One pass finds the line's end and its capital Ns: a line whose only Ns are those of one
     // "NCCL INFO" (most lines of a big log) holds one message, there.
-    const LineScan scan = scan_line(p, text_end);
+    const LineScan scan = lines.next(p);
     const char* e = scan.end;
     ++line;
     const char* next = e < text_end ? e + 1 : nullptr;

@@ -2,7 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
 #include <string>
+#include <utility>
+#include <vector>
+
+#include "traces/nccl/text_scan.h"
 
 namespace collide::traces::nccl {
 namespace {
@@ -275,6 +280,169 @@ TEST(NcclLineParser, NeverCrashesOnPrefixesOfALine) {
   for (size_t n = 0; n <= line.size(); ++n) {
     const ParsedLog log = parse_log_text(line.substr(0, n));
     EXPECT_LE(log.colls.size(), 1u);
+  }
+}
+
+// The parser reads words and 16-byte blocks where the text goes on far enough, and bytes near
+// its end: each case is parsed both ways, as the text's last line and followed by more lines.
+struct BothWays {
+  std::vector<std::string> texts;  // the records point into them
+  std::vector<ParsedLog> logs;
+  auto begin() const { return logs.begin(); }
+  auto end() const { return logs.end(); }
+};
+BothWays parse_both_ways(const std::string& line) {
+  const std::string filler =
+      "\nsome application output that is long enough to leave every read in the text\n";
+  BothWays both;
+  both.texts = {line, line + filler + filler};
+  for (const std::string& text : both.texts) both.logs.push_back(parse_log_text(text));
+  return both;
+}
+
+std::string coll_line(const std::string& prefix, const std::string& op_count,
+                      const std::string& count, const std::string& comm,
+                      const std::string& nranks = "8") {
+  return prefix + " NCCL INFO AllReduce: opCount " + op_count +
+         " sendbuff 0x7f00 recvbuff (nil) count " + count + " datatype 7 op 0 root -3 comm 0x" +
+         comm + " [nranks=" + nranks + "] stream 0x5500";
+}
+
+TEST(NcclLineParser, ReadsNumbersOfEveryLength) {
+  const std::string decimals = "9876543210987654321";
+  const std::string hex = "fEdCbA9876543210";
+  for (size_t n = 1; n <= 19; ++n) {
+    const std::string count = decimals.substr(0, n);
+    for (const ParsedLog& log : parse_both_ways(coll_line("h:1:2 [0]", "1", count, "5"))) {
+      ASSERT_EQ(log.colls.size(), 1u) << count;
+      EXPECT_EQ(log.colls[0].count, std::stoull(count)) << count;
+      EXPECT_EQ(log.colls[0].root, -3);
+    }
+  }
+  for (size_t n = 1; n <= 16; ++n) {
+    const std::string digits = hex.substr(0, n);
+    for (const ParsedLog& log : parse_both_ways(coll_line("h:1:2 [0]", digits, "4", digits))) {
+      ASSERT_EQ(log.colls.size(), 1u) << digits;
+      EXPECT_EQ(log.colls[0].op_count, std::stoull(digits, nullptr, 16)) << digits;
+      EXPECT_EQ(log.colls[0].comm, std::stoull(digits, nullptr, 16)) << digits;
+    }
+  }
+  for (size_t n = 1; n <= 9; ++n) {
+    const std::string nranks = decimals.substr(0, n);
+    for (const ParsedLog& log : parse_both_ways(coll_line("h:1:2 [0]", "1", "4", "5", nranks))) {
+      ASSERT_EQ(log.colls.size(), 1u) << nranks;
+      EXPECT_EQ(log.colls[0].nranks, std::stoi(nranks)) << nranks;
+    }
+  }
+  // One digit too many is a bad line, wherever it is.
+  const std::pair<std::string, std::string> too_long[] = {
+      {coll_line("h:1:2 [0]", "1", decimals + "1", "5"), "collective line: bad count"},
+      {coll_line("h:1:2 [0]", hex + "1", "4", "5"), "collective line: bad opCount"},
+      {coll_line("h:1:2 [0]", "1", "4", hex + "1"), "collective line: bad comm"}};
+  for (const auto& [line, problem] : too_long) {
+    for (const ParsedLog& log : parse_both_ways(line)) {
+      EXPECT_TRUE(log.colls.empty()) << line;
+      ASSERT_EQ(log.problems.size(), 1u) << line;
+      EXPECT_EQ(log.problems[0].what, problem);
+    }
+  }
+}
+
+TEST(NcclLineParser, ReadsPrefixesOfEveryShape) {
+  struct Case {
+    std::string launcher, host, pid, tid, dev, gap;
+  };
+  std::vector<Case> cases;
+  for (const std::string launcher : {"", "[1,7]<stdout>:", "(Worker pid=1) ", "x\x0eJ "}) {
+    for (size_t host_size : {0, 1, 7, 8, 9, 15, 16, 17, 31, 32, 33, 45}) {
+      std::string host;
+      for (size_t i = 0; i < host_size; ++i) host += "gpu-nJde.7"[i % 10];
+      cases.push_back({launcher, host, "40455", "40466", "1", " "});
+    }
+  }
+  for (const std::string pid : {"7", "12345678", "123456789", "4294967295"}) {
+    for (const std::string dev : {"0", "12", "-1", "12345678", "123456789"}) {
+      cases.push_back({"", "gpu-node-008", pid, "1234567890123", dev, "  "});
+    }
+  }
+  for (const Case& c : cases) {
+    const std::string prefix = c.launcher + c.host + ":" + c.pid + ":" + c.tid + " [" + c.dev + "]";
+    // A collective (the common path) and a ring line (the general one, which keeps the device).
+    const std::string text = coll_line(prefix, "1", "4", "5") + "\n" + prefix + c.gap +
+                             "NCCL INFO Ring 00 : 3 -> 0 -> 1";
+    for (const ParsedLog& log : parse_both_ways(text)) {
+      ASSERT_EQ(log.colls.size(), 1u) << text;
+      ASSERT_EQ(log.graphs.size(), 1u) << text;
+      ASSERT_EQ(log.processes.size(), 1u) << text;
+      EXPECT_EQ(log.processes[0].host, c.host) << text;
+      EXPECT_EQ(log.processes[0].pid, std::stoul(c.pid)) << text;
+      EXPECT_EQ(log.graphs[0].prefix_dev, std::stoi(c.dev)) << text;
+      EXPECT_TRUE(log.problems.empty()) << text;
+    }
+  }
+  // A pid beyond 32 bits is not a prefix.
+  for (const ParsedLog& log : parse_both_ways(coll_line("h:4294967296:1 [0]", "1", "4", "5"))) {
+    EXPECT_TRUE(log.colls.empty());
+    ASSERT_EQ(log.problems.size(), 1u);
+  }
+}
+
+TEST(NcclLineParser, KeepsProcessesApartAsTheirTableGrows) {
+  // Host names of every size that differ only in the middle (or not at all, with another pid),
+  // enough of them in one piece to make the process table grow several times.
+  std::vector<std::pair<std::string, uint32_t>> processes;
+  for (size_t size = 1; size <= 40; ++size) {
+    for (char middle : {'a', 'b', 'c'}) {
+      std::string host(size, 'n');
+      host[size / 2] = middle;
+      for (uint32_t pid : {100u, 101u, 65636u, 4294967295u}) processes.emplace_back(host, pid);
+    }
+  }
+  std::string text;
+  std::vector<size_t> expected;  // the process of each line
+  std::mt19937_64 rng(11);
+  for (int round = 0; round < 3; ++round) {
+    for (size_t i = 0; i < processes.size(); ++i) {
+      const size_t which = round == 0 ? i : rng() % processes.size();
+      const auto& [host, pid] = processes[which];
+      text += coll_line(host + ":" + std::to_string(pid) + ":9 [0]", "1", "4", "5") + "\n";
+      expected.push_back(which);
+    }
+  }
+  const ParsedLog log = parse_log_text(text);
+  ASSERT_EQ(log.colls.size(), expected.size());
+  ASSERT_EQ(log.processes.size(), processes.size());
+  for (size_t i = 0; i < expected.size(); ++i) {
+    const ProcessRef& p = log.processes[log.colls[i].process];
+    ASSERT_EQ(p.host, processes[expected[i]].first) << i;
+    ASSERT_EQ(p.pid, processes[expected[i]].second) << i;
+  }
+}
+
+TEST(LineFinder, FindsWhatScanLineFinds) {
+  // Every length and start, consecutive lines and skipped ones, with the bytes the finder's
+  // one-compare marks also take ('J', 0x0E) and stretches longer than its 64-byte blocks.
+  std::mt19937_64 rng(5);
+  const char alphabet[] = {'a', 'N', '\n', ' ', 'J', '\x0e', 'n'};
+  for (int round = 0; round < 3000; ++round) {
+    std::string text(rng() % 400, 'x');
+    for (char& c : text) c = alphabet[rng() % (rng() % 8 == 0 ? 7 : 2)];
+    const char* b = text.data();
+    const char* e = b + text.size();
+    LineFinder finder(e);
+    const char* p = text.empty() ? b : b + rng() % text.size();
+    while (p < e) {
+      const LineScan expected = scan_line(p, e);
+      const LineScan found = finder.next(p);
+      ASSERT_EQ(found.end, expected.end) << round;
+      ASSERT_EQ(found.first_capital, expected.first_capital) << round;
+      // scan_line is exact up to three, which is all callers tell apart.
+      ASSERT_EQ(std::min(found.capitals, 3u), std::min(expected.capitals, 3u)) << round;
+      const char* next = expected.end + 1;
+      // Sometimes skip a line, as a joined continuation does.
+      if (rng() % 5 == 0 && next < e) next = scan_line(next, e).end + 1;
+      p = next;
+    }
   }
 }
 
