@@ -50,32 +50,44 @@ case "$area" in
     [ -s "$nccl_log" ] || "$build/traces/nccl/collide_nccl_log_gen" --output "$nccl_log" \
         --bytes 1100000000 --ranks 256 --tp 8
     cat "$nccl_log" >/dev/null
+    import_cmd=("$build/orchestrator/collide" trace import --format nccl -q "$nccl_log"
+                -o "$data/nccl-1g.trace")
     seconds() { local t0 t1; t0=$(date +%s.%N); "$@" >/dev/null; t1=$(date +%s.%N); echo "$t1 - $t0" | bc -l; }
-    best() { printf '%s\n' "$@" | sort -g | head -1; }
-    wc_s=$(best "$(seconds wc -l "$nccl_log")" "$(seconds wc -l "$nccl_log")" "$(seconds wc -l "$nccl_log")")
+    median() { printf '%s\n' "$@" | sort -g | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
+    # Rounds of `wc -l` then the import, back to back: the speed of a shared machine drifts by
+    # tens of percent over minutes, so each round's ratio compares runs of the same moment, and
+    # the median of the rounds is the figure.
+    ratios=(); wc_times=(); import_times=()
+    for round in 1 2 3 4 5; do
+      wc_s=$(seconds wc -l "$nccl_log")
+      import_s=$(seconds "${import_cmd[@]}")
+      wc_times+=("$wc_s"); import_times+=("$import_s")
+      ratios+=("$(echo "$wc_s / $import_s" | bc -l)")
+    done
     rss_file=$(mktemp)
-    import_s=$(best "$(seconds "$build/orchestrator/collide" trace import --format nccl -q \
-                          "$nccl_log" -o "$data/nccl-1g.trace")" \
-                    "$(seconds /usr/bin/time -o "$rss_file" -f %M "$build/orchestrator/collide" \
-                          trace import --format nccl -q "$nccl_log" -o "$data/nccl-1g.trace")")
+    /usr/bin/time -o "$rss_file" -f %M "${import_cmd[@]}" >/dev/null
     # CPU time (user + sys) of each, for a machine shared with other work, where wall time is noisy.
     cpu_seconds() { /usr/bin/time -f '%U %S' -o "$rss_file.cpu" "$@" >/dev/null;
                     awk '{print $1 + $2}' "$rss_file.cpu"; }
-    wc_cpu=$(best "$(cpu_seconds wc -l "$nccl_log")" "$(cpu_seconds wc -l "$nccl_log")")
-    import_cpu=$(cpu_seconds "$build/orchestrator/collide" trace import --format nccl -q \
-                   "$nccl_log" -o "$data/nccl-1g.trace")
+    wc_cpu=$(median "$(cpu_seconds wc -l "$nccl_log")" "$(cpu_seconds wc -l "$nccl_log")" \
+                    "$(cpu_seconds wc -l "$nccl_log")")
+    import_cpu=$(median "$(cpu_seconds "${import_cmd[@]}")" "$(cpu_seconds "${import_cmd[@]}")" \
+                        "$(cpu_seconds "${import_cmd[@]}")")
     rm -f "$rss_file.cpu"
     bytes=$(stat -c %s "$nccl_log")
     lines=$(wc -l <"$nccl_log")
+    import_median=$(median "${import_times[@]}")
     {
       echo "log: $nccl_log, $bytes bytes, $lines lines"
       "$build/orchestrator/collide" trace import --format nccl -q --max-problems 0 "$nccl_log" \
           -o "$data/nccl-1g.trace"
-      echo "wc -l: $wc_s s; import: $import_s s (best of 3 and of 2)"
-      echo "cpu (user+sys): wc -l $wc_cpu s; import $import_cpu s"
-      echo "figure import_vs_wc_l $(echo "$wc_s / $import_s" | bc -l | xargs printf '%.3f') x"
+      echo "wc -l, s: ${wc_times[*]}"
+      echo "import, s: ${import_times[*]}"
+      echo "ratio per round: $(printf '%.3f ' "${ratios[@]}")"
+      echo "cpu (user+sys, median of 3): wc -l $wc_cpu s; import $import_cpu s"
+      echo "figure import_vs_wc_l $(median "${ratios[@]}" | xargs printf '%.3f') x"
       echo "figure import_vs_wc_l_cpu $(echo "$wc_cpu / $import_cpu" | bc -l | xargs printf '%.3f') x"
-      echo "figure nccl_import_throughput $(echo "$bytes / $import_s / 1000000" | bc -l | xargs printf '%.0f') MB/s"
+      echo "figure nccl_import_throughput $(echo "$bytes / $import_median / 1000000" | bc -l | xargs printf '%.0f') MB/s"
       echo "figure nccl_import_peak_rss $(( $(cat "$rss_file") / 1024 )) MiB"
     } | tee "$log"
     rm -f "$rss_file" "$data/nccl-1g.trace"
