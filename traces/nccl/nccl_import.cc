@@ -409,6 +409,7 @@ Result<ImportReport> import_stored(Inputs& in, const std::string& output,
 // against what the second pass saw: returns false (the caller starts over another way) if they
 // differ.
 Result<bool> import_streaming(Inputs& in, const std::string& output, const ImportOptions& options,
+                              const std::function<void(ParsedLog&)>& alter_first_pass,
                               ImportReport& report) {
   const auto started = std::chrono::steady_clock::now();
   ImportOptions quiet = options;  // the second pass reports the problems
@@ -419,6 +420,7 @@ Result<bool> import_streaming(Inputs& in, const std::string& output, const Impor
   first.skip_collectives = true;
   first.resolve = [&](const Piece& piece, Work& w) -> Status {
     w.log.colls.clear();  // the few the parser still gave (e.g. of lines with several messages)
+    if (alter_first_pass) alter_first_pass(w.log);
     return resolve(in, piece, w.log, layout, nullptr);
   };
   COLLIDE_RETURN_IF_ERROR(pipeline.run(first));
@@ -456,7 +458,8 @@ Result<bool> import_streaming(Inputs& in, const std::string& output, const Impor
 }
 
 Result<ImportReport> import(const std::vector<std::string>& inputs, const std::string& output,
-                            const ImportOptions& options, uint64_t stream_above_bytes) {
+                            const ImportOptions& options, uint64_t stream_above_bytes,
+                            const std::function<void(ParsedLog&)>& alter_first_pass = nullptr) {
   if (inputs.empty()) return invalid_argument("no NCCL log files given");
   Inputs in{inputs, {}, {}, 0, 1};
   for (const std::string& path : inputs) {
@@ -469,7 +472,7 @@ Result<ImportReport> import(const std::vector<std::string>& inputs, const std::s
   in.threads = std::clamp<unsigned>(std::thread::hardware_concurrency(), 1, 8);
   if (in.total_bytes > stream_above_bytes && !options.strict && output != "-") {
     ImportReport report;
-    auto streamed = import_streaming(in, output, options, report);
+    auto streamed = import_streaming(in, output, options, alter_first_pass, report);
     if (!streamed.ok()) return streamed.status();
     if (*streamed) return report;
   }
@@ -483,10 +486,10 @@ Result<ImportReport> import_nccl_logs(const std::vector<std::string>& inputs,
   return import(inputs, output, options, kStreamAboveBytes);
 }
 
-Result<ImportReport> import_nccl_logs_streamed(const std::vector<std::string>& inputs,
-                                               const std::string& output,
-                                               const ImportOptions& options) {
-  return import(inputs, output, options, 0);
+Result<ImportReport> import_nccl_logs_streamed(
+    const std::vector<std::string>& inputs, const std::string& output, const ImportOptions& options,
+    const std::function<void(ParsedLog&)>& alter_first_pass) {
+  return import(inputs, output, options, 0, alter_first_pass);
 }
 
 }  // namespace collide::traces::nccl

@@ -1,9 +1,11 @@
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "traces/import/importer.h"
+#include "traces/nccl/nccl_log_parser.h"
 
 namespace collide::traces::nccl {
 
@@ -20,9 +22,12 @@ namespace collide::traces::nccl {
 Result<ImportReport> import_nccl_logs(const std::vector<std::string>& inputs,
                                       const std::string& output, const ImportOptions& options);
 
-// The same, streamed whatever the size (where it can be): for tests and benchmarks.
-Result<ImportReport> import_nccl_logs_streamed(const std::vector<std::string>& inputs,
-                                               const std::string& output,
-                                               const ImportOptions& options);
+// The same, streamed whatever the size (where it can be): for tests and benchmarks. If the
+// second pass meets init lines the first did not give the same layout (which the two passes'
+// parsing is built to rule out), the ops written are not trusted and the import starts over
+// stored. `alter_first_pass`, for tests of that, changes each piece the first pass parsed.
+Result<ImportReport> import_nccl_logs_streamed(
+    const std::vector<std::string>& inputs, const std::string& output, const ImportOptions& options,
+    const std::function<void(ParsedLog&)>& alter_first_pass = nullptr);
 
 }  // namespace collide::traces::nccl
