@@ -27,6 +27,8 @@ namespace {
 constexpr size_t kPieceBytes = 16u << 20;
 constexpr size_t kMaxPiecesAhead = 6;  // bounds the memory of pieces in flight
 constexpr size_t kBatch = 1 << 15;     // stored ops serialized by one thread at a time
+// Pieces in a row without init lines after which an import takes its layout as final.
+constexpr size_t kSettledPieces = 2;
 // Inputs above this are streamed (see nccl_import.h): their packed ops would take about 1 GB.
 constexpr uint64_t kStreamAboveBytes = 6ull << 30;
 
@@ -374,6 +376,23 @@ Status resolve(const Inputs& in, const Piece& piece, ParsedLog& log, NcclTraceBu
   return {};
 }
 
+// The end of a stored import: groups the communicators, then writes the header and every op,
+// serialized on all threads.
+Result<ImportReport> finish_stored(const Inputs& in, NcclTraceBuilder& builder,
+                                   const std::string& output,
+                                   std::chrono::steady_clock::time_point started) {
+  const double parse_seconds = seconds_since(started);
+  const auto finishing = std::chrono::steady_clock::now();
+  COLLIDE_RETURN_IF_ERROR(builder.finish());
+  COLLIDE_RETURN_IF_ERROR(write_trace(builder, output, in.threads));
+  logging::get("traces")->debug(
+      "nccl import: {} MB in {} pieces on {} threads; parse and resolve {:.2f} s, group and "
+      "write {} ops {:.2f} s",
+      in.total_bytes / 1000000, in.pieces.size(), in.threads, parse_seconds, builder.ops(),
+      seconds_since(finishing));
+  return std::move(builder.report());
+}
+
 // One pass that keeps every op (packed) until the end, then writes the trace, serialized on all
 // threads in batches: the usual way, and the one for strict mode (nothing is written when the
 // input has a problem), stdout, and when streaming could not be used.
@@ -390,16 +409,83 @@ Result<ImportReport> import_stored(Inputs& in, const std::string& output,
     return {};
   };
   COLLIDE_RETURN_IF_ERROR(Pipeline(in.files, in.pieces, in.threads).run(stages));
-  const double parse_seconds = seconds_since(started);
-  const auto finishing = std::chrono::steady_clock::now();
+  return finish_stored(in, builder, output, started);
+}
+
+// One pass that writes early. A job usually creates its communicators before its collectives, so
+// its init lines come first: once kSettledPieces pieces in a row bring no init, graph or version
+// line, the layout those gave is taken as final. The header is written, the ops so far are
+// serialized, and every op after is written in its final form as it is resolved, which leaves
+// nothing to group and write at the end (and no ops to keep). Such a line after that (a
+// communicator created late) may change the layout: the pass stops and returns false, and the
+// caller starts over another way. Also false if the end finds another layout after all.
+Result<bool> import_settled(Inputs& in, const std::string& output, const ImportOptions& options,
+                            ImportReport& report) {
+  const auto started = std::chrono::steady_clock::now();
+  NcclTraceBuilder builder(options);
+  ImportOptions quiet = options;  // `builder` reports the problems
+  quiet.progress = nullptr;
+  NcclTraceBuilder layout(quiet);  // fed the same records but the collectives
+  FinalOps final_ops(layout);
+  std::unique_ptr<OutputFile> out;
+  size_t settled = 0;  // pieces in a row without an init, graph or version line
+  bool writing = false;
+  bool unsettled = false;
+  uint64_t done_bytes = 0;
+  Pipeline::Stages stages;
+  stages.resolve = [&](const Piece& piece, Work& w) -> Status {
+    const bool layout_lines =
+        !w.log.inits.empty() || !w.log.graphs.empty() || !w.log.versions.empty();
+    if (writing) {
+      if (layout_lines) {
+        unsettled = true;
+        return {StatusCode::kFailedPrecondition, "the layout changed after it was written"};
+      }
+      final_ops.write_to(w.wire);
+      COLLIDE_RETURN_IF_ERROR(resolve(in, piece, w.log, builder, &final_ops));
+      COLLIDE_RETURN_IF_ERROR(out->write(w.wire.data(), w.wire.size()));
+    } else {
+      COLLIDE_RETURN_IF_ERROR(resolve(in, piece, w.log, builder, nullptr));
+      w.log.colls.clear();
+      COLLIDE_RETURN_IF_ERROR(resolve(in, piece, w.log, layout, nullptr));
+      settled = layout_lines ? 0 : settled + 1;
+      if (settled >= kSettledPieces && builder.ops() > 0 && !piece.last_of_file) {
+        COLLIDE_RETURN_IF_ERROR(layout.finish());
+        COLLIDE_RETURN_IF_ERROR(start_trace(output, layout.header()));
+        auto opened = OutputFile::open_for_append(output);
+        if (!opened.ok()) return opened.status();
+        out = std::move(*opened);
+        w.wire.clear();
+        layout.serialize_ops(builder.stored_ops(), w.wire);
+        COLLIDE_RETURN_IF_ERROR(out->write(w.wire.data(), w.wire.size()));
+        writing = true;
+      }
+    }
+    done_bytes += piece.end - piece.begin;
+    if (options.progress) options.progress(done_bytes, in.total_bytes);
+    return {};
+  };
+  const Status status = Pipeline(in.files, in.pieces, in.threads).run(stages);
+  if (unsettled) {
+    logging::get("traces")->debug("nccl import: init lines after the layout was written; again");
+    return false;
+  }
+  COLLIDE_RETURN_IF_ERROR(status);
+  if (!writing) {
+    auto stored = finish_stored(in, builder, output, started);
+    if (!stored.ok()) return stored.status();
+    report = std::move(*stored);
+    return true;
+  }
+  COLLIDE_RETURN_IF_ERROR(out->close());
   COLLIDE_RETURN_IF_ERROR(builder.finish());
-  COLLIDE_RETURN_IF_ERROR(write_trace(builder, output, in.threads));
+  const bool same = final_ops.complete() && builder.same_layout(layout);
   logging::get("traces")->debug(
-      "nccl import: {} MB in {} pieces on {} threads; parse and resolve {:.2f} s, group and "
-      "write {} ops {:.2f} s",
-      in.total_bytes / 1000000, in.pieces.size(), in.threads, parse_seconds, builder.ops(),
-      seconds_since(finishing));
-  return std::move(builder.report());
+      "nccl import: {} MB in {} pieces on {} threads, written as resolved: {:.2f} s ({} ops){}",
+      in.total_bytes / 1000000, in.pieces.size(), in.threads, seconds_since(started),
+      builder.report().ops, same ? "" : "; the layouts differ, again");
+  if (same) report = std::move(builder.report());
+  return same;
 }
 
 // Two passes that never hold more than a few pieces' ops. The first reads only init, graph and
@@ -470,11 +556,19 @@ Result<ImportReport> import(const std::vector<std::string>& inputs, const std::s
     in.files.push_back(std::move(*file));
   }
   in.threads = std::clamp<unsigned>(std::thread::hardware_concurrency(), 1, 8);
-  if (in.total_bytes > stream_above_bytes && !options.strict && output != "-") {
+  // Strict mode writes nothing when the input has a problem, and stdout cannot start over.
+  const bool may_start_over = !options.strict && output != "-";
+  if (in.total_bytes > stream_above_bytes && may_start_over) {
     ImportReport report;
     auto streamed = import_streaming(in, output, options, alter_first_pass, report);
     if (!streamed.ok()) return streamed.status();
     if (*streamed) return report;
+  } else if (may_start_over && in.files.size() == 1) {
+    // (Logs of one process each bring their init lines file after file.)
+    ImportReport report;
+    auto settled = import_settled(in, output, options, report);
+    if (!settled.ok()) return settled.status();
+    if (*settled) return report;
   }
   return import_stored(in, output, options);
 }

@@ -13,12 +13,15 @@ namespace collide::traces::nccl {
 // streams, to a collide trace. Files are mapped and cut into pieces parsed in parallel; records
 // are resolved in input order (see nccl_log_parser.h and nccl_trace_builder.h for the rules).
 //
-// Ops are kept, packed, until every init line is read, then written. Logs of several GB (whose
-// ops would take GBs even packed) are streamed instead when written to a file and not in strict
-// mode (where a problem must leave nothing written): a first pass reads the init lines, which
-// decide the header, and a second writes the collectives as it resolves them, so memory stays
-// bounded whatever the log's size. It reads the text twice, for about a tenth more CPU time.
-// Both write the same bytes.
+// Ops are kept, packed, until every init line is read, then written. When writing to a file and
+// not in strict mode (where a problem must leave nothing written), two ways start writing sooner:
+// - One log file whose init lines stop coming (the usual case: a job creates its communicators
+//   first) is written as it is read, once two 16 MiB pieces in a row brought none; an init line
+//   after that makes it start over the usual way.
+// - Logs of several GB (whose ops would take GBs even packed) are streamed: a first pass reads
+//   the init lines, which decide the header, and a second writes the collectives as it resolves
+//   them, so memory stays bounded whatever the log's size. It reads the text twice.
+// All write the same bytes.
 Result<ImportReport> import_nccl_logs(const std::vector<std::string>& inputs,
                                       const std::string& output, const ImportOptions& options);
 

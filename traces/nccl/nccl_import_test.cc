@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <iterator>
@@ -451,6 +452,68 @@ TEST(NcclImport, StreamedTraceIsTheStoredOne) {
   }
   SCOPED_TRACE("several files");
   expect_streamed_as_stored({testdata("nccl_2_18.log"), testdata("messy.log")});
+}
+
+// A log whose init lines come first, over five 16 MiB pieces; `late_comm` adds a communicator
+// created in the fourth piece, after the ops have started to be written.
+std::string log_with_early_inits(bool late_comm) {
+  std::string text = "h:1:1 [0] NCCL INFO NCCL version 2.18.3+cuda12.2\n";
+  text += "h:1:1 [0] NCCL INFO comm 0x1 rank 0 nranks 2 cudaDev 0 busId 1000 - Init COMPLETE\n";
+  text += "h:2:2 [1] NCCL INFO comm 0x1 rank 1 nranks 2 cudaDev 1 busId 1000 - Init COMPLETE\n";
+  bool created = false;
+  for (uint64_t i = 0; text.size() < (66u << 20); ++i) {
+    const std::string n = std::to_string(i);
+    const std::string host = "h:" + std::to_string(1 + i % 2) + ":" + std::to_string(1 + i % 2) +
+                             " [" + std::to_string(i % 2) + "] NCCL INFO ";
+    text += host + "AllReduce: opCount " + n + " sendbuff 0x1 recvbuff 0x1 count " + n +
+            " datatype 7 op 0 root 0 comm 0x1 [nranks=2] stream 0x1\n";
+    if (late_comm && !created && text.size() > (56u << 20)) {
+      text += "h:1:1 [0] NCCL INFO comm 0x2 rank 0 nranks 2 cudaDev 0 busId 1000 - Init COMPLETE\n";
+      text += "h:2:2 [1] NCCL INFO comm 0x2 rank 1 nranks 2 cudaDev 1 busId 1000 - Init COMPLETE\n";
+      created = true;
+    }
+    if (created) {
+      text += host + "Broadcast: opCount " + n + " sendbuff 0x1 recvbuff 0x1 count 4 datatype 1" +
+              " op 0 root 1 comm 0x2 [nranks=2] stream 0x1\n";
+    }
+  }
+  return text;
+}
+
+TEST(NcclImport, OneLogIsWrittenAsItIsReadOnceItsInitLinesStop) {
+  for (const bool late_comm : {false, true}) {
+    SCOPED_TRACE(late_comm ? "a communicator created late" : "init lines first");
+    const std::string log = write_file("early_inits.log", log_with_early_inits(late_comm));
+    const std::string out = (scratch_dir() / "early.trace").string();
+    std::filesystem::remove(out);
+    // What the output held while the log was still being read, and whether the reading started
+    // over (progress going back).
+    uint64_t written_while_reading = 0;
+    uint64_t last_done = 0;
+    bool started_over = false;
+    ImportOptions options;
+    options.progress = [&](uint64_t done, uint64_t total) {
+      started_over = started_over || done < last_done;
+      last_done = done;
+      std::error_code error;
+      const uint64_t size = std::filesystem::file_size(out, error);
+      if (!error && done < total) written_while_reading = std::max(written_while_reading, size);
+    };
+    auto report = import_nccl_logs({log}, out, options);
+    ASSERT_TRUE(report.ok()) << report.status().to_string();
+    const std::string streamed = (scratch_dir() / "streamed.trace").string();
+    auto reference = import_nccl_logs_streamed({log}, streamed, {});
+    ASSERT_TRUE(reference.ok()) << reference.status().to_string();
+    EXPECT_EQ(report->ops, reference->ops);
+    EXPECT_EQ(report->communicators, late_comm ? 2u : 1u);
+    EXPECT_TRUE(file_bytes(out) == file_bytes(streamed)) << "not the streamed import's trace";
+    if (late_comm) {
+      EXPECT_TRUE(started_over);
+    } else {
+      EXPECT_FALSE(started_over);
+      EXPECT_GT(written_while_reading, 1u << 20);
+    }
+  }
 }
 
 TEST(NcclImport, StreamedImportStartsOverWhenThePassesDisagree) {

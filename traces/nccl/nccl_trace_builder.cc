@@ -474,6 +474,10 @@ void NcclTraceBuilder::serialize_ops(size_t begin, size_t end, WireBuffer& out) 
   serialize_packed(ops_, begin, end, out);
 }
 
+void NcclTraceBuilder::serialize_ops(const PackedOps& ops, WireBuffer& out) const {
+  serialize_packed(ops, 0, ops.size(), out);
+}
+
 bool NcclTraceBuilder::write_op(uint32_t member, const OpWireFields& op, WireBuffer& out) const {
   if (member >= member_out_.size()) return false;
   const MemberOut& m = member_out_[member];

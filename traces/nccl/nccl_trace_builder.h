@@ -59,6 +59,9 @@ class NcclTraceBuilder {
   // a varint32), the same bytes as write_ops' messages serialized; threads may serialize disjoint
   // ranges at once.
   void serialize_ops(size_t begin, size_t end, WireBuffer& out) const;
+  // The same for ops another builder fed the same init lines stored (see same_layout).
+  void serialize_ops(const PackedOps& ops, WireBuffer& out) const;
+  const PackedOps& stored_ops() const { return ops_; }
   // Appends one op that another builder's add() gave its sink, as serialize_ops would: a builder
   // fed the same init lines writes another's ops (see same_layout). False (nothing written) if
   // this builder has no such member, when the two saw different init lines.
