@@ -99,8 +99,10 @@ struct Work {
 };
 
 // Runs the stages of an import over the pieces: workers parse pieces ahead (in any order), and
-// the calling thread resolves them in input order. At most kMaxPiecesAhead pieces are in flight,
-// which bounds the memory of this stage whatever the input size.
+// the calling thread resolves them in input order, and parses one itself whenever the next is not
+// ready: one thread per core in all, each always busy (with a thread that only resolved, a core
+// sat idle whenever the parsers ran out of room ahead of it). At most kMaxPiecesAhead pieces are
+// in flight, which bounds the memory of this stage whatever the input size.
 class Pipeline {
  public:
   struct Stages {
@@ -120,7 +122,7 @@ class Pipeline {
     next_parse_ = retired_ = 0;
     stop_ = false;
     std::vector<std::thread> workers;
-    for (unsigned t = 0; t < std::min<size_t>(threads_, pieces_.size()); ++t)
+    for (unsigned t = 1; t < std::min<size_t>(threads_, pieces_.size()); ++t)
       workers.emplace_back([this] { work(); });
     Status status = drive();
     {
@@ -138,20 +140,25 @@ class Pipeline {
     while (true) {
       cv_.wait(lock, [&] { return stop_ || can_parse(); });
       if (stop_) return;
-      const size_t i = next_parse_++;
-      slots_[i] = take_spare();
-      Work& w = *slots_[i];
-      lock.unlock();
-      const Piece& piece = pieces_[i];
-      const MappedFile& f = *files_[piece.file];
-      if (f.data() != nullptr) {
-        parse_log_piece(f.data(), f.data() + f.size(), f.data() + piece.begin, f.data() + piece.end,
-                        w.log, stages_->skip_collectives);
-      }
-      lock.lock();
-      w.parsed = true;
-      cv_.notify_all();
+      parse_next(lock);
     }
+  }
+
+  // Parses the next piece not yet taken; called (and returns) with `lock` held.
+  void parse_next(std::unique_lock<std::mutex>& lock) {
+    const size_t i = next_parse_++;
+    slots_[i] = take_spare();
+    Work& w = *slots_[i];
+    lock.unlock();
+    const Piece& piece = pieces_[i];
+    const MappedFile& f = *files_[piece.file];
+    if (f.data() != nullptr) {
+      parse_log_piece(f.data(), f.data() + f.size(), f.data() + piece.begin, f.data() + piece.end,
+                      w.log, stages_->skip_collectives);
+    }
+    lock.lock();
+    w.parsed = true;
+    cv_.notify_all();
   }
 
   bool can_parse() const {
@@ -187,12 +194,19 @@ class Pipeline {
     cv_.notify_all();
   }
 
-  // The calling thread: resolves in order.
+  // The calling thread: resolves in order, and parses while the next piece is not ready.
   Status drive() {
     for (size_t next = 0; next < pieces_.size(); ++next) {
       {
         std::unique_lock lock(mu_);
-        cv_.wait(lock, [&] { return slots_[next] != nullptr && slots_[next]->parsed; });
+        auto ready = [&] { return slots_[next] != nullptr && slots_[next]->parsed; };
+        while (!ready()) {
+          if (can_parse()) {
+            parse_next(lock);
+          } else {
+            cv_.wait(lock, [&] { return ready() || can_parse(); });
+          }
+        }
       }
       COLLIDE_RETURN_IF_ERROR(stages_->resolve(pieces_[next], *slots_[next]));
       retire(next);
