@@ -294,7 +294,7 @@ class FinalOps final : public OpSink {
   explicit FinalOps(const NcclTraceBuilder& layout) : layout_(layout) {}
   void write_to(WireBuffer& out) { out_ = &out; }
   void append(uint32_t member, const OpWireFields& op) override {
-    if (!layout_.write_op(member, op, *out_)) complete_ = false;
+    if (!layout_.write_op(member, op, writer_, *out_)) complete_ = false;
   }
   // False if an op's member was unknown to the layout (the passes saw different init lines).
   bool complete() const { return complete_; }
@@ -302,6 +302,7 @@ class FinalOps final : public OpSink {
  private:
   const NcclTraceBuilder& layout_;
   WireBuffer* out_ = nullptr;
+  OpWriter writer_;
   bool complete_ = true;
 };
 

@@ -432,6 +432,11 @@ Status NcclTraceBuilder::finish() {
   COLLIDE_RETURN_IF_ERROR(group_communicators());
   member_out_.clear();
   for (const Member& m : members_) member_out_.push_back({slot_global_[m.slot], m.group});
+  group_fields_.assign(group_ids_.size(), CommField());
+  for (size_t g = 0; g < group_ids_.size(); ++g) {
+    if (!make_comm_field(group_ids_[g], group_fields_[g])) group_fields_.clear();
+    if (group_fields_.empty()) break;
+  }
   report_.ops = op_total_;
   report_.ranks = world;
   report_.communicators = static_cast<uint32_t>(header_.communicators_size());
@@ -478,9 +483,14 @@ void NcclTraceBuilder::serialize_ops(const PackedOps& ops, WireBuffer& out) cons
   serialize_packed(ops, 0, ops.size(), out);
 }
 
-bool NcclTraceBuilder::write_op(uint32_t member, const OpWireFields& op, WireBuffer& out) const {
+bool NcclTraceBuilder::write_op(uint32_t member, const OpWireFields& op, OpWriter& writer,
+                                WireBuffer& out) const {
   if (member >= member_out_.size()) return false;
   const MemberOut& m = member_out_[member];
+  if (!group_fields_.empty()) {
+    out.set_end(writer.write(m.rank, group_fields_[m.group], op, out.reserve(OpWriter::kRoom)));
+    return true;
+  }
   const std::string& comm = group_ids_[m.group];
   char index_kind[kMaxIndexKindBytes];
   char rest[kMaxRestBytes];

@@ -64,8 +64,9 @@ class NcclTraceBuilder {
   const PackedOps& stored_ops() const { return ops_; }
   // Appends one op that another builder's add() gave its sink, as serialize_ops would: a builder
   // fed the same init lines writes another's ops (see same_layout). False (nothing written) if
-  // this builder has no such member, when the two saw different init lines.
-  bool write_op(uint32_t member, const OpWireFields& op, WireBuffer& out) const;
+  // this builder has no such member, when the two saw different init lines. `writer` keeps what
+  // it can reuse from one op to the next.
+  bool write_op(uint32_t member, const OpWireFields& op, OpWriter& writer, WireBuffer& out) const;
 
   // Whether both finished builders write the same header and map every op's member to the same
   // rank and communicator: then one may serialize the other's ops.
@@ -166,6 +167,7 @@ class NcclTraceBuilder {
   uint64_t op_total_ = 0;
   std::array<uint32_t, 256> element_size_{};  // by v1::DataType: a table, as it runs per op
   std::vector<std::string> group_ids_;
+  std::vector<CommField> group_fields_;  // group_ids_ in wire form, when all fit a CommField
   v1::TraceHeader header_;
 };
 

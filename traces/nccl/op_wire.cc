@@ -106,6 +106,62 @@ char* write_delimited_op_from_parts(uint32_t rank, std::string_view comm,
   return copy_short(out, rest.data(), rest.size());
 }
 
+bool make_comm_field(std::string_view comm, CommField& out) {
+  out = CommField();
+  if (comm.empty()) return true;  // proto3 leaves an empty string out
+  if (comm.size() > sizeof(out.bytes) - 2) return false;
+  out.bytes[0] = static_cast<char>(tag(4, kLengthDelimited));
+  out.bytes[1] = static_cast<char>(comm.size());
+  std::memcpy(out.bytes + 2, comm.data(), comm.size());
+  out.size = static_cast<uint8_t>(comm.size() + 2);
+  return true;
+}
+
+char* OpWriter::write(uint32_t rank, const CommField& comm, const OpWireFields& op, char* out) {
+  // The body first, one byte in: its length, unknown until the end, takes one byte below 128.
+  char* const body = out + 1;
+  char* p = put_field(body, 1, rank);
+  p = put_field(p, 2, op.index);
+  p = put_field(p, 3, widen(op.kind));
+  std::memcpy(p, comm.bytes, sizeof(comm.bytes));  // all 16, of which `size` count
+  p += comm.size;
+  const bool same_shape = op.count == count_ && op.bytes == bytes_ && op.datatype == datatype_ &&
+                          op.root == root_ && op.reduce_op == reduce_op_ && shape_size_ != 0;
+  if (!same_shape) {
+    char* s = put_field(shape_, 5, op.count);
+    s = put_field(s, 6, widen(op.datatype));
+    s = put_field(s, 7, op.bytes);
+    s = put_field(s, 8, widen(op.root));
+    s = put_field(s, 9, widen(op.reduce_op));
+    shape_size_ = static_cast<uint8_t>(s - shape_);
+    count_ = op.count;
+    bytes_ = op.bytes;
+    datatype_ = op.datatype;
+    root_ = op.root;
+    reduce_op_ = op.reduce_op;
+  }
+  std::memcpy(p, shape_, sizeof(shape_));
+  p += shape_size_;
+  if (op.has_enqueue_time) {
+    *p++ = static_cast<char>(tag(10, kVarint));
+    p = put_varint(p, op.enqueue_time_ns);
+  }
+  p = put_field(p, 13, op.op_count);
+  p = put_field(p, 15, op.group);
+  p = put_field(p, 20, op.source_line);
+  p = put_field(p, 21, op.source_file);
+  const auto size = static_cast<size_t>(p - body);
+  if (size < 0x80) {
+    *out = static_cast<char>(size);
+    return p;
+  }
+  // A body of 128 bytes or more (large values, a time) takes a second length byte (it stays
+  // under 2^14 bytes): moved one byte on.
+  std::memmove(out + 2, body, size);
+  put_varint(out, size);
+  return p + 1;
+}
+
 char* write_delimited_op(const OpWireFields& op, char* out) {
   // The parts encoded first, then the one writer of the whole op.
   char index_kind[kMaxIndexKindBytes];

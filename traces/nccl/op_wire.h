@@ -53,6 +53,39 @@ char* put_op_rest(const OpWireFields& op, char* out);
 char* write_delimited_op_from_parts(uint32_t rank, std::string_view comm,
                                     std::string_view index_kind, std::string_view rest, char* out);
 
+// A communicator's field of an op (4: its tag, length and id) in wire form, encoded once for all
+// the ops of the communicator.
+struct CommField {
+  char bytes[16] = {};
+  uint8_t size = 0;
+};
+// False when the id is too long for a CommField (over 14 bytes); `out` is then left empty.
+bool make_comm_field(std::string_view comm, CommField& out);
+
+// Writes an op as write_delimited_op does, in one pass straight at the output, for an importer
+// that writes millions of them: the communicator's field comes encoded, and the fields the ranks
+// of one collective share (5-9: count, datatype, bytes, root, reduce_op) are copied from the last
+// op's bytes when their values are the same.
+class OpWriter {
+ public:
+  // The bytes write() may touch at `out`, more than it keeps: it copies blocks of fixed sizes.
+  static constexpr size_t kRoom = 224;
+
+  // Writes `op` with the given rank and communicator (op.rank and op.comm are not read) at
+  // `out`, which has kRoom bytes; returns the end of what it wrote.
+  char* write(uint32_t rank, const CommField& comm, const OpWireFields& op, char* out);
+
+ private:
+  // Fields 5-9 of the last op, and their bytes.
+  uint64_t count_ = 0;
+  uint64_t bytes_ = 0;
+  int32_t datatype_ = 0;
+  int32_t root_ = 0;
+  int32_t reduce_op_ = 0;
+  char shape_[64] = {};
+  uint8_t shape_size_ = 0;  // 0: nothing encoded yet (the fields' zero values also give none)
+};
+
 // A growable byte buffer that, unlike std::string, does not zero what it is about to overwrite.
 class WireBuffer {
  public:

@@ -109,6 +109,61 @@ TEST(OpWire, RandomOpsMatchProtobuf) {
   }
 }
 
+// The one-pass writer against protobuf, over runs of ops that share their fields 5-9 (the ranks of
+// one collective) and ops that change one of them, which the writer must not take from the last.
+TEST(OpWire, OpWriterMatchesProtobufAcrossRepeatedAndChangedFields) {
+  std::mt19937_64 rng(20261124);
+  auto value = [&rng]() -> uint64_t {
+    const unsigned bits = static_cast<unsigned>(rng() % 65);
+    if (bits == 0) return 0;
+    return bits == 64 ? rng() : rng() >> (64 - bits);
+  };
+  const std::string comms[] = {"", "c0", "c17", "c1234567890123"};
+  CommField fields[4];
+  for (int c = 0; c < 4; ++c) ASSERT_TRUE(make_comm_field(comms[c], fields[c]));
+  CommField too_long;
+  EXPECT_FALSE(make_comm_field("c12345678901234", too_long));
+
+  OpWriter writer;
+  OpWireFields f;
+  int written = 0;
+  for (int run = 0; run < 3000; ++run) {
+    // A new shape, or the last one with one field changed.
+    switch (rng() % 7) {
+      case 0: f.count = value(); break;
+      case 1: f.datatype = static_cast<int32_t>(rng() % 13); break;
+      case 2: f.bytes = value(); break;
+      case 3: f.root = static_cast<int32_t>(static_cast<int64_t>(rng() % 2000) - 1000); break;
+      case 4: f.reduce_op = static_cast<int32_t>(rng() % 7); break;
+      case 5: f = OpWireFields(); break;  // all zero: no bytes for 5-9
+      default:
+        f.count = value();
+        f.datatype = static_cast<int32_t>(rng() % 13);
+        f.bytes = value();
+        f.root = -1;
+        f.reduce_op = static_cast<int32_t>(rng() % 7);
+    }
+    for (int i = 0, n = static_cast<int>(rng() % 6); i < n; ++i, ++written) {
+      const int c = static_cast<int>(rng() % 4);
+      f.rank = static_cast<uint32_t>(value());
+      f.comm = comms[c];
+      f.index = value();
+      f.kind = static_cast<int32_t>(rng() % 16);
+      f.has_enqueue_time = rng() % 2 == 0;
+      f.enqueue_time_ns = value();  // with big values, bodies of over 127 bytes
+      f.op_count = value();
+      f.group = static_cast<uint32_t>(value());
+      f.source_line = value();
+      f.source_file = static_cast<uint32_t>(value());
+      std::string out(OpWriter::kRoom, '\0');
+      char* end = writer.write(f.rank, fields[c], f, out.data());
+      out.resize(static_cast<size_t>(end - out.data()));
+      ASSERT_EQ(out, protobuf_delimited(as_message(f))) << "run " << run << " op " << i;
+    }
+  }
+  EXPECT_GT(written, 5000);
+}
+
 TEST(OpWire, BufferKeepsWhatWasWrittenWhenItGrows) {
   WireBuffer buffer;
   std::string expected;
