@@ -5,6 +5,7 @@
 #include <cstring>
 #include <string>
 
+#include "traces/nccl/prefix_cache.h"
 #include "traces/nccl/text_scan.h"
 
 namespace collide::traces::nccl {
@@ -866,25 +867,37 @@ class PieceParser {
   bool parse_plain_collective(const char* b, const char* e, const char* nccl, const char* text_end,
                               uint64_t line) {
 #if defined(__SSE2__)
-    Prefix prefix;
-    if (!prefix_from_masks(b, nccl, text_end, prefix)) return false;
+    PrefixCache::Key key;
+    const bool cacheable = prefixes_.key_of(b, nccl, key);
+    uint32_t known_process = 0;
+    const bool known = cacheable && prefixes_.find(key, known_process);
+    Prefix prefix{};
+    if (!known && !prefix_from_masks(b, nccl, text_end, prefix)) return false;
     const char* msg = nccl + 9;
     while (e > msg && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r')) --e;
     // One space, then a collective's initial (not `[Rank r]`, which parse_message reads).
     if (e - msg < 2 || msg[0] != ' ') return false;
     const char first = msg[1];
     if (first != 'A' && first != 'R' && first != 'B' && first != 'S' && first != 'G') return false;
-    const ProcessTable::Lookup process = processes_.prepare(prefix.host(), prefix.pid);
+    ProcessTable::Lookup process;
+    if (!known) process = processes_.prepare(prefix.host(), prefix.pid);
     CollRecord& rec = out_.colls.emplace_back();
     const char* why = nullptr;
     if (parse_coll(Cursor{msg + 1, e}, text_end, rec, &why) != CollResult::kOk) {
       out_.colls.pop_back();
       return false;
     }
+    ++out_.nccl_lines;
+    if (known) {  // a prefix kept below: no time in it
+      stamp_coll(rec, known_process, false, 0, line);
+      return true;
+    }
     uint64_t time_ns = 0;
     const bool has_time = prefix.start > b && find_timestamp(b, prefix.start, time_ns);
-    ++out_.nccl_lines;
-    stamp_coll(rec, processes_.intern(process), has_time, time_ns, line);
+    const uint32_t index = processes_.intern(process);
+    // A prefix with a time in it is never seen again.
+    if (cacheable && !has_time) prefixes_.keep(key, index);
+    stamp_coll(rec, index, has_time, time_ns, line);
     return true;
 #else
     (void)b, (void)e, (void)nccl, (void)text_end, (void)line;
@@ -1038,6 +1051,7 @@ class PieceParser {
 
   ParsedLog& out_;
   ProcessTable processes_;
+  PrefixCache prefixes_;  // the process of prefixes seen before, by their bytes
   const bool skip_collectives_;
   const char* next_end_ = nullptr;
   uint64_t seq_ = 0;

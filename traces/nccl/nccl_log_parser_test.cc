@@ -419,6 +419,60 @@ TEST(NcclLineParser, KeepsProcessesApartAsTheirTableGrows) {
   }
 }
 
+// Lines whose whole prefixes are told apart by one byte (at their start, middle or end), with
+// launcher text and with times, from enough processes in random order that prefixes keep taking
+// each other's places in the table of prefixes already read: each line still gets its own
+// process and its own time.
+TEST(NcclLineParser, TellsPrefixesApartByEveryByte) {
+  struct Writer {
+    std::string prefix;  // everything before "NCCL INFO"
+    size_t process;
+    bool timed;
+  };
+  std::vector<std::pair<std::string, uint32_t>> processes;
+  std::vector<Writer> writers;
+  for (uint32_t i = 0; i < 1500; ++i) {
+    const std::string host = "gpu-node-" + std::to_string(i % 300);
+    processes.emplace_back(host, 4000 + i / 300);
+    const std::string tail = host + ":" + std::to_string(4000 + i / 300) + ":77 [" +
+                             std::to_string(i % 8) + "] ";
+    // The same process again, its prefix one byte longer, or changed at its start.
+    for (const std::string launcher : {"", "[1,7]<stdout>:", "[1,8]<stdout>:", "[1,17]<stdout>:"}) {
+      writers.push_back({launcher + tail, i, false});
+    }
+    // A time that changes the prefix's bytes from line to line (as it would), or by chance does not.
+    writers.push_back({"2025-03-10 12:35:0" + std::to_string(i % 10) + " " + tail, i, true});
+  }
+  // Prefixes of 43 bytes that differ only at byte 18, away from their first and last 16.
+  for (char c = 'a'; c <= 'z'; ++c) {
+    processes.emplace_back(std::string("rack") + c + "-node-long", 4000);
+    writers.push_back({"[1,7]<stdout>:" + processes.back().first + ":4000:77 [0] ",
+                       processes.size() - 1, false});
+  }
+  std::string text;
+  std::vector<size_t> order;
+  std::mt19937_64 rng(5);
+  for (int line = 0; line < 40000; ++line) {
+    const size_t w = rng() % writers.size();
+    text += writers[w].prefix + "NCCL INFO " + std::string(kColl) + "\n";
+    order.push_back(w);
+  }
+  const ParsedLog log = parse_log_text(text);
+  ASSERT_EQ(log.colls.size(), order.size());
+  ASSERT_TRUE(log.problems.empty());
+  for (size_t i = 0; i < order.size(); ++i) {
+    const Writer& w = writers[order[i]];
+    const ProcessRef& p = log.processes[log.colls[i].process];
+    ASSERT_EQ(p.host, processes[w.process].first) << i << ": " << w.prefix;
+    ASSERT_EQ(p.pid, processes[w.process].second) << i << ": " << w.prefix;
+    ASSERT_EQ(log.colls[i].has_time, w.timed) << i << ": " << w.prefix;
+    if (w.timed) {
+      ASSERT_EQ(log.colls[i].time_ns, (1741610100ull + w.process % 10) * 1000000000ull)
+          << w.prefix;
+    }
+  }
+}
+
 TEST(LineFinder, FindsWhatScanLineFinds) {
   // Every length and start, consecutive lines and skipped ones, with the bytes the finder's
   // one-compare marks also take ('J', 0x0E) and stretches longer than its 64-byte blocks.
