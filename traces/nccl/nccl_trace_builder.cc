@@ -432,10 +432,14 @@ Status NcclTraceBuilder::finish() {
   COLLIDE_RETURN_IF_ERROR(group_communicators());
   member_out_.clear();
   for (const Member& m : members_) member_out_.push_back({slot_global_[m.slot], m.group});
-  group_fields_.assign(group_ids_.size(), CommField());
-  for (size_t g = 0; g < group_ids_.size(); ++g) {
-    if (!make_comm_field(group_ids_[g], group_fields_[g])) group_fields_.clear();
-    if (group_fields_.empty()) break;
+  group_fields_.clear();
+  for (const std::string& id : group_ids_) {
+    CommField field;
+    if (!make_comm_field(id, field)) {
+      group_fields_.clear();  // write_op then encodes each op's communicator
+      break;
+    }
+    group_fields_.push_back(field);
   }
   report_.ops = op_total_;
   report_.ranks = world;

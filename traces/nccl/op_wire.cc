@@ -67,19 +67,17 @@ uint64_t widen(int32_t v) {
   return static_cast<uint64_t>(static_cast<int64_t>(v));
 }
 
-}  // namespace
-
-char* put_op_index_kind(const OpWireFields& op, char* out) {
-  out = put_field(out, 2, op.index);
-  return put_field(out, 3, widen(op.kind));
-}
-
-char* put_op_rest(const OpWireFields& op, char* out) {
+// Fields 5-9 (count, datatype, bytes, root, reduce_op): the same for the ranks of one collective.
+char* put_op_shape(const OpWireFields& op, char* out) {
   out = put_field(out, 5, op.count);
   out = put_field(out, 6, widen(op.datatype));
   out = put_field(out, 7, op.bytes);
   out = put_field(out, 8, widen(op.root));
-  out = put_field(out, 9, widen(op.reduce_op));
+  return put_field(out, 9, widen(op.reduce_op));
+}
+
+// The fields after those (10, 13, 15, 20-21).
+char* put_op_tail(const OpWireFields& op, char* out) {
   if (op.has_enqueue_time) {  // presence, not proto3's zero rule
     *out++ = static_cast<char>(tag(10, kVarint));
     out = put_varint(out, op.enqueue_time_ns);
@@ -88,6 +86,17 @@ char* put_op_rest(const OpWireFields& op, char* out) {
   out = put_field(out, 15, op.group);
   out = put_field(out, 20, op.source_line);
   return put_field(out, 21, op.source_file);
+}
+
+}  // namespace
+
+char* put_op_index_kind(const OpWireFields& op, char* out) {
+  out = put_field(out, 2, op.index);
+  return put_field(out, 3, widen(op.kind));
+}
+
+char* put_op_rest(const OpWireFields& op, char* out) {
+  return put_op_tail(op, put_op_shape(op, out));
 }
 
 char* write_delimited_op_from_parts(uint32_t rank, std::string_view comm,
@@ -128,12 +137,7 @@ char* OpWriter::write(uint32_t rank, const CommField& comm, const OpWireFields& 
   const bool same_shape = op.count == count_ && op.bytes == bytes_ && op.datatype == datatype_ &&
                           op.root == root_ && op.reduce_op == reduce_op_ && shape_size_ != 0;
   if (!same_shape) {
-    char* s = put_field(shape_, 5, op.count);
-    s = put_field(s, 6, widen(op.datatype));
-    s = put_field(s, 7, op.bytes);
-    s = put_field(s, 8, widen(op.root));
-    s = put_field(s, 9, widen(op.reduce_op));
-    shape_size_ = static_cast<uint8_t>(s - shape_);
+    shape_size_ = static_cast<uint8_t>(put_op_shape(op, shape_) - shape_);
     count_ = op.count;
     bytes_ = op.bytes;
     datatype_ = op.datatype;
@@ -142,14 +146,7 @@ char* OpWriter::write(uint32_t rank, const CommField& comm, const OpWireFields& 
   }
   std::memcpy(p, shape_, sizeof(shape_));
   p += shape_size_;
-  if (op.has_enqueue_time) {
-    *p++ = static_cast<char>(tag(10, kVarint));
-    p = put_varint(p, op.enqueue_time_ns);
-  }
-  p = put_field(p, 13, op.op_count);
-  p = put_field(p, 15, op.group);
-  p = put_field(p, 20, op.source_line);
-  p = put_field(p, 21, op.source_file);
+  p = put_op_tail(op, p);
   const auto size = static_cast<size_t>(p - body);
   if (size < 0x80) {
     *out = static_cast<char>(size);
