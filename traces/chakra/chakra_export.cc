@@ -13,6 +13,7 @@
 #include "chakra/et_def.pb.h"
 #include "traces/chakra/chakra_import.h"
 #include "traces/chakra/comm_groups.h"
+#include "traces/chakra/comm_size.h"
 #include "traces/chakra/et_stream.h"
 #include "traces/chakra/node_attrs.h"
 #include "traces/chakra/rank_converter.h"
@@ -139,13 +140,14 @@ class Exporter {
             fmt::format("{}: {}", op_source(sources_, op), type.status().message()));
       if (op.kind() == v1::OP_KIND_ALL_TO_ALLV) {
         note(fmt::format("rank {} op {}: all-to-allv exported as all-to-all of {} bytes", op.rank(),
-                         op.index(), op.bytes()));
+                         op.index(), comm_size_from_op(op, static_cast<uint32_t>(members.size()))));
       }
       node.set_type(ChakraProtoMsg::COMM_COLL_NODE);
       add_int64_attr(node, "comm_type", *type);
       if (has_root(op.kind())) add_int32_attr(node, "root", op.root());
     }
-    add_int64_attr(node, "comm_size", static_cast<int64_t>(op.bytes()));
+    add_int64_attr(node, "comm_size", static_cast<int64_t>(comm_size_from_op(
+                                          op, static_cast<uint32_t>(members.size()))));
     add_string_attr(node, "pg_name", op.comm());
     out.op_nodes.push_back(node.id());
     out.last_node = node.id();

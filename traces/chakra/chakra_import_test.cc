@@ -1,7 +1,9 @@
 #include "traces/chakra/chakra_import.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "traces/analysis/trace_stats.h"
 #include "traces/chakra/chakra_test_util.h"
 #include "traces/trace_io.h"
 
@@ -178,6 +180,62 @@ TEST(ChakraImport, BadFilesAreClearErrors) {
   ASSERT_FALSE(outside.ok());
   EXPECT_NE(outside.status().message().find("rank 5"), std::string::npos)
       << outside.status().message();
+}
+
+// One collective of `type` with comm_size `bytes` on every one of `ranks` ranks; the traffic NCCL
+// puts on the wire for the job, as `collide trace stats` counts it.
+uint64_t wire_bytes_of_one_collective(const std::string& name, int64_t type, uint32_t ranks,
+                                      int64_t bytes, v1::Op* first_op = nullptr) {
+  const TempDir tmp(name);
+  for (uint32_t r = 0; r < ranks; ++r) {
+    write_file(tmp.path / fmt::format("job.{}.et", r), et_bytes({coll(1, type, bytes, "")}));
+  }
+  const std::string out = (tmp.path / "job.trace").string();
+  auto report = import_chakra({tmp.path.string()}, out, {});
+  EXPECT_TRUE(report.ok()) << report.status().message();
+  if (!report.ok()) return 0;
+  EXPECT_EQ(report->problems_total, 0u);
+  if (first_op != nullptr) *first_op = load(out).ops.at(0);
+  auto stats = analysis::compute_trace_stats(out);
+  EXPECT_TRUE(stats.ok()) << stats.status().message();
+  return stats.ok() ? stats->job.nccl_bytes : 0;
+}
+
+// Chakra's PyTorch converter writes, and ASTRA-sim reads, comm_size as the whole input buffer of a
+// reduce-scatter or all-to-all; NCCL's per-rank count is that divided by the group size.
+TEST(ChakraImport, CommSizeOfReduceScatterAndAllToAllIsTheWholeBuffer) {
+  constexpr uint64_t kMiB = 1 << 20;
+  v1::Op rs;
+  EXPECT_EQ(wire_bytes_of_one_collective("rs16", ChakraProtoMsg::REDUCE_SCATTER, 16, kMiB, &rs),
+            15 * kMiB);
+  EXPECT_EQ(rs.bytes(), kMiB / 16);
+  v1::Op a2a;
+  EXPECT_EQ(wire_bytes_of_one_collective("a2a4", ChakraProtoMsg::ALL_TO_ALL, 4, kMiB, &a2a),
+            3 * kMiB);
+  EXPECT_EQ(a2a.bytes(), kMiB / 4);
+  // All-gather's comm_size is one rank's contribution; all-reduce's the whole buffer.
+  v1::Op ag;
+  EXPECT_EQ(wire_bytes_of_one_collective("ag4", ChakraProtoMsg::ALL_GATHER, 4, kMiB, &ag),
+            12 * kMiB);
+  EXPECT_EQ(ag.bytes(), kMiB);
+  v1::Op ar;
+  EXPECT_EQ(wire_bytes_of_one_collective("ar4", ChakraProtoMsg::ALL_REDUCE, 4, kMiB, &ar),
+            6 * kMiB);
+  EXPECT_EQ(ar.bytes(), kMiB);
+}
+
+TEST(ChakraImport, WholeBufferThatDoesNotSplitOverTheGroupIsAProblem) {
+  const TempDir tmp("rs_uneven");
+  for (uint32_t r = 0; r < 3; ++r) {
+    write_file(tmp.path / fmt::format("job.{}.et", r),
+               et_bytes({coll(1, ChakraProtoMsg::REDUCE_SCATTER, 1000, "")}));
+  }
+  auto report = import_chakra({tmp.path.string()}, (tmp.path / "job.trace").string(), {});
+  ASSERT_TRUE(report.ok()) << report.status().message();
+  EXPECT_EQ(report->ops, 0u);
+  ASSERT_EQ(report->problems_total, 3u);
+  EXPECT_NE(report->problems[0].what.find("comm_size 1000"), std::string::npos)
+      << report->problems[0].what;
 }
 
 }  // namespace

@@ -4,6 +4,8 @@
 #include <google/protobuf/util/message_differencer.h>
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "traces/chakra/chakra_export.h"
 #include "traces/chakra/chakra_import.h"
 #include "traces/chakra/chakra_test_util.h"
@@ -145,6 +147,26 @@ TEST(ChakraRoundTrip, CollideToChakraToCollideKeepsWhatChakraCarries) {
   EXPECT_EQ(exported->notes_total, 0u);
   EXPECT_TRUE(fs::exists(dir / "et" / "job.3.et"));
   EXPECT_TRUE(fs::exists(dir / "et" / "job.comm_groups.json"));
+  // The files say comm_size as Chakra's readers mean it: the whole buffer for reduce-scatter (tp0
+  // has 2 ranks) and all-to-all (world has 4), one rank's part for all-gather and the rest.
+  {
+    auto decoder = EtDecoder::open((dir / "et" / "job.0.et").string());
+    ASSERT_TRUE(decoder.ok()) << decoder.status().message();
+    ChakraProtoMsg::GlobalMetadata metadata;
+    ASSERT_TRUE((*decoder)->read_metadata(metadata).ok());
+    std::map<int64_t, int64_t> size_of_type;
+    ChakraProtoMsg::Node node;
+    while (*(*decoder)->next(node)) {
+      if (node.type() != ChakraProtoMsg::COMM_COLL_NODE) continue;
+      bool ok = true;
+      size_of_type[*int_attr(node, "comm_type", ok)] = *int_attr(node, "comm_size", ok);
+    }
+    EXPECT_EQ(size_of_type[ChakraProtoMsg::REDUCE_SCATTER], 2 * 2048);
+    EXPECT_EQ(size_of_type[ChakraProtoMsg::ALL_TO_ALL], 4 * 3000);
+    EXPECT_EQ(size_of_type[ChakraProtoMsg::ALL_REDUCE], 1 << 20);
+    EXPECT_EQ(size_of_type[ChakraProtoMsg::BROADCAST], 4096);
+    EXPECT_EQ(size_of_type[ChakraProtoMsg::GATHER], 64);
+  }
   auto report = import_chakra({(dir / "et").string()}, (dir / "back.trace").string(), {});
   ASSERT_TRUE(report.ok()) << report.status().message();
   EXPECT_EQ(report->problems_total, 0u);

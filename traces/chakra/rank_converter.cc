@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "traces/chakra/comm_size.h"
 #include "traces/chakra/node_attrs.h"
 
 namespace collide::traces::chakra {
@@ -184,13 +185,16 @@ Result<std::optional<v1::Op>> RankConverter::make_op(const Node& node, uint64_t 
     return invalid_argument(std::string("no comm_size"));
   }
   if (size && *size < 0) return invalid_argument(fmt::format("comm_size {} is negative", *size));
-  const auto bytes = static_cast<uint64_t>(size.value_or(0));
+  // comm_size is not always Op.bytes: comm_size.h says, kind by kind, what it means.
+  auto bytes = op_bytes_from_comm_size(op.kind(), static_cast<uint64_t>(size.value_or(0)),
+                                       static_cast<uint32_t>(comm.ranks.size()));
+  if (!bytes.ok()) return bytes.status();
 
   // Everything checked: from here the node is an op.
   op.set_rank(rank_);
   op.set_index(next_index_);
-  op.set_bytes(bytes);
-  op.set_count(bytes);
+  op.set_bytes(*bytes);
+  op.set_count(*bytes);
   op.set_datatype(v1::DATA_TYPE_UINT8);
   if (node.start_time_micros() != 0) {
     op.set_enqueue_time_ns(node.start_time_micros() > UINT64_MAX / 1000

@@ -20,9 +20,10 @@
 // - ctrl_deps and data_deps become Op.deps, followed through non-communication nodes to the ops
 //   they depend on. A control dependency that lands on the op just before restates issue order,
 //   which the trace model already implies, and is dropped; data dependencies are kept whole.
-// Chakra carries bytes, not elements: ops get datatype UINT8 and count = bytes. comm_size is read
-// as Op.bytes, NCCL's buffer: what each rank sends for all-gather, receives for reduce-scatter,
-// sends to each peer for all-to-all (the exporter writes it the same way).
+// Chakra carries bytes, not elements: ops get datatype UINT8 and count = bytes. comm_size is the
+// whole buffer for reduce-scatter and all-to-all, so Op.bytes (NCCL's per-rank count) is
+// comm_size / group size for them and comm_size for the other kinds; comm_size.h gives each kind's
+// meaning and where it is established (the exporter writes it the same way).
 namespace collide::traces::chakra {
 
 // The communicator name nodes without a pg_name use.
