@@ -211,6 +211,7 @@ Result<Parsed> parse_text(std::string_view text, const std::string& file) {
   static const std::regex kVersion(R"(NCCL version ([^\s]+))");
   static const std::regex kIters(R"(warmup iters: (\d+) iters: (\d+))");
   uint32_t number = 0;
+  uint32_t header_line = 0;  // the first table header's line
   size_t start = 0;
   while (start < text.size()) {
     size_t end = text.find('\n', start);
@@ -247,13 +248,20 @@ Result<Parsed> parse_text(std::string_view text, const std::string& file) {
                                                        : split_whitespace(body.substr(colon + 1));
         if (!t.empty() && parse_num(t[0], v)) b.set_out_of_bounds(v);
       } else if (std::regex_search(body.data(), body.data() + body.size(), m, kIters)) {
-        b.set_warmup_iterations(static_cast<uint32_t>(std::stoul(m[1].str())));
-        b.set_iterations(static_cast<uint32_t>(std::stoul(m[2].str())));
+        uint32_t warmup = 0, iters = 0;
+        if (!parse_num(std::string_view(m[1].first, m[1].second), warmup) ||
+            !parse_num(std::string_view(m[2].first, m[2].second), iters)) {
+          return invalid_argument(fmt::format(
+              "{}:{}: warmup iters or iters is not a 32-bit count: '{}'", file, number, body));
+        }
+        b.set_warmup_iterations(warmup);
+        b.set_iterations(iters);
       } else {
         const auto names = split_whitespace(body);
         if (std::find(names.begin(), names.end(), "size") != names.end() &&
             std::find(names.begin(), names.end(), "busbw") != names.end()) {
           columns = columns_from_header(names);
+          if (header_line == 0) header_line = number;
         }
       }
       continue;
@@ -275,6 +283,15 @@ Result<Parsed> parse_text(std::string_view text, const std::string& file) {
   if (!columns) {
     return invalid_argument(fmt::format(
         "{}: no nccl-tests result table (a `#  size  count  type ... busbw` header line)", file));
+  }
+  if (b.rows_size() == 0) {
+    // A header and nothing under it: the run died, hung or was cut before its first size.
+    return invalid_argument(fmt::format(
+        "{}:{}: the nccl-tests table has a header but no result rows{}; the run did not finish "
+        "a single size, so there is no baseline in this file",
+        file, header_line,
+        p.problems.empty() ? std::string()
+                           : fmt::format(" that could be read ({})", p.problems.front())));
   }
   b.set_source_format("text");
   finish(b, file);
@@ -374,6 +391,145 @@ Result<Parsed> parse_json(std::string_view text, const std::string& file) {
   } catch (const Json::exception& e) {
     return invalid_argument(fmt::format("{}: unexpected JSON content: {}", file, e.what()));
   }
+  if (b.rows_size() == 0) {
+    return invalid_argument(fmt::format(
+        "{}: the nccl-tests JSON report has no results{}", file,
+        p.problems.empty() ? std::string() : fmt::format(" that could be read ({})",
+                                                         p.problems.front())));
+  }
+  finish(b, file);
+  return p;
+}
+
+namespace {
+
+// rccl-tests' "name" ("AllReduce", "AlltoAll", "ReduceScatter") as the nccl-tests binary name.
+std::string test_from_rccl_name(std::string_view name) {
+  std::string snake;
+  for (size_t i = 0; i < name.size(); ++i) {
+    const auto c = static_cast<unsigned char>(name[i]);
+    // "AlltoAll" is one word in nccl-tests' names (alltoall_perf).
+    if (std::isupper(c) && i > 0 && !name.substr(0, i).ends_with("Allto")) snake += '_';
+    snake += static_cast<char>(std::tolower(c));
+  }
+  return snake + "_perf";
+}
+
+// One rccl-tests record into its row: records of one size (out-of-place, then in-place) share it.
+Status add_rccl_record(const nlohmann::json& r, v1::NcclTestsBaseline& b) {
+  const uint64_t size = r.at("size").get<uint64_t>();
+  const std::string type = r.contains("type") ? r["type"].get<std::string>() : std::string();
+  const std::string redop = r.contains("redop") ? r["redop"].get<std::string>() : std::string();
+  const bool in_place = r.contains("inPlace") && r["inPlace"].get<int64_t>() != 0;
+  // Everything read before anything is stored, so a bad record leaves no half row behind.
+  v1::NcclTestsResult result;
+  result.set_time_us(r.at("time").get<double>());
+  result.set_algbw_gbps(r.at("algBw").get<double>());
+  result.set_busbw_gbps(r.at("busBw").get<double>());
+  // "#wrong" is printed as a string ("0", or "N/A" when not checked); some builds write "wrong".
+  for (const char* key : {"#wrong", "wrong"}) {
+    if (!r.contains(key)) continue;
+    const nlohmann::json& w = r[key];
+    int64_t v = 0;
+    if (w.is_number_integer()) {
+      result.set_wrong(w.get<int64_t>());
+    } else if (w.is_string() && parse_num(trim(w.get_ref<const std::string&>()), v)) {
+      result.set_wrong(v);
+    } else if (!(w.is_string() && w.get_ref<const std::string&>() == "N/A")) {
+      return invalid_argument(fmt::format("{} '{}' is neither a count nor N/A", key, w.dump()));
+    }
+    break;
+  }
+  v1::NcclTestsRow* row = nullptr;
+  if (b.rows_size() > 0) {
+    v1::NcclTestsRow& last = *b.mutable_rows(b.rows_size() - 1);
+    const bool free_half = in_place ? !last.has_in_place() : !last.has_out_of_place();
+    if (last.size_bytes() == size && last.type() == type && last.redop() == redop && free_half)
+      row = &last;
+  }
+  if (row == nullptr) {
+    row = b.add_rows();
+    row->set_size_bytes(size);
+    row->set_type(type);
+    row->set_datatype(datatype_of(type));
+    row->set_redop(redop);
+    row->set_root(-1);
+  }
+  if (r.contains("count") && r["count"].is_number_unsigned())
+    row->set_count(r["count"].get<uint64_t>());
+  if (r.contains("root") && r["root"].is_number_integer()) row->set_root(r["root"].get<int32_t>());
+  *(in_place ? row->mutable_in_place() : row->mutable_out_of_place()) = std::move(result);
+  for (const char* key : {"gpus", "ranks"}) {
+    if (r.contains(key) && r[key].is_number_unsigned()) {
+      b.set_ranks(r[key].get<uint32_t>());
+      break;
+    }
+  }
+  if (b.test().empty() && r.contains("name") && r["name"].is_string())
+    b.set_test(test_from_rccl_name(r["name"].get_ref<const std::string&>()));
+  return {};
+}
+
+bool is_rccl_record(const nlohmann::json& j) {
+  return j.is_object() && j.contains("busBw") && j.contains("size");
+}
+
+}  // namespace
+
+Result<Parsed> parse_rccl_json(std::string_view text, const std::string& file) {
+  using Json = nlohmann::json;
+  Parsed p;
+  v1::NcclTestsBaseline& b = p.baseline;
+  b.set_source_format("json");
+  auto add = [&](const Json& r, const std::string& where) {
+    try {
+      if (!is_rccl_record(r)) {
+        p.problems.push_back(fmt::format("{}: not an rccl-tests result (no size and busBw)", where));
+        return;
+      }
+      const Status s = add_rccl_record(r, b);
+      if (!s.ok()) p.problems.push_back(fmt::format("{}: {}", where, s.message()));
+    } catch (const Json::exception& e) {
+      p.problems.push_back(fmt::format("{}: {}", where, e.what()));
+    }
+  };
+  const std::string_view body = trim(text);
+  if (!body.empty() && body.front() == '[') {
+    // Newer rccl-tests write one JSON list of the records.
+    Json doc;
+    try {
+      doc = Json::parse(body.begin(), body.end());
+    } catch (const Json::parse_error& e) {
+      return invalid_argument(fmt::format("{}: not valid JSON: {}", file, e.what()));
+    }
+    for (size_t i = 0; i < doc.size(); ++i) add(doc[i], fmt::format("{}: [{}]", file, i));
+  } else {
+    // --output_file with the json format: one record per line (JSON Lines).
+    uint32_t number = 0;
+    size_t start = 0;
+    while (start < text.size()) {
+      size_t end = text.find('\n', start);
+      if (end == std::string_view::npos) end = text.size();
+      const std::string_view line = trim(text.substr(start, end - start));
+      start = end + 1;
+      ++number;
+      if (line.empty()) continue;
+      const std::string where = fmt::format("{}:{}", file, number);
+      Json record;
+      try {
+        record = Json::parse(line.begin(), line.end());
+      } catch (const Json::parse_error& e) {
+        p.problems.push_back(fmt::format("{}: not valid JSON: {}", where, e.what()));
+        continue;
+      }
+      add(record, where);
+    }
+  }
+  if (b.rows_size() == 0) {
+    return invalid_argument(fmt::format(
+        "{}: no rccl-tests results (records with size, time, algBw, busBw){}", file,
+        p.problems.empty() ? std::string() : fmt::format(" ({})", p.problems.front())));
+  }
   finish(b, file);
   return p;
 }
@@ -383,7 +539,21 @@ Result<Parsed> read_baseline(const std::string& path) {
   if (!in) return not_found(fmt::format("{}: cannot open", path));
   const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
   const std::string_view body = trim(text);
-  if (!body.empty() && body.front() == '{') return parse_json(text, path);
+  // A JSON list, not a launcher's "[1,0]<stdout>:" before a text table.
+  if (body.starts_with('[') && (trim(body.substr(1)).starts_with('{') || trim(body.substr(1)) == "]"))
+    return parse_rccl_json(text, path);
+  if (!body.empty() && body.front() == '{') {
+    // nccl-tests write one object with "results"; rccl-tests one object per result, per line.
+    const size_t first_line_end = body.find('\n');
+    nlohmann::json first;
+    try {
+      first = nlohmann::json::parse(body.substr(0, first_line_end));
+    } catch (const nlohmann::json::parse_error&) {
+      return parse_json(text, path);  // a multi-line document (or not JSON: its error says where)
+    }
+    if (is_rccl_record(first)) return parse_rccl_json(text, path);
+    return parse_json(text, path);
+  }
   return parse_text(text, path);
 }
 

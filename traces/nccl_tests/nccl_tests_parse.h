@@ -16,6 +16,11 @@
 // JSON: the file recent nccl-tests (2.17) write when --output_file names a .json file (format 2:
 // "results" with size, count, type, redop, root, out_of_place / in_place {time or cpu_time,
 // alg_bw, bus_bw, nwrong}, "average_bus_bandwidth", "out_of_bounds", "config", "devices").
+// rccl-tests JSON (--output_file, json format): one object per result, one per line (JSON Lines),
+// or, in newer rccl-tests, one JSON list of them: {"name": "AllReduce", "size", "type", "redop",
+// "inPlace": 0|1, "time" (us), "algBw", "busBw", "#wrong": "0" | "N/A", "gpus"}. The out-of-place
+// and in-place records of one size become one row.
+// A table or report without a single result row is an error: there is no baseline in it.
 namespace collide::traces::nccl_tests {
 
 struct Parsed {
@@ -25,7 +30,8 @@ struct Parsed {
 
 Result<Parsed> parse_text(std::string_view text, const std::string& file);
 Result<Parsed> parse_json(std::string_view text, const std::string& file);
-// Reads `path`, JSON if it starts with '{', text otherwise.
+Result<Parsed> parse_rccl_json(std::string_view text, const std::string& file);
+// Reads `path`: nccl-tests JSON, rccl-tests JSON (lines or list) or text, by its first bytes.
 Result<Parsed> read_baseline(const std::string& path);
 
 // "all_reduce_perf" (or a path to it, or "all_reduce") -> OP_KIND_ALL_REDUCE; UNSPECIFIED if

@@ -126,9 +126,87 @@ TEST(NcclTestsJson, BadJsonNamesTheLine) {
   ASSERT_FALSE(p.ok());
   EXPECT_NE(p.status().message().find("r.json:3"), std::string::npos) << p.status().message();
   EXPECT_FALSE(parse_json("{\"version\": 2}", "r.json").ok());
-  auto partial = parse_json(R"({"results": [{"size": 8}]})", "r.json");
-  ASSERT_TRUE(partial.ok());
+  auto partial = parse_json(
+      R"({"results": [{"size": 8}, {"size": 16, "count": 4, "type": "float", "redop": "sum",
+          "out_of_place": {"time": 9.5, "alg_bw": 0.1, "bus_bw": 0.1}}]})",
+      "r.json");
+  ASSERT_TRUE(partial.ok()) << partial.status().message();
   EXPECT_EQ(partial->problems.size(), 1u);
+  EXPECT_EQ(partial->baseline.rows_size(), 1);
+  auto none = parse_json(R"({"results": [{"size": 8}]})", "r.json");
+  ASSERT_FALSE(none.ok());
+  EXPECT_NE(none.status().message().find("no results"), std::string::npos);
+}
+
+// A run that died after printing its table header: not a baseline, and saying so.
+TEST(NcclTestsText, HeaderWithoutRowsIsAnError) {
+  const std::string text =
+      "# nccl-tests version 2.13.8 nccl-headers=21803 nccl-library=21803\n"
+      "# Collective test starting: all_reduce_perf\n"
+      "#\n"
+      "#                                                              out-of-place                "
+      "       in-place          \n"
+      "#       size         count      type   redop    root     time   algbw   busbw #wrong     "
+      "time   algbw   busbw #wrong\n"
+      "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            "
+      "(us)  (GB/s)  (GB/s)       \n"
+      "node1:1234:1234 [0] NCCL INFO comm 0x55d0 rank 0 nranks 4 cudaDev 0 busId 1000 - Abort\n";
+  auto p = parse_text(text, "dead.txt");
+  ASSERT_FALSE(p.ok());
+  EXPECT_NE(p.status().message().find("dead.txt:5"), std::string::npos) << p.status().message();
+  EXPECT_NE(p.status().message().find("no result rows"), std::string::npos);
+}
+
+TEST(NcclTestsText, IterationCountsAreCheckedNumbers) {
+  const std::string text =
+      "# nThread 1 nGpus 1 minBytes 8 maxBytes 8 step: 2(factor) warmup iters: 5 iters: "
+      "99999999999 agg iters: 1 validation: 1 graph: 0\n"
+      "#  size  count  type  redop  root  time  algbw  busbw  #wrong  time  algbw  busbw  #wrong\n"
+      "8  2  float  sum  -1  9.1  0.00  0.00  0  9.0  0.00  0.00  0\n";
+  auto p = parse_text(text, "big.txt");
+  ASSERT_FALSE(p.ok());
+  EXPECT_NE(p.status().message().find("big.txt:1"), std::string::npos) << p.status().message();
+}
+
+// rccl-tests --output_file: one JSON record per result and line; out-of-place and in-place of one
+// size make one row.
+TEST(RcclTestsJson, JsonLinesFromOutputFile) {
+  auto p = read_baseline(testdata("rccl_all_to_all.jsonl"));
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  const v1::NcclTestsBaseline& b = p->baseline;
+  EXPECT_TRUE(p->problems.empty()) << p->problems.front();
+  EXPECT_EQ(b.test(), "alltoall_perf");
+  EXPECT_EQ(b.kind(), v1::OP_KIND_ALL_TO_ALL);
+  EXPECT_EQ(b.ranks(), 4u);
+  ASSERT_EQ(b.rows_size(), 2);
+  EXPECT_EQ(b.rows(0).size_bytes(), 1024u);
+  EXPECT_EQ(b.rows(0).datatype(), v1::DATA_TYPE_FLOAT32);
+  EXPECT_EQ(b.rows(0).root(), -1);
+  EXPECT_DOUBLE_EQ(b.rows(0).out_of_place().time_us(), 24.79);
+  EXPECT_DOUBLE_EQ(b.rows(0).in_place().time_us(), 25.47);
+  EXPECT_EQ(b.rows(0).in_place().wrong(), 0);
+  EXPECT_DOUBLE_EQ(b.rows(1).out_of_place().busbw_gbps(), 16.35);
+  EXPECT_FALSE(b.rows(1).out_of_place().has_wrong());
+  EXPECT_DOUBLE_EQ(b.rows(1).in_place().algbw_gbps(), 21.5);
+}
+
+TEST(RcclTestsJson, ListFormAndBadRecords) {
+  auto list = parse_rccl_json(
+      R"([{"#wrong":"0","algBw":1.5,"busBw":2.625,"gpus":8,"inPlace":0,"name":"AllReduce",
+           "redop":"sum","size":65536,"time":43.7,"type":"bfloat16"},
+          {"size": 131072, "busBw": "fast"}])",
+      "r.json");
+  ASSERT_TRUE(list.ok()) << list.status().message();
+  EXPECT_EQ(list->baseline.test(), "all_reduce_perf");
+  EXPECT_EQ(list->baseline.kind(), v1::OP_KIND_ALL_REDUCE);
+  ASSERT_EQ(list->baseline.rows_size(), 1);
+  EXPECT_EQ(list->baseline.rows(0).datatype(), v1::DATA_TYPE_BFLOAT16);
+  ASSERT_EQ(list->problems.size(), 1u);
+  EXPECT_NE(list->problems[0].find("r.json: [1]"), std::string::npos) << list->problems[0];
+
+  auto broken = parse_rccl_json("{\"size\": 8, \"busBw\": 1\n{oops\n", "x.jsonl");
+  ASSERT_FALSE(broken.ok());
+  EXPECT_NE(broken.status().message().find("x.jsonl"), std::string::npos);
 }
 
 TEST(NcclTests, KindFromName) {
