@@ -123,10 +123,23 @@ Result<Expansion> Expansion::create(const Workload& w, const ImportOptions& opti
   l.pp = w.pp;
   l.ep = w.ep;
   uint32_t all = w.all_gpus;
-  if (all == 0) {
+  if (options.world_size != 0 && all != 0 && options.world_size != all) {
+    return invalid_argument(fmt::format(
+        "{}:1: all_gpus {} in the file, but the world size given is {}", w.file, all,
+        options.world_size));
+  }
+  if (all == 0 && options.world_size != 0) {
+    all = options.world_size;
+    report.notes.push_back(fmt::format(
+        "{}: line 1 has no all_gpus; {} GPUs as given (the world size option)", w.file, all));
+  } else if (all == 0) {
+    // Micro-test files (policy MICRO) never carry it; without it the data-parallel group, where
+    // their collectives run, is one GPU and nothing reaches the network.
     all = w.tp * w.pp;
     const std::string what = fmt::format(
-        "line 1 has no all_gpus; assuming tp x pp = {} GPUs (no data parallelism)", all);
+        "line 1 has no all_gpus; assuming tp x pp = {} GPUs, so no data parallelism and no "
+        "data-parallel traffic; give the job's GPU count (collide trace import --world-size N)",
+        all);
     if (options.strict) return invalid_argument(fmt::format("{}:1: {}", w.file, what));
     record_problem(report, options, w.file + ":1", what);
   }

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <set>
 
 #include "traces/aicb/aicb_import.h"
 #include "traces/trace_io.h"
@@ -215,6 +216,95 @@ TEST(AicbImport, WritesTheTrace) {
   EXPECT_FALSE(import_aicb({"/nonexistent/w.txt"}, out.string(), {}).ok());
   EXPECT_FALSE(import_aicb({}, out.string(), {}).ok());
   std::filesystem::remove(out);
+}
+
+struct Imported {
+  ImportReport report;
+  v1::TraceHeader header;
+  std::vector<v1::Op> ops;
+};
+
+Imported import_file(const std::string& name, const ImportOptions& options = {}) {
+  Imported got;
+  const auto out = std::filesystem::temp_directory_path() /
+                   ("aicb_" + name + "_" + std::to_string(::getpid()) + ".trace");
+  auto report = import_aicb({testdata(name)}, out.string(), options);
+  EXPECT_TRUE(report.ok()) << report.status().message();
+  if (!report.ok()) return got;
+  got.report = *report;
+  auto reader = TraceReader::open(out.string());
+  EXPECT_TRUE(reader.ok());
+  if (!reader.ok()) return got;
+  got.header = (*reader)->header();
+  v1::Op op;
+  while (*(*reader)->next(op)) got.ops.push_back(op);
+  std::filesystem::remove(out);
+  return got;
+}
+
+// The shape of SimAI's shipped analytical workload: `pp_comm <bytes>` without a colon, a
+// checkpoints list, *_DP_EP weight-gradient collectives and ALLTOALL_EP in the layer columns.
+TEST(AicbImport, SimaiAnalyticalWorkloadShape) {
+  const Imported got = import_file("simai_analytical_shape.txt");
+  EXPECT_EQ(got.report.problems_total, 0u)
+      << (got.report.problems.empty() ? "" : got.report.problems[0].what);
+  EXPECT_EQ(got.header.world_size(), 16u);
+  EXPECT_EQ(got.header.metadata().at("aicb.checkpoints"), "2 1 3");
+  std::map<std::string, uint64_t> bytes_by_label;
+  std::map<std::string, int> ranks_of_comm;
+  for (const v1::Communicator& c : got.header.communicators()) ranks_of_comm[c.id()] = c.ranks_size();
+  for (const v1::Op& op : got.ops) {
+    if (op.rank() != 0) continue;
+    bytes_by_label[op.label()] = op.bytes();
+    if (op.label() == "moe_dispatch.fwd.ep") {
+      EXPECT_EQ(op.kind(), v1::OP_KIND_ALL_TO_ALL);
+      EXPECT_EQ(ranks_of_comm.at(op.comm()), 2);
+    }
+    if (op.label() == "moe_grad_norm.wg.dpep") {
+      EXPECT_EQ(op.kind(), v1::OP_KIND_ALL_GATHER);
+      EXPECT_EQ(ranks_of_comm.at(op.comm()), 2);  // dp 4 / ep 2
+    }
+  }
+  // Whole buffers split over the group: all-to-all over ep 2, all-gather over dp_ep 2.
+  EXPECT_EQ(bytes_by_label.at("moe_dispatch.fwd.ep"), 4096u);
+  EXPECT_EQ(bytes_by_label.at("moe_grad_norm.wg.dpep"), 16384u);
+  EXPECT_EQ(bytes_by_label.at("moe_grad_sync.wg.dpep"), 8192u);
+  EXPECT_EQ(bytes_by_label.at("grad_gather.wg.dp"), 16384u);  // dp 4
+  EXPECT_EQ(bytes_by_label.at("pp.fwd.send"), 4096u);          // rank 0 is stage 0
+}
+
+// AICB's micro-test files say neither all_gpus nor any degree: the GPU count must be given, and
+// the import says so when it is not.
+TEST(AicbImport, MicroTestFileTakesTheWorldSizeGiven) {
+  const Imported alone = import_file("micro_all_reduce.txt");
+  EXPECT_EQ(alone.report.ops, 0u);
+  ASSERT_EQ(alone.report.problems_total, 1u);
+  EXPECT_NE(alone.report.problems[0].what.find("--world-size"), std::string::npos)
+      << alone.report.problems[0].what;
+
+  ImportOptions eight;
+  eight.world_size = 8;
+  const Imported got = import_file("micro_all_reduce.txt", eight);
+  EXPECT_EQ(got.report.problems_total, 0u);
+  ASSERT_EQ(got.report.notes.size(), 1u);
+  EXPECT_NE(got.report.notes[0].find("8 GPUs as given"), std::string::npos) << got.report.notes[0];
+  EXPECT_EQ(got.header.world_size(), 8u);
+  ASSERT_EQ(got.ops.size(), 24u);
+  for (const v1::Op& op : got.ops) {
+    EXPECT_EQ(op.kind(), v1::OP_KIND_ALL_REDUCE);
+    EXPECT_EQ(got.header.communicators(0).ranks_size(), 8);
+  }
+  std::multiset<uint64_t> sizes;
+  for (size_t i = 0; i < 3; ++i) sizes.insert(got.ops[i].bytes());  // rank 0's
+  EXPECT_EQ(sizes, (std::multiset<uint64_t>{1024, 2048, 4096}));
+
+  // A file that says all_gpus and a different count given: which one is meant is unknowable.
+  const auto out = std::filesystem::temp_directory_path() / "aicb_mismatch.trace";
+  ImportOptions sixteen;
+  sixteen.world_size = 16;
+  auto mismatch = import_aicb({testdata("tp2_pp2_dp2.txt")}, out.string(), sixteen);
+  ASSERT_FALSE(mismatch.ok());
+  EXPECT_NE(mismatch.status().message().find("all_gpus 8"), std::string::npos);
 }
 
 }  // namespace

@@ -163,14 +163,28 @@ Result<Workload> parse_workload(std::string_view text, const std::string& file,
   w.policy = std::string(head[0]);
   for (size_t i = 1; i < head.size(); ++i) {
     std::string_view key = head[i];
-    if (!key.ends_with(':')) {
+    if (key.ends_with(':')) {
+      key.remove_suffix(1);
+    } else if (key != "pp_comm") {
+      // SimAI's reader takes pp_comm with or without the colon, and its own example workload
+      // writes `pp_comm <bytes>`; every other key has one.
       return invalid_argument(
           fmt::format("{}:1: expected `key: value` after the policy, found '{}'", file, key));
     }
-    key.remove_suffix(1);
     if (i + 1 >= head.size())
       return invalid_argument(fmt::format("{}:1: {} has no value", file, key));
-    w.params[std::string(key)] = std::string(head[++i]);
+    std::string value(head[++i]);
+    if (key == "checkpoints" || key == "checkpoint_initiates") {
+      // A count, then that many layer numbers (SimAI's reader takes them in this order).
+      auto n = parse_uint(value, key);
+      if (!n.ok() || *n > head.size() - 1 - i) {
+        return invalid_argument(fmt::format(
+            "{}:1: {} is a count followed by that many layer numbers; '{}' does not fit the line",
+            file, key, value));
+      }
+      for (uint64_t k = 0; k < *n; ++k) value += fmt::format(" {}", head[++i]);
+    }
+    w.params[std::string(key)] = std::move(value);
   }
   auto degree = [&](std::initializer_list<std::string_view> keys, uint32_t& out) -> Status {
     for (std::string_view key : keys) {

@@ -17,6 +17,9 @@ struct ImportOptions {
   bool strict = false;
   // How many problems the report keeps word for word; all are counted.
   uint32_t max_reported_problems = 100;
+  // The job's rank (GPU) count, for inputs that do not say it or may not say all of it (an AICB
+  // workload without all_gpus, Chakra traces of some ranks only); 0: not given.
+  uint32_t world_size = 0;
   // Called now and then with the input bytes read so far and the total, for progress on long
   // imports; may be empty.
   std::function<void(uint64_t done, uint64_t total)> progress;
@@ -35,6 +38,9 @@ struct ImportReport {
   uint64_t units_read = 0;      // lines, records or nodes read, whatever the format counts
   uint64_t problems_total = 0;  // everything skipped, counted
   std::vector<ImportProblem> problems;  // the first max_reported_problems of them
+  // What the import assumed or skipped by design, one line each (not problems: nothing is
+  // wrong with the input), e.g. where the world size came from.
+  std::vector<std::string> notes;
 
   // Records a problem: counted always, kept while there is room.
   void add_problem(const ImportOptions& options, std::string where, std::string what);
