@@ -23,6 +23,7 @@ struct ImportCommandOptions {
   bool strict = false;
   bool quiet = false;
   uint32_t max_problems = 20;
+  uint32_t world_size = 0;
 };
 
 std::string format_list() {
@@ -60,6 +61,7 @@ void run_import(const ImportCommandOptions& opt) {
   traces::ImportOptions options;
   options.strict = opt.strict;
   options.max_reported_problems = opt.max_problems;
+  options.world_size = opt.world_size;
   options.progress = progress_printer(opt.quiet);
   const auto started = std::chrono::steady_clock::now();
   auto report = format->import(opt.inputs, opt.output, options);
@@ -67,6 +69,7 @@ void run_import(const ImportCommandOptions& opt) {
   if (!report.ok()) fail("trace import", kExitUsage, report.status().message());
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  for (const std::string& note : report->notes) std::cerr << note << "\n";
   for (const traces::ImportProblem& p : report->problems) {
     std::cerr << p.where << ": " << p.what << "\n";
   }
@@ -93,6 +96,10 @@ void add_trace_import_command(CLI::App& trace) {
   cmd->add_flag("--strict", opt->strict, "fail on the first input that cannot be understood");
   cmd->add_option("--max-problems", opt->max_problems, "problems to print word for word")
       ->capture_default_str();
+  cmd->add_option("--world-size", opt->world_size,
+                  "the job's GPU (rank) count, where the input does not say it: AICB files "
+                  "without all_gpus (micro tests), Chakra traces of some ranks only")
+      ->check(CLI::Range(1u, 1u << 24));
   cmd->add_flag("--quiet,-q", opt->quiet, "no progress on stderr");
   cmd->footer("Formats:" + format_list());
   cmd->callback([opt] { run_import(*opt); });

@@ -1,7 +1,9 @@
 #include "traces/chakra/chakra_import.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <charconv>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -11,6 +13,7 @@
 #include "traces/chakra/comm_groups.h"
 #include "traces/chakra/et_stream.h"
 #include "traces/chakra/node_attrs.h"
+#include "traces/chakra/pg_config.h"
 #include "traces/chakra/rank_converter.h"
 #include "traces/trace_io.h"
 
@@ -42,7 +45,11 @@ Status add_et_file(const std::string& path, Inputs& in) {
         "{}: a Chakra trace file must be named <prefix>.<rank>.et (or give the comm-group .json)",
         path));
   }
-  const auto rank = static_cast<uint32_t>(std::stoul(m[1].str()));
+  uint32_t rank = 0;
+  const std::string digits = m[1].str();
+  if (std::from_chars(digits.data(), digits.data() + digits.size(), rank).ec != std::errc()) {
+    return invalid_argument(fmt::format("{}: rank '{}' in the file name is not a rank", path, digits));
+  }
   auto [it, fresh] = in.rank_files.emplace(rank, path);
   if (!fresh) {
     return invalid_argument(fmt::format("{} and {} are both rank {}", it->second, path, rank));
@@ -100,6 +107,9 @@ struct GroupUse {
   std::vector<std::string> names;
   bool world = false;
   ChakraProtoMsg::GlobalMetadata metadata;  // rank 0's (or the first file's)
+  std::optional<PgConfig> pg_config;        // the first process-group record found
+  std::string pg_config_where;              // "file: record N"
+  bool collectives = false;                 // some node is a collective
 };
 
 Status scan_groups(const Inputs& in, GroupUse& use) {
@@ -114,14 +124,27 @@ Status scan_groups(const Inputs& in, GroupUse& use) {
     first = false;
     ChakraProtoMsg::Node node;
     for (;;) {
+      const uint64_t record = (*decoder)->records_read();
       auto more = (*decoder)->next(node);
       if (!more.ok()) return more.status();
       if (!*more) break;
-      if (node.type() != ChakraProtoMsg::COMM_COLL_NODE &&
-          node.type() != ChakraProtoMsg::COMM_SEND_NODE &&
-          node.type() != ChakraProtoMsg::COMM_RECV_NODE) {
+      if (!use.pg_config && is_pg_config_node(node)) {
+        auto config = parse_pg_config(node.inputs().values());
+        if (!config.ok()) {
+          return invalid_argument(fmt::format("{}: record {} (node {}): {}", path, record,
+                                              node.id(), config.status().message()));
+        }
+        use.pg_config = std::move(*config);
+        use.pg_config_where = fmt::format("{}: record {}", path, record);
         continue;
       }
+      if ((node.type() != ChakraProtoMsg::COMM_COLL_NODE &&
+           node.type() != ChakraProtoMsg::COMM_SEND_NODE &&
+           node.type() != ChakraProtoMsg::COMM_RECV_NODE) ||
+          is_host_side_comm(node)) {
+        continue;
+      }
+      use.collectives |= node.type() == ChakraProtoMsg::COMM_COLL_NODE;
       const auto pg = string_attr(node, "pg_name");
       if (!pg || pg->empty()) {
         use.world = true;
@@ -133,24 +156,71 @@ Status scan_groups(const Inputs& in, GroupUse& use) {
   return {};
 }
 
+// "rank 3", "ranks 1-7" or "ranks 2, 5, 9, ...".
+std::string rank_list(const std::vector<uint32_t>& ranks) {
+  if (ranks.size() == 1) return fmt::format("rank {}", ranks[0]);
+  if (ranks.back() - ranks.front() + 1 == ranks.size())
+    return fmt::format("ranks {}-{}", ranks.front(), ranks.back());
+  constexpr size_t kShown = 8;
+  const size_t shown = std::min(ranks.size(), kShown);
+  return fmt::format("ranks {}{}", fmt::join(ranks.begin(), ranks.begin() + shown, ", "),
+                     ranks.size() > kShown ? ", ..." : "");
+}
+
+// The number of ranks: the highest rank file's, raised to what the trace's process-group record
+// or the caller says. A single rank's trace with neither is taken as it stands, loudly.
+Result<uint32_t> decide_world_size(const Inputs& in, const GroupUse& use,
+                                   const ImportOptions& options, ImportReport& report) {
+  const uint32_t from_files = in.rank_files.rbegin()->first + 1;
+  const uint32_t from_groups = use.pg_config ? use.pg_config->world_size() : 0;
+  const uint32_t needed = std::max(from_files, from_groups);
+  uint32_t world = needed;
+  if (options.world_size != 0) {
+    if (options.world_size < needed) {
+      return invalid_argument(fmt::format(
+          "the world size given, {}, is below the {} ranks the trace names ({})",
+          options.world_size, needed,
+          from_groups > from_files ? "its process-group record, " + use.pg_config_where
+                                   : fmt::format("a file of rank {}", from_files - 1)));
+    }
+    world = options.world_size;
+  } else if (from_groups > from_files) {
+    report.notes.push_back(fmt::format("{} ranks, from the process-group record at {}",
+                                       from_groups, use.pg_config_where));
+  } else if (from_groups == 0 && from_files == 1 && use.collectives) {
+    const std::string what =
+        "one rank's trace and no process-group record (no process_group:init node): the job is "
+        "taken as 1 rank, so its collectives have no peers and no traffic; give the job's rank "
+        "count (collide trace import --world-size N)";
+    if (options.strict)
+      return invalid_argument(fmt::format("{}: {}", in.rank_files.begin()->second, what));
+    record_problem(report, options, in.rank_files.begin()->second, what);
+  }
+  std::vector<uint32_t> missing;
+  for (uint32_t r = 0; r < world; ++r) {
+    if (!in.rank_files.contains(r)) missing.push_back(r);
+  }
+  if (!missing.empty()) {
+    const std::string what = fmt::format("no trace file for {} of the {} ranks ({}); they have no ops",
+                                         missing.size(), world, rank_list(missing));
+    if (options.strict) return invalid_argument(what);
+    record_problem(report, options, "ranks", what);
+  }
+  return world;
+}
+
 }  // namespace
 
 Result<ImportReport> import_chakra(const std::vector<std::string>& inputs,
                                    const std::string& output, const ImportOptions& options) {
   auto in = collect_inputs(inputs);
   if (!in.ok()) return in.status();
-  const uint32_t world_size = in->rank_files.rbegin()->first + 1;
   ImportReport report;
-  for (uint32_t r = 0; r < world_size; ++r) {
-    if (!in->rank_files.contains(r)) {
-      if (options.strict) return invalid_argument(fmt::format("no trace file for rank {}", r));
-      record_problem(report, options, fmt::format("rank {}", r),
-                     "no trace file; the rank has no ops");
-    }
-  }
-
   GroupUse use;
   COLLIDE_RETURN_IF_ERROR(scan_groups(*in, use));
+  auto world = decide_world_size(*in, use, options, report);
+  if (!world.ok()) return world.status();
+  const uint32_t world_size = *world;
 
   std::vector<CommGroup> groups;
   if (in->comm_groups) {
@@ -162,8 +232,12 @@ Result<ImportReport> import_chakra(const std::vector<std::string>& inputs,
   for (uint32_t r = 0; r < world_size; ++r) everyone[r] = r;
   std::set<std::string> defined;
   for (const CommGroup& g : groups) defined.insert(g.name);
+  // Groups the comm-group file does not give: their members from the trace's own process-group
+  // record where it names them, else every rank.
   for (const std::string& name : use.names) {
-    if (defined.insert(name).second) groups.push_back({name, everyone});
+    if (!defined.insert(name).second) continue;
+    const PgConfigEntry* known = use.pg_config ? use.pg_config->find(name) : nullptr;
+    groups.push_back({name, known != nullptr && !known->ranks.empty() ? known->ranks : everyone});
   }
   if (use.world && defined.insert(kWorldCommunicator).second)
     groups.push_back({kWorldCommunicator, everyone});
@@ -204,6 +278,7 @@ Result<ImportReport> import_chakra(const std::vector<std::string>& inputs,
   auto writer = TraceWriter::create(output, header);
   if (!writer.ok()) return writer.status();
   uint64_t bytes_done = 0;
+  uint64_t host_side = 0;
   for (const auto& [rank, path] : in->rank_files) {
     auto decoder = EtDecoder::open(path);
     if (!decoder.ok()) return decoder.status();
@@ -243,10 +318,17 @@ Result<ImportReport> import_chakra(const std::vector<std::string>& inputs,
       if (options.strict) return invalid_argument(fmt::format("{}: {}", path, what));
       record_problem(report, options, path, what);
     }
+    host_side += converter.host_side_nodes();
     bytes_done += (*decoder)->bytes_read();
     if (options.progress) options.progress(bytes_done, in->total_bytes);
   }
   COLLIDE_RETURN_IF_ERROR((*writer)->close());
+  if (host_side > 0) {
+    report.notes.push_back(fmt::format(
+        "{} host-side collective records (PyTorch c10d:: operators without comm_type) passed "
+        "over; their GPU kernel nodes carry the collectives",
+        host_side));
+  }
   report.ranks = world_size;
   report.communicators = static_cast<uint32_t>(header.communicators_size());
   return report;

@@ -132,7 +132,9 @@ TEST(ChakraImport, UnusableNodeIsAProblemNamingFileAndRecord) {
   write_file(dir / "t.0.et", et_bytes({coll(1, ChakraProtoMsg::ALL_REDUCE, 8, ""), no_type,
                                        coll(3, 42, 8, ""), p2p(4, true, 0, 9, 8)}));
   const std::string out = (dir / "t.trace").string();
-  auto report = import_chakra({dir.string()}, out, {});
+  ImportOptions one_rank;  // said, so the lone file is not a problem of its own
+  one_rank.world_size = 1;
+  auto report = import_chakra({dir.string()}, out, one_rank);
   ASSERT_TRUE(report.ok()) << report.status().message();
   EXPECT_EQ(report->ops, 1u);
   ASSERT_EQ(report->problems_total, 3u);
@@ -142,7 +144,7 @@ TEST(ChakraImport, UnusableNodeIsAProblemNamingFileAndRecord) {
   EXPECT_NE(report->problems[1].what.find("unknown comm_type 42"), std::string::npos);
   EXPECT_NE(report->problems[2].what.find("peer rank 9"), std::string::npos);
 
-  ImportOptions strict;
+  ImportOptions strict = one_rank;
   strict.strict = true;
   auto failed = import_chakra({dir.string()}, out, strict);
   ASSERT_FALSE(failed.ok());
@@ -236,6 +238,115 @@ TEST(ChakraImport, WholeBufferThatDoesNotSplitOverTheGroupIsAProblem) {
   ASSERT_EQ(report->problems_total, 3u);
   EXPECT_NE(report->problems[0].what.find("comm_size 1000"), std::string::npos)
       << report->problems[0].what;
+}
+
+// Rank 0's trace as Chakra's PyTorch converter writes it: the process-group record, CPU operators
+// flagged with an int32 is_cpu_op, a host-side c10d:: collective record without comm_type beside
+// the GPU kernel that is the collective.
+std::vector<ChakraProtoMsg::Node> pytorch_rank0_nodes() {
+  std::vector<ChakraProtoMsg::Node> nodes;
+  ChakraProtoMsg::Node pg;
+  pg.set_id(3);
+  pg.set_name("## process_group:init ##");
+  pg.set_type(ChakraProtoMsg::METADATA_NODE);
+  pg.mutable_inputs()->set_values(
+      R"(['[{"pg_name": "0", "pg_desc": "default_pg", "backend_config": "cuda:nccl", )"
+      R"("ranks": [], "group_size": 4, "group_count": 2}, {"pg_name": "5", "pg_desc": )"
+      R"("undefined", "backend_config": "cuda:nccl", "ranks": [0, 2], "group_size": 2, )"
+      R"("group_count": 2}]'])");
+  nodes.push_back(pg);
+  ChakraProtoMsg::Node cpu = comp(4, 50);
+  add_int32_attr(cpu, "is_cpu_op", 1);
+  nodes.push_back(cpu);
+  nodes.push_back(comp(5, 30, {4}));
+  for (uint64_t id : {6, 8}) {
+    ChakraProtoMsg::Node host;
+    host.set_id(id);
+    host.set_name(id == 6 ? "c10d::allreduce_" : "c10d::_allgather_base_");
+    host.set_type(ChakraProtoMsg::COMM_COLL_NODE);
+    host.add_ctrl_deps(id - 1);
+    add_int32_attr(host, "is_cpu_op", 1);
+    nodes.push_back(host);
+    nodes.push_back(id == 6 ? coll(7, ChakraProtoMsg::ALL_REDUCE, 1 << 20, "0", {6})
+                            : coll(9, ChakraProtoMsg::ALL_GATHER, 4096, "5", {8}));
+  }
+  return nodes;
+}
+
+TEST(ChakraImport, PyTorchRankZeroTraceTakesTheWorldFromItsProcessGroups) {
+  const TempDir tmp("pytorch_rank0");
+  write_file(tmp.path / "rank.0.et", et_bytes(pytorch_rank0_nodes()));
+  const std::string out = (tmp.path / "job.trace").string();
+  auto report = import_chakra({tmp.path.string()}, out, {});
+  ASSERT_TRUE(report.ok()) << report.status().message();
+  EXPECT_EQ(report->ops, 2u);
+  EXPECT_EQ(report->ranks, 4u);
+  // The only problem: the ranks whose files were not given.
+  ASSERT_EQ(report->problems_total, 1u);
+  EXPECT_NE(report->problems[0].what.find("3 of the 4 ranks (ranks 1-3)"), std::string::npos)
+      << report->problems[0].what;
+  // Host-side records: one line for all of them.
+  ASSERT_EQ(report->notes.size(), 2u);
+  EXPECT_NE(report->notes[0].find("4 ranks, from the process-group record at"), std::string::npos)
+      << report->notes[0];
+  EXPECT_NE(report->notes[1].find("2 host-side collective records"), std::string::npos)
+      << report->notes[1];
+
+  const Loaded t = load(out);
+  EXPECT_EQ(t.header.world_size(), 4u);
+  ASSERT_EQ(t.header.communicators_size(), 2);
+  EXPECT_EQ(t.header.communicators(0).id(), "0");
+  EXPECT_EQ(t.header.communicators(0).ranks_size(), 4);
+  EXPECT_EQ(t.header.communicators(1).id(), "5");
+  EXPECT_EQ(std::vector<uint32_t>(t.header.communicators(1).ranks().begin(),
+                                  t.header.communicators(1).ranks().end()),
+            (std::vector<uint32_t>{0, 2}));
+  ASSERT_EQ(t.ops.size(), 2u);
+  EXPECT_EQ(t.ops[0].compute_before_ns(), 30'000u);  // the int32-flagged CPU op does not count
+  auto stats = analysis::compute_trace_stats(out);
+  ASSERT_TRUE(stats.ok()) << stats.status().message();
+  EXPECT_EQ(stats->job.nccl_bytes, 2u * 3 * (1 << 20) + 1u * 2 * 4096);
+}
+
+TEST(ChakraImport, LoneRankWithoutProcessGroupsSaysHowToGiveTheWorldSize) {
+  const TempDir tmp("lone_rank");
+  write_file(tmp.path / "job.0.et", et_bytes({coll(1, ChakraProtoMsg::ALL_REDUCE, 1024, "")}));
+  const std::string out = (tmp.path / "job.trace").string();
+  auto alone = import_chakra({tmp.path.string()}, out, {});
+  ASSERT_TRUE(alone.ok()) << alone.status().message();
+  ASSERT_EQ(alone->problems_total, 1u);
+  EXPECT_NE(alone->problems[0].what.find("--world-size"), std::string::npos)
+      << alone->problems[0].what;
+
+  ImportOptions eight;
+  eight.world_size = 8;
+  auto given = import_chakra({tmp.path.string()}, out, eight);
+  ASSERT_TRUE(given.ok()) << given.status().message();
+  EXPECT_EQ(given->ranks, 8u);
+  ASSERT_EQ(given->problems_total, 1u);
+  EXPECT_NE(given->problems[0].what.find("ranks 1-7"), std::string::npos);
+  EXPECT_EQ(load(out).header.communicators(0).ranks_size(), 8);
+
+  write_file(tmp.path / "job.3.et", et_bytes({coll(1, ChakraProtoMsg::ALL_REDUCE, 1024, "")}));
+  ImportOptions two;
+  two.world_size = 2;
+  auto below = import_chakra({tmp.path.string()}, out, two);
+  ASSERT_FALSE(below.ok());
+  EXPECT_NE(below.status().message().find("rank 3"), std::string::npos) << below.status().message();
+}
+
+TEST(ChakraImport, UnreadableProcessGroupRecordNamesFileAndRecord) {
+  const TempDir tmp("bad_pg");
+  ChakraProtoMsg::Node pg;
+  pg.set_id(1);
+  pg.set_name("## process_group:init ##");
+  pg.set_type(ChakraProtoMsg::METADATA_NODE);
+  pg.mutable_inputs()->set_values(R"(['[{"pg_name": "0", "ranks": [0, -1]}]'])");
+  write_file(tmp.path / "job.0.et", et_bytes({pg}));
+  auto report = import_chakra({tmp.path.string()}, (tmp.path / "j.trace").string(), {});
+  ASSERT_FALSE(report.ok());
+  EXPECT_NE(report.status().message().find("job.0.et: record 1 (node 1)"), std::string::npos)
+      << report.status().message();
 }
 
 }  // namespace

@@ -56,6 +56,22 @@ std::optional<bool> bool_attr(const ChakraProtoMsg::Node& node, std::string_view
   return attr->bool_val();
 }
 
+bool flag_attr(const ChakraProtoMsg::Node& node, std::string_view name) {
+  if (auto b = bool_attr(node, name)) return *b;
+  bool ok = true;
+  const auto v = int_attr(node, name, ok);
+  return ok && v && *v != 0;
+}
+
+bool is_host_side_comm(const ChakraProtoMsg::Node& node) {
+  if (node.type() != ChakraProtoMsg::COMM_COLL_NODE || find_attr(node, "comm_type") != nullptr) {
+    return false;
+  }
+  const std::string& n = node.name();
+  return flag_attr(node, "is_cpu_op") || n.starts_with("c10d::") || n.starts_with("nccl:") ||
+         n.find("record_param_comms") != std::string::npos;
+}
+
 void add_int64_attr(ChakraProtoMsg::Node& node, std::string name, int64_t value) {
   AttributeProto* attr = node.add_attr();
   attr->set_name(std::move(name));

@@ -18,6 +18,15 @@ const ChakraProtoMsg::AttributeProto* find_attr(const ChakraProtoMsg::Node& node
 std::optional<int64_t> int_attr(const ChakraProtoMsg::Node& node, std::string_view name, bool& ok);
 std::optional<std::string> string_attr(const ChakraProtoMsg::Node& node, std::string_view name);
 std::optional<bool> bool_attr(const ChakraProtoMsg::Node& node, std::string_view name);
+// A flag written as a bool or, by Chakra's converters before late 2024 (is_cpu_op), as an int32:
+// true when present and true or non-zero.
+bool flag_attr(const ChakraProtoMsg::Node& node, std::string_view name);
+
+// A communication node that stands for the host side of a collective, not the collective: the
+// CPU operators PyTorch records (c10d::allreduce_, record_param_comms, nccl:all_reduce), which
+// Chakra's converters give COMM_COLL_NODE type without comm_type or comm_size. The GPU kernel node
+// beside each carries the collective.
+bool is_host_side_comm(const ChakraProtoMsg::Node& node);
 
 void add_int64_attr(ChakraProtoMsg::Node& node, std::string name, int64_t value);
 void add_int32_attr(ChakraProtoMsg::Node& node, std::string name, int32_t value);

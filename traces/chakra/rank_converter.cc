@@ -109,8 +109,13 @@ Result<std::optional<v1::Op>> RankConverter::add(const Node& node, uint64_t reco
   const bool is_comm = node.type() == ChakraProtoMsg::COMM_COLL_NODE ||
                        node.type() == ChakraProtoMsg::COMM_SEND_NODE ||
                        node.type() == ChakraProtoMsg::COMM_RECV_NODE;
+  if (is_comm && is_host_side_comm(node)) {
+    ++host_side_;
+    remember_passthrough(node);
+    return std::optional<v1::Op>();
+  }
   if (!is_comm) {
-    if (node.type() == ChakraProtoMsg::COMP_NODE && !bool_attr(node, "is_cpu_op").value_or(false)) {
+    if (node.type() == ChakraProtoMsg::COMP_NODE && !flag_attr(node, "is_cpu_op")) {
       const uint64_t micros = node.duration_micros();
       // Saturate rather than wrap on absurd durations.
       pending_compute_ns_ = micros > (UINT64_MAX - pending_compute_ns_) / 1000

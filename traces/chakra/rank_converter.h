@@ -15,6 +15,8 @@
 // - COMM_COLL nodes become collectives (comm_type -> kind, comm_size -> bytes, pg_name -> the
 //   communicator, optional `root` attribute -> root); COMM_SEND / COMM_RECV become send / recv to
 //   the global rank in comm_dst / comm_src (their comm_type is ignored);
+// - COMM_COLL nodes that are the host side of a collective (PyTorch's c10d:: CPU operators, no
+//   comm_type) are passed over like COMP nodes: their GPU kernel node is the collective;
 // - COMP nodes add their duration to the next op's compute_before_ns (nodes with is_cpu_op set are
 //   host work that overlaps the GPU and are not counted);
 // - ctrl_deps and data_deps become Op.deps, followed through non-communication nodes to the ops
@@ -51,6 +53,8 @@ class RankConverter {
   uint64_t ops() const { return next_index_; }
   // Dependencies on nodes not seen yet (Chakra files list nodes before their dependents), dropped.
   uint64_t forward_references() const { return forward_refs_; }
+  // Host-side records of collectives (node_attrs.h: is_host_side_comm), passed over.
+  uint64_t host_side_nodes() const { return host_side_; }
 
  private:
   struct Known {
@@ -70,6 +74,7 @@ class RankConverter {
   uint64_t pending_compute_ns_ = 0;
   bool has_pending_compute_ = false;
   uint64_t forward_refs_ = 0;
+  uint64_t host_side_ = 0;
 };
 
 // Maps Chakra's CollectiveCommType to the trace model; error for values collide does not know.
