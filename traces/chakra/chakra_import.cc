@@ -108,7 +108,8 @@ struct GroupUse {
   bool world = false;
   ChakraProtoMsg::GlobalMetadata metadata;  // rank 0's (or the first file's)
   std::optional<PgConfig> pg_config;        // the first process-group record found
-  std::string pg_config_where;              // "file: record N"
+  std::string pg_config_where;              // "file: record N (node id)" of the first record
+  std::string pg_config_error;              // why that record could not be read
   bool collectives = false;                 // some node is a collective
 };
 
@@ -128,14 +129,14 @@ Status scan_groups(const Inputs& in, GroupUse& use) {
       auto more = (*decoder)->next(node);
       if (!more.ok()) return more.status();
       if (!*more) break;
-      if (!use.pg_config && is_pg_config_node(node)) {
+      if (use.pg_config_where.empty() && is_pg_config_node(node)) {
+        use.pg_config_where = fmt::format("{}: record {} (node {})", path, record, node.id());
         auto config = parse_pg_config(node.inputs().values());
-        if (!config.ok()) {
-          return invalid_argument(fmt::format("{}: record {} (node {}): {}", path, record,
-                                              node.id(), config.status().message()));
+        if (config.ok()) {
+          use.pg_config = std::move(*config);
+        } else {
+          use.pg_config_error = config.status().message();
         }
-        use.pg_config = std::move(*config);
-        use.pg_config_where = fmt::format("{}: record {}", path, record);
         continue;
       }
       if ((node.type() != ChakraProtoMsg::COMM_COLL_NODE &&
@@ -171,6 +172,12 @@ std::string rank_list(const std::vector<uint32_t>& ranks) {
 // or the caller says. A single rank's trace with neither is taken as it stands, loudly.
 Result<uint32_t> decide_world_size(const Inputs& in, const GroupUse& use,
                                    const ImportOptions& options, ImportReport& report) {
+  if (!use.pg_config_error.empty()) {
+    // E.g. the Python-literal form PyTorch wrote before its JSON one: the trace is still usable.
+    const std::string what = use.pg_config_error + "; process groups taken as the world";
+    if (options.strict) return invalid_argument(fmt::format("{}: {}", use.pg_config_where, what));
+    record_problem(report, options, use.pg_config_where, what);
+  }
   const uint32_t from_files = in.rank_files.rbegin()->first + 1;
   const uint32_t from_groups = use.pg_config ? use.pg_config->world_size() : 0;
   const uint32_t needed = std::max(from_files, from_groups);

@@ -335,7 +335,7 @@ TEST(ChakraImport, LoneRankWithoutProcessGroupsSaysHowToGiveTheWorldSize) {
   EXPECT_NE(below.status().message().find("rank 3"), std::string::npos) << below.status().message();
 }
 
-TEST(ChakraImport, UnreadableProcessGroupRecordNamesFileAndRecord) {
+TEST(ChakraImport, UnreadableProcessGroupRecordIsAProblemNamingFileAndRecord) {
   const TempDir tmp("bad_pg");
   ChakraProtoMsg::Node pg;
   pg.set_id(1);
@@ -343,10 +343,28 @@ TEST(ChakraImport, UnreadableProcessGroupRecordNamesFileAndRecord) {
   pg.set_type(ChakraProtoMsg::METADATA_NODE);
   pg.mutable_inputs()->set_values(R"(['[{"pg_name": "0", "ranks": [0, -1]}]'])");
   write_file(tmp.path / "job.0.et", et_bytes({pg}));
-  auto report = import_chakra({tmp.path.string()}, (tmp.path / "j.trace").string(), {});
-  ASSERT_FALSE(report.ok());
-  EXPECT_NE(report.status().message().find("job.0.et: record 1 (node 1)"), std::string::npos)
-      << report.status().message();
+  const std::string out = (tmp.path / "j.trace").string();
+  auto report = import_chakra({tmp.path.string()}, out, {});
+  ASSERT_TRUE(report.ok()) << report.status().message();
+  ASSERT_EQ(report->problems_total, 1u);
+  EXPECT_EQ(report->problems[0].where, (tmp.path / "job.0.et").string() + ": record 1 (node 1)");
+  EXPECT_NE(report->problems[0].what.find("-1, which is not a rank"), std::string::npos)
+      << report->problems[0].what;
+
+  // PyTorch's first form, a Python literal: not JSON, and the trace still imports.
+  pg.mutable_inputs()->set_values(
+      R"(["[{'pg_id': 140538064364672, 'backend_config': 'cuda:nccl', 'ranks': {0: 0, 1: 1}}]"])");
+  write_file(tmp.path / "job.0.et", et_bytes({pg, coll(2, ChakraProtoMsg::ALL_REDUCE, 64, "")}));
+  ImportOptions two;
+  two.world_size = 2;
+  auto literal = import_chakra({tmp.path.string()}, out, two);
+  ASSERT_TRUE(literal.ok()) << literal.status().message();
+  EXPECT_EQ(literal->ops, 1u);
+  ImportOptions strict = two;
+  strict.strict = true;
+  auto strict_fails = import_chakra({tmp.path.string()}, out, strict);
+  ASSERT_FALSE(strict_fails.ok());
+  EXPECT_NE(strict_fails.status().message().find("record 1 (node 1)"), std::string::npos);
 }
 
 }  // namespace
