@@ -426,7 +426,8 @@ Status add_rccl_record(const nlohmann::json& r, v1::NcclTestsBaseline& b) {
   result.set_time_us(r.at("time").get<double>());
   result.set_algbw_gbps(r.at("algBw").get<double>());
   result.set_busbw_gbps(r.at("busBw").get<double>());
-  // "#wrong" is printed as a string ("0", or "N/A" when not checked); some builds write "wrong".
+  // The count of wrong elements is a string ("0", or "N/A" when not checked): "#wrong" in the
+  // line-per-record files, "wrong" in the list.
   for (const char* key : {"#wrong", "wrong"}) {
     if (!r.contains(key)) continue;
     const nlohmann::json& w = r[key];
@@ -459,11 +460,14 @@ Status add_rccl_record(const nlohmann::json& r, v1::NcclTestsBaseline& b) {
     row->set_count(r["count"].get<uint64_t>());
   if (r.contains("root") && r["root"].is_number_integer()) row->set_root(r["root"].get<int32_t>());
   *(in_place ? row->mutable_in_place() : row->mutable_out_of_place()) = std::move(result);
-  for (const char* key : {"gpus", "ranks"}) {
-    if (r.contains(key) && r[key].is_number_unsigned()) {
-      b.set_ranks(r[key].get<uint32_t>());
-      break;
-    }
+  // Without MPI "gpus" counts every GPU; with MPI "ranks" counts processes of "gpusPerRank" each.
+  auto count_of = [&](const char* key) -> uint32_t {
+    return r.contains(key) && r[key].is_number_unsigned() ? r[key].get<uint32_t>() : 0;
+  };
+  if (const uint32_t gpus = count_of("gpus"); gpus != 0) {
+    b.set_ranks(gpus);
+  } else if (const uint32_t ranks = count_of("ranks"); ranks != 0) {
+    b.set_ranks(ranks * std::max<uint32_t>(1, count_of("gpusPerRank")));
   }
   if (b.test().empty() && r.contains("name") && r["name"].is_string())
     b.set_test(test_from_rccl_name(r["name"].get_ref<const std::string&>()));

@@ -16,10 +16,12 @@
 // JSON: the file recent nccl-tests (2.17) write when --output_file names a .json file (format 2:
 // "results" with size, count, type, redop, root, out_of_place / in_place {time or cpu_time,
 // alg_bw, bus_bw, nwrong}, "average_bus_bandwidth", "out_of_bounds", "config", "devices").
-// rccl-tests JSON (--output_file, json format): one object per result, one per line (JSON Lines),
-// or, in newer rccl-tests, one JSON list of them: {"name": "AllReduce", "size", "type", "redop",
-// "inPlace": 0|1, "time" (us), "algBw", "busBw", "#wrong": "0" | "N/A", "gpus"}. The out-of-place
-// and in-place records of one size become one row.
+// rccl-tests JSON (--output_file with --output_format json, rccl-tests' own Reporter): records
+// {"name": "AllReduce", "size" (bytes), "type", "redop", "inPlace": 0|1, "time" (us), "algBw",
+// "busBw", wrong elements as a string ("0" or "N/A"), and "gpus" (built without MPI) or "nodes",
+// "ranks", "ranksPerNode", "gpusPerRank" (with MPI)}. First written one record per line with
+// "#wrong" (JSON Lines); since mid 2025 one JSON list of records with "numCycle" and "wrong".
+// The out-of-place and in-place records of one size become one row.
 // A table or report without a single result row is an error: there is no baseline in it.
 namespace collide::traces::nccl_tests {
 

@@ -190,6 +190,22 @@ TEST(RcclTestsJson, JsonLinesFromOutputFile) {
   EXPECT_DOUBLE_EQ(b.rows(1).in_place().algbw_gbps(), 21.5);
 }
 
+// The list rccl-tests write now, from a build with MPI: 2 ranks of 8 GPUs.
+TEST(RcclTestsJson, ListFromAnMpiBuild) {
+  auto p = read_baseline(testdata("rccl_all_reduce_mpi.json"));
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  const v1::NcclTestsBaseline& b = p->baseline;
+  EXPECT_TRUE(p->problems.empty()) << p->problems.front();
+  EXPECT_EQ(b.test(), "all_reduce_perf");
+  EXPECT_EQ(b.ranks(), 16u);
+  ASSERT_EQ(b.rows_size(), 2);
+  EXPECT_EQ(b.rows(0).datatype(), v1::DATA_TYPE_BFLOAT16);
+  EXPECT_DOUBLE_EQ(b.rows(0).in_place().busbw_gbps(), 32.299645);
+  EXPECT_EQ(b.rows(0).out_of_place().wrong(), 0);
+  EXPECT_FALSE(b.rows(1).out_of_place().has_wrong());
+  EXPECT_FALSE(b.rows(1).has_in_place());
+}
+
 TEST(RcclTestsJson, ListFormAndBadRecords) {
   auto list = parse_rccl_json(
       R"([{"#wrong":"0","algBw":1.5,"busBw":2.625,"gpus":8,"inPlace":0,"name":"AllReduce",
