@@ -70,6 +70,7 @@ void run_import(const ImportCommandOptions& opt) {
   for (const traces::ImportProblem& p : report->problems) {
     std::cerr << p.where << ": " << p.what << "\n";
   }
+  for (const std::string& note : report->notes) std::cerr << "note: " << note << "\n";
   if (report->problems_total > report->problems.size()) {
     std::cerr << fmt::format("... and {} more problems\n",
                              report->problems_total - report->problems.size());

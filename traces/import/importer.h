@@ -35,6 +35,9 @@ struct ImportReport {
   uint64_t units_read = 0;      // lines, records or nodes read, whatever the format counts
   uint64_t problems_total = 0;  // everything skipped, counted
   std::vector<ImportProblem> problems;  // the first max_reported_problems of them
+  // What the user should know of the trace that is no problem of the input, e.g. what the
+  // importer had to infer because the input does not say it; one line each.
+  std::vector<std::string> notes;
 
   // Records a problem: counted always, kept while there is room.
   void add_problem(const ImportOptions& options, std::string where, std::string what);

@@ -347,10 +347,39 @@ constexpr int32_t kMaxRanks = 1 << 18;
 
 enum class CollResult { kOk, kNotColl, kTruncated, kBad };
 
+// Fields a collective line may carry that are not NCCL's own (RCCL prints `acc <p>` after
+// recvbuff): an identifier key and one value, skipped. At most this many in a row.
+constexpr int kMaxUnknownFields = 4;
+
+bool is_key_char(char ch) {
+  return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || ch == '_';
+}
+
+// Skips one `<identifier> <value>` field that is none of NCCL's; false (nothing consumed) if the
+// text there is not such a field followed by more text.
+bool skip_unknown_field(Cursor& c) {
+  Cursor t = c;
+  const char* key = t.p;
+  while (!t.done() && is_key_char(*t.p)) ++t.p;
+  const std::string_view name(key, static_cast<size_t>(t.p - key));
+  if (name.empty() || t.done() || *t.p != ' ') return false;
+  // A field of NCCL's own out of place is not skipped: the line is wrong.
+  for (std::string_view own : {"opCount", "sendbuff", "recvbuff", "count", "datatype", "op",
+                               "root", "comm"}) {
+    if (name == own) return false;
+  }
+  skip_spaces(t);
+  if (next_token(t).empty()) return false;
+  skip_spaces(t);
+  if (t.done()) return false;
+  c = t;
+  return true;
+}
+
 // One `<key> <value>` field of a collective line: consumes the key and the spaces after it. A line
 // that ends before or inside a key, or right after it, was cut short (and may continue on the next
-// line). The usual case, the key then one space, is tested first in one go: this runs ten times
-// per line of a big log.
+// line). The usual case, the key then one space, is tested first in one go; fields of other names
+// before the key are skipped (see skip_unknown_field).
 template <size_t N>
 CollResult field(Cursor& c, const char (&key_text)[N], const char** why) {
   constexpr size_t kSize = N - 1;
@@ -361,6 +390,8 @@ CollResult field(Cursor& c, const char (&key_text)[N], const char** why) {
     return c.done() ? CollResult::kTruncated : CollResult::kOk;
   }
   const std::string_view key(key_text, kSize);
+  for (int skipped = 0; skipped < kMaxUnknownFields && skip_unknown_field(c); ++skipped) {
+  }
   if (c.left() < key.size() && key.substr(0, c.left()) == c.rest()) return CollResult::kTruncated;
   if (!consume(c, key)) {
     *why = "expected a field name";
@@ -539,6 +570,15 @@ bool parse_coll_fields_fast(const char* q, const char* e, const char* readable_e
 
 CollResult parse_coll_fields(Cursor c, CollRecord& rec, const char** why);
 
+// NCCL_DEBUG_SUBSYS=TUNING's choice of algorithm for a collective, `<Op>: <n> Bytes -> Algo <a>
+// proto <p> ...`, shares a collective line's start but is none. [c.p, c.end) follows the colon.
+bool is_tuning_line(Cursor c) {
+  skip_spaces(c);
+  if (c.done() || !is_digit(*c.p)) return false;
+  while (!c.done() && is_digit(*c.p)) ++c.p;
+  return consume(c, " Bytes ");
+}
+
 // `<Op>: opCount <hex> sendbuff <p> recvbuff <p> count <n> datatype <d> op <o> root <r> comm <p>
 // [nranks=<n>] stream <p>`. Anything after the comm (and nranks) is ignored: nccl-tests rows are
 // sometimes glued there.
@@ -571,6 +611,7 @@ CollResult parse_coll(Cursor c, const char* readable_end, CollRecord& rec, const
 // out of parse_coll, whose usual path then needs fewer registers and less stack.
 [[gnu::noinline]] CollResult parse_coll_fields(Cursor c, CollRecord& rec, const char** why) {
   CollResult r;
+  if (is_tuning_line(c)) return CollResult::kNotColl;
   if ((r = field(c, "opCount", why)) != CollResult::kOk) return r;
   if (!parse_hex(c, rec.op_count)) return *why = "bad opCount", CollResult::kBad;
   // Buffer addresses mean nothing off their machine; only (nil) tells the Send conventions apart.
