@@ -17,6 +17,10 @@ struct ImportOptions {
   bool strict = false;
   // How many problems the report keeps word for word; all are counted.
   uint32_t max_reported_problems = 100;
+  // Ranks of the job that the input never shows (e.g. logs of one node of several) get the
+  // collectives of the whole-job communicator they must have joined, copied from a rank that
+  // shows them, so the trace replays as the whole job. Formats that cannot tell ignore it.
+  bool fill_unobserved_ranks = false;
   // Called now and then with the input bytes read so far and the total, for progress on long
   // imports; may be empty.
   std::function<void(uint64_t done, uint64_t total)> progress;

@@ -298,6 +298,32 @@ TEST(NcclImport, CollOnlyLogOfOneNodeOfA128RankJob) {
   EXPECT_EQ(r2[1].comm(), t.header.communicators(1).id());
 }
 
+TEST(NcclImport, UnobservedRanksFilledFromTheWorldsCollectives) {
+  ImportOptions options;
+  options.fill_unobserved_ranks = true;
+  auto t = import_files({testdata("coll_only_one_node_of_128.log")}, options);
+  ASSERT_TRUE(t.ok()) << t.status().to_string();
+  EXPECT_EQ(t->header.world_size(), 128u);
+  const v1::Communicator& world = t->header.communicators(0);
+  EXPECT_EQ(world.name(), "world");
+  ASSERT_EQ(world.ranks_size(), 128);
+  EXPECT_EQ(world.ranks(127), 127u);
+  // 24 ops seen, and the 3 all-reduces of the world for each of the 124 ranks not seen.
+  EXPECT_EQ(t->ops.size(), 24u + 124u * 3u);
+  EXPECT_EQ(t->report.ops, t->ops.size());
+  const auto r100 = ops_of(*t, 100);
+  ASSERT_EQ(r100.size(), 3u);
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(r100[i].kind(), v1::OP_KIND_ALL_REDUCE);
+    EXPECT_EQ(r100[i].count(), 1000u * (i + 1));
+    EXPECT_EQ(r100[i].index(), i);
+    EXPECT_EQ(r100[i].comm(), world.id());
+  }
+  EXPECT_EQ(t->header.metadata().count("nccl.filled_ranks"), 1u);
+  // Without the option the unobserved ranks have no ops.
+  EXPECT_EQ(ops_of(load("coll_only_one_node_of_128.log"), 100).size(), 0u);
+}
+
 TEST(NcclImport, InitOnlyLogIsAnErrorThatSaysToAddColl) {
   for (const bool strict : {false, true}) {
     auto t = import_files({testdata("init_only.log")}, strict);
@@ -308,10 +334,17 @@ TEST(NcclImport, InitOnlyLogIsAnErrorThatSaysToAddColl) {
   }
 }
 
-TEST(NcclImport, CollOnlyLogsOfTwoJobsAreRefused) {
-  // Each job's log on its own imports; together they are two worlds of 2.
-  auto job = [](const std::string& name, const std::string& host, uint64_t count) {
+TEST(NcclImport, LogsOfTwoJobsAreRefused) {
+  // Each job's log on its own imports; together they are two worlds of 2, with or without init
+  // lines (which print no commId here, as before 2.16).
+  auto job = [](const std::string& name, const std::string& host, uint64_t count, bool init) {
     std::string text;
+    for (int pid = 1; pid <= 2 && init; ++pid) {
+      text += fmt::format(
+          "{}:{}:{} [{}] NCCL INFO comm 0x{}a0 rank {} nranks 2 cudaDev {} busId 1000 - Init "
+          "COMPLETE\n",
+          host, pid, pid, pid - 1, pid, pid - 1, pid - 1);
+    }
     for (int pid = 1; pid <= 2; ++pid) {
       for (int i = 0; i < 3; ++i) {
         text += fmt::format(
@@ -322,13 +355,17 @@ TEST(NcclImport, CollOnlyLogsOfTwoJobsAreRefused) {
     }
     return write_file(name, text);
   };
-  const std::string a = job("job_a.log", "alpha", 100);
-  const std::string b = job("job_b.log", "beta", 5000);
-  ASSERT_TRUE(import_files({a}).ok());
-  auto both = import_files({a, b});
-  ASSERT_FALSE(both.ok());
-  EXPECT_NE(both.status().message().find(a), std::string::npos) << both.status().message();
-  EXPECT_NE(both.status().message().find(b), std::string::npos) << both.status().message();
+  for (const bool init : {false, true}) {
+    SCOPED_TRACE(init ? "with init lines" : "COLL only");
+    const std::string a = job("job_a.log", "alpha", 100, init);
+    const std::string b = job("job_b.log", "beta", 5000, init);
+    ASSERT_TRUE(import_files({a}).ok());
+    ASSERT_TRUE(import_files({b}).ok());
+    auto both = import_files({a, b});
+    ASSERT_FALSE(both.ok());
+    EXPECT_NE(both.status().message().find(a), std::string::npos) << both.status().message();
+    EXPECT_NE(both.status().message().find(b), std::string::npos) << both.status().message();
+  }
 }
 
 TEST(NcclImport, LogsStartingAtDifferentOpCountsAlignByOpCount) {

@@ -82,8 +82,11 @@ Status NcclTraceBuilder::add(const ParsedLog& piece, OpSink* ops) {
     auto& by_pid = process_index_[std::string(ref.host)];
     const auto [it, inserted] =
         by_pid.try_emplace(ref.pid, static_cast<uint32_t>(processes_.size()));
-    if (inserted) processes_.push_back({std::string(ref.host), ref.pid, {}});
+    if (inserted) processes_.push_back({std::string(ref.host), ref.pid, {}, {}});
     piece_process_[i] = it->second;
+    std::vector<uint32_t>& files = processes_[it->second].files;
+    const auto file = static_cast<uint32_t>(files_.size() - 1);
+    if (files.empty() || files.back() != file) files.push_back(file);
   }
   // Records in input order: collectives are the bulk, the rest are merged in by sequence number.
   size_t ci = 0, ii = 0, gi = 0, vi = 0, pi = 0;
@@ -350,6 +353,30 @@ Status NcclTraceBuilder::group_communicators() {
   }
   std::stable_sort(groups.begin(), groups.end(),
                    [](const Group& a, const Group& b) { return a.first < b.first; });
+  // Two whole communicators of the largest size without a process in common are two jobs' (or
+  // two runs') logs, which no one world can hold.
+  uint32_t largest = 0;
+  for (const Group& g : groups) largest = std::max(largest, g.nranks);
+  const Group* first_world = nullptr;
+  std::set<uint32_t> first_processes;
+  for (const Group& g : groups) {
+    if (g.nranks != largest || g.members.size() != largest) continue;
+    std::set<uint32_t> processes;
+    for (const auto& [r, mi] : g.members) processes.insert(members_[mi].process);
+    if (first_world == nullptr) {
+      first_world = &g;
+      first_processes = std::move(processes);
+      continue;
+    }
+    const bool disjoint = std::none_of(processes.begin(), processes.end(),
+                                       [&](uint32_t p) { return first_processes.count(p) != 0; });
+    if (disjoint) {
+      return invalid_argument(fmt::format(
+          "the logs hold more than one job: two whole communicators of {} ranks with no process "
+          "in common ({} and {}); import each job's logs on their own",
+          largest, files_of(first_processes), files_of(processes)));
+    }
+  }
   group_ids_.clear();
   const uint32_t world = header_.world_size();
   for (size_t g = 0; g < groups.size(); ++g) {
@@ -392,6 +419,14 @@ Status NcclTraceBuilder::group_communicators() {
     add_graph(present, *comm);
   }
   return {};
+}
+
+std::string NcclTraceBuilder::files_of(const std::set<uint32_t>& processes) const {
+  std::set<uint32_t> files;
+  for (uint32_t p : processes) files.insert(processes_[p].files.begin(), processes_[p].files.end());
+  std::string names;
+  for (uint32_t f : files) names += fmt::format("{}{}", names.empty() ? "" : ", ", files_[f]);
+  return names;
 }
 
 void NcclTraceBuilder::add_graph(const std::vector<uint32_t>& members, v1::Communicator& comm) {
@@ -505,20 +540,10 @@ Status NcclTraceBuilder::infer_layout() {
   }
   const InferredLayout layout = infer_comms(sightings, static_cast<uint32_t>(order.size()));
   if (!layout.other_worlds.empty()) {
-    // Name the files each world's processes wrote.
-    auto files_of = [&](const InferredComm& comm) {
-      std::set<uint32_t> files;
-      for (uint32_t s : comm.sightings) {
-        for (size_t i = 0; i < orphans_.size(); ++i) {
-          if (orphan_sighting[i] == s) {
-            files.insert(orphans_[i].file);
-            break;
-          }
-        }
-      }
-      std::string names;
-      for (uint32_t f : files) names += fmt::format("{}{}", names.empty() ? "" : ", ", files_[f]);
-      return names;
+    auto files_of_comm = [&](const InferredComm& comm) {
+      std::set<uint32_t> processes;
+      for (uint32_t s : comm.sightings) processes.insert(sighting_key[s].process);
+      return files_of(processes);
     };
     const InferredComm& world = layout.comms[layout.world];
     const InferredComm& other = layout.comms[layout.other_worlds[0]];
@@ -526,7 +551,7 @@ Status NcclTraceBuilder::infer_layout() {
         "the logs hold more than one job: two communicators of {} ranks with no process in "
         "common and collectives that disagree at the same opCount ({} and {}); import each "
         "job's logs on their own",
-        world.nranks, files_of(world), files_of(other)));
+        world.nranks, files_of_comm(world), files_of_comm(other)));
   }
   // Ranks in that order; then members as init lines would have given them.
   for (uint32_t p : order) slot_of(p, -1);
@@ -639,6 +664,7 @@ Status NcclTraceBuilder::finish() {
     }
     group_fields_.push_back(field);
   }
+  if (options_.fill_unobserved_ranks && !unobserved.empty()) fill_unobserved_ranks(unobserved);
   report_.ops = op_total_;
   report_.ranks = world;
   report_.communicators = static_cast<uint32_t>(header_.communicators_size());
@@ -684,6 +710,80 @@ Status NcclTraceBuilder::align_by_op_count() {
   return {};
 }
 
+namespace {
+
+// What PackedOps keeps of an op read back from it.
+OpWireFields wire_fields_of(const v1::Op& op) {
+  OpWireFields f;
+  f.index = op.index();
+  f.kind = op.kind();
+  f.count = op.count();
+  f.datatype = op.datatype();
+  f.bytes = op.bytes();
+  f.root = op.root();
+  f.reduce_op = op.reduce_op();
+  f.has_enqueue_time = op.has_enqueue_time_ns();
+  f.enqueue_time_ns = op.enqueue_time_ns();
+  f.op_count = op.op_count();
+  f.group = op.group();
+  f.source_line = op.source_line();
+  f.source_file = op.source_file();
+  return f;
+}
+
+}  // namespace
+
+void NcclTraceBuilder::fill_unobserved_ranks(const std::vector<uint32_t>& unobserved) {
+  const uint32_t world = header_.world_size();
+  // The world communicator's member of the lowest rank.
+  uint32_t source = UINT32_MAX;
+  for (uint32_t i = 0; i < members_.size(); ++i) {
+    if (static_cast<uint32_t>(members_[i].nranks) != world) continue;
+    if (source == UINT32_MAX || member_out_[i].rank < member_out_[source].rank) source = i;
+  }
+  if (source == UINT32_MAX) {
+    report_.notes.push_back(
+        "no communicator of the whole job in the logs: the unobserved ranks are left empty");
+    return;
+  }
+  if (ops_.size() != op_total_) {
+    needs_stored_pass_ = true;  // another builder wrote the ops as it read
+    return;
+  }
+  const uint32_t group = member_out_[source].group;
+  v1::Communicator& comm = *header_.mutable_communicators(static_cast<int>(group));
+  comm.clear_ranks();
+  for (uint32_t r = 0; r < world; ++r) comm.add_ranks(r);
+  comm.set_name("world");
+  // Every rank issues each collective of a communicator, with the same count; point-to-point
+  // ops have peers of their own and are not copied.
+  const uint32_t first_new = static_cast<uint32_t>(member_out_.size());
+  for (uint32_t r : unobserved) member_out_.push_back({r, group});
+  const size_t observed_ops = ops_.size();
+  PackedOps::Reader reader(ops_, 0);
+  PackedOpView c;
+  v1::Op op;
+  uint64_t index = 0;
+  for (size_t i = 0; i < observed_ops; ++i) {
+    reader.next(c);
+    if (c.member != source) continue;
+    op.Clear();
+    op.MergeFromString(std::string(c.index_kind));
+    op.MergeFromString(std::string(c.rest));
+    if (op.kind() == v1::OP_KIND_SEND || op.kind() == v1::OP_KIND_RECV) continue;
+    OpWireFields f = wire_fields_of(op);
+    f.index = index++;
+    for (uint32_t k = 0; k < unobserved.size(); ++k) ops_.append(first_new + k, f);
+  }
+  op_total_ = ops_.size();
+  const std::string what = fmt::format(
+      "ranks {} never appear in the logs: they were given the collectives of communicator {} "
+      "(copied from rank {}, as every rank issues each with the same count)",
+      number_ranges(unobserved), comm.id(), member_out_[source].rank);
+  (*header_.mutable_metadata())["nccl.filled_ranks"] = what;
+  report_.notes.push_back(what);
+}
+
 void NcclTraceBuilder::drop_unmatched_ops() {
   // Rare (only logs that start apart), so the ops are decoded and packed again.
   PackedOps kept;
@@ -698,20 +798,8 @@ void NcclTraceBuilder::drop_unmatched_ops() {
     op.MergeFromString(std::string(c.rest));
     const Member& m = members_[c.member];
     if (op.op_count() < m.drop_below) continue;
-    OpWireFields f;
+    OpWireFields f = wire_fields_of(op);
     f.index = next_index[m.slot]++;
-    f.kind = op.kind();
-    f.count = op.count();
-    f.datatype = op.datatype();
-    f.bytes = op.bytes();
-    f.root = op.root();
-    f.reduce_op = op.reduce_op();
-    f.has_enqueue_time = op.has_enqueue_time_ns();
-    f.enqueue_time_ns = op.enqueue_time_ns();
-    f.op_count = op.op_count();
-    f.group = op.group();
-    f.source_line = op.source_line();
-    f.source_file = op.source_file();
     kept.append(c.member, f);
   }
   op_total_ = kept.size();

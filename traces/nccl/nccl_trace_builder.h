@@ -3,6 +3,7 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -96,6 +97,7 @@ class NcclTraceBuilder {
     std::string host;
     uint32_t pid = 0;
     std::vector<std::string> nics;
+    std::vector<uint32_t> files;  // that hold its lines, by index into files_
   };
   struct Member {  // one process's view of one communicator: an init line
     uint32_t process = 0;
@@ -137,6 +139,11 @@ class NcclTraceBuilder {
   // run in step on every rank.
   Status align_by_op_count();
   void drop_unmatched_ops();
+  // The input files that hold lines of these processes, by name, for messages.
+  std::string files_of(const std::set<uint32_t>& processes) const;
+  // ImportOptions::fill_unobserved_ranks: the ops of the world communicator, copied from its
+  // lowest rank shown to each rank never shown (after member_out_ is set).
+  void fill_unobserved_ranks(const std::vector<uint32_t>& unobserved);
   Status on_init(const InitRecord& rec, uint32_t process);
   // False if the op's comm has no init line yet (the caller reports it with unknown_comm): the
   // per-op path returns no Status, which costs a construction and destruction per op.
