@@ -1,8 +1,9 @@
 #include "traces/nccl/comm_inference.h"
 
 #include <algorithm>
+#include <map>
 #include <numeric>
-#include <unordered_map>
+#include <utility>
 
 namespace collide::traces::nccl {
 namespace {
@@ -11,7 +12,8 @@ struct Cluster {
   int32_t nranks = -1;
   std::vector<uint32_t> members;                 // sightings, in process order
   std::vector<uint32_t> processes;               // theirs, sorted
-  std::unordered_map<uint64_t, CollKey> by_op;  // what its members showed, by opCount
+  // What its members showed, by opCount and place within it.
+  std::map<std::pair<uint64_t, uint32_t>, CollKey> by_op;
 };
 
 bool has_process(const Cluster& c, uint32_t process) {
@@ -21,7 +23,7 @@ bool has_process(const Cluster& c, uint32_t process) {
 // Whether every collective of `s` matches what the cluster showed at its opCount.
 bool agrees(const Cluster& c, const CommSighting& s) {
   for (const CollKey& k : s.colls) {
-    const auto it = c.by_op.find(k.op_count);
+    const auto it = c.by_op.find({k.op_count, k.occurrence});
     if (it == c.by_op.end()) continue;
     const CollKey& seen = it->second;
     if (seen.kind != k.kind || seen.count != k.count || seen.datatype != k.datatype) return false;
@@ -33,7 +35,7 @@ void join(Cluster& c, uint32_t index, const CommSighting& s) {
   c.members.push_back(index);
   c.processes.insert(std::upper_bound(c.processes.begin(), c.processes.end(), s.process),
                      s.process);
-  for (const CollKey& k : s.colls) c.by_op.emplace(k.op_count, k);
+  for (const CollKey& k : s.colls) c.by_op.emplace(std::make_pair(k.op_count, k.occurrence), k);
 }
 
 }  // namespace

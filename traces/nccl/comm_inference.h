@@ -11,7 +11,8 @@
 // A comm pointer is an address in one process, so one communicator shows as one pointer per
 // process. Pointers of different processes are taken as one communicator when they print the same
 // `[nranks=N]` and agree on every collective they both show: the same kind, count and datatype at
-// the same opCount (NCCL counts a communicator's collectives from 0 on every rank alike).
+// the same opCount and place within it (NCCL counts a communicator's collectives from 0 on every
+// rank alike).
 // Point-to-point ops differ between peers by nature and are not compared. Among pointers that
 // agree equally well (e.g. eight tensor-parallel groups running the same layers), processes are
 // taken in the caller's order (host, then process), which puts neighbours together: contiguous
@@ -24,6 +25,9 @@ namespace collide::traces::nccl {
 
 struct CollKey {
   uint64_t op_count = 0;
+  // Its place among the consecutive collectives of one opCount: the ops of one group call share
+  // it, and from 2.27 communicators within one node print opCount 0 for every op.
+  uint32_t occurrence = 0;
   uint64_t count = 0;
   v1::OpKind kind = v1::OP_KIND_UNSPECIFIED;
   v1::DataType datatype = v1::DATA_TYPE_UNSPECIFIED;

@@ -12,7 +12,7 @@ CommSighting sighting(uint32_t process, int32_t nranks, std::vector<uint64_t> co
                       uint64_t first = 0) {
   CommSighting s{process, nranks, {}};
   for (size_t i = 0; i < counts.size(); ++i) {
-    s.colls.push_back({first + i, counts[i], v1::OP_KIND_ALL_REDUCE, v1::DATA_TYPE_FLOAT32});
+    s.colls.push_back({first + i, 0, counts[i], v1::OP_KIND_ALL_REDUCE, v1::DATA_TYPE_FLOAT32});
   }
   return s;
 }
@@ -50,6 +50,22 @@ TEST(CommInference, GroupsOfOneSizeAreToldApartByTheirCollectives) {
   EXPECT_EQ(processes_of(l, s, 2), (std::vector<uint32_t>{1, 3}));
   EXPECT_EQ(l.world, 0u);
   EXPECT_TRUE(l.other_worlds.empty());
+}
+
+TEST(CommInference, OpsSharingAnOpCountAreComparedInTheirPlace) {
+  // A group call's collectives share an opCount (and single-node communicators of 2.27+ print 0
+  // for all): the second of an opCount is compared with the others' second.
+  auto grouped = [](uint32_t process, std::vector<uint64_t> counts) {
+    CommSighting s{process, 2, {}};
+    for (uint32_t i = 0; i < counts.size(); ++i) {
+      s.colls.push_back({0, i, counts[i], v1::OP_KIND_ALL_GATHER, v1::DATA_TYPE_BFLOAT16});
+    }
+    return s;
+  };
+  const std::vector<CommSighting> s = {grouped(0, {8, 16, 32}), grouped(1, {8, 16, 32})};
+  const InferredLayout l = infer_comms(s, 2);
+  ASSERT_EQ(l.comms.size(), 1u);
+  EXPECT_EQ(processes_of(l, s, 0), (std::vector<uint32_t>{0, 1}));
 }
 
 TEST(CommInference, WorldSizeIsNcclsNranksNotTheProcessesSeen) {

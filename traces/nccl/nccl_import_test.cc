@@ -279,6 +279,26 @@ TEST(NcclImport, CollOnlyLogOfTwoProcesses) {
   EXPECT_EQ(strict->ops.size(), 10u);
 }
 
+TEST(NcclImport, CollOnlyLogWhoseOpCountsStayZero) {
+  // From 2.27 a communicator within one node prints opCount 0 for every op.
+  std::string text;
+  for (uint64_t count : {64, 128, 256}) {
+    for (int dev = 0; dev < 2; ++dev) {
+      text += fmt::format(
+          "dgx1:{}:{} [{}] NCCL INFO ReduceScatter: opCount 0 sendbuff 0x7f00 recvbuff 0x7f80 "
+          "count {} datatype 9 op 0 root 0 comm 0x6{}00 [nranks=2] stream 0x1\n",
+          40 + dev, 40 + dev, dev, count, dev);
+    }
+  }
+  auto t = import_files({write_file("zero.log", text)});
+  ASSERT_TRUE(t.ok()) << t.status().to_string();
+  EXPECT_EQ(t->report.problems_total, 0u);
+  EXPECT_EQ(t->header.world_size(), 2u);
+  ASSERT_EQ(t->header.communicators_size(), 1);
+  ASSERT_EQ(ops_of(*t, 1).size(), 3u);
+  EXPECT_EQ(ops_of(*t, 1)[2].count(), 256u);
+}
+
 TEST(NcclImport, CollOnlyLogOfOneNodeOfA128RankJob) {
   const Imported t = load("coll_only_one_node_of_128.log");
   EXPECT_EQ(t.report.problems_total, 0u);

@@ -806,6 +806,25 @@ bool parse_nics(Cursor c, bool socket, GraphRecord& rec) {
   return !rec.nics.empty();
 }
 
+// Whether the text before a line's prefix holds another `host:pid:tid [dev]`: two processes wrote
+// into one line, and the first one's message is lost. (Launcher text and times hold none.)
+bool holds_prefix(const char* b, const char* e) {
+  auto digits = [e](const char*& q) {
+    const char* s = q;
+    while (q < e && is_digit(*q)) ++q;
+    return q > s;
+  };
+  for (const char* p = b; p < e; ++p) {
+    if (*p != ':') continue;
+    const char* q = p + 1;
+    if (digits(q) && q < e && *q == ':' && digits(++q) && e - q >= 2 && q[0] == ' ' &&
+        q[1] == '[' && digits(q += 2) && q < e && *q == ']') {
+      return true;
+    }
+  }
+  return false;
+}
+
 // Whether [p, e) starts with a collective's name and its colon (`AllReduce:`).
 bool names_collective(const char* p, const char* e) {
   const char* colon = p;
@@ -879,6 +898,10 @@ class PieceParser {
         problem(line, "NCCL INFO line without a `host:pid:tid [dev]` prefix");
         continue;
       }
+      if (i == 0 && prefixes[0].start > b && holds_prefix(b, prefixes[0].start)) {
+        problem(line, "two writers on one line: a `host:pid:tid [dev]` prefix without its "
+                      "message before this one's");
+      }
       uint64_t time_ns = 0;
       const bool has_time =
           i == 0 && prefixes[0].start > b && find_timestamp(b, prefixes[0].start, time_ns);
@@ -914,6 +937,8 @@ class PieceParser {
     const bool known = cacheable && prefixes_.find(key, known_process);
     Prefix prefix{};
     if (!known && !prefix_from_masks(b, nccl, text_end, prefix)) return false;
+    // Lines of two writers are left to parse_line, which says so (and are never kept below).
+    if (!known && prefix.start > b && holds_prefix(b, prefix.start)) return false;
     const char* msg = nccl + 9;
     while (e > msg && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r')) --e;
     // One space, then a collective's initial (not `[Rank r]`, which parse_message reads).

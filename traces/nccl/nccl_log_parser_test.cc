@@ -71,6 +71,26 @@ TEST(NcclLineParser, SkipsFieldsOfOtherNames) {
   EXPECT_EQ(wrong.problems[0].what, "collective line: expected a field name");
 }
 
+TEST(NcclLineParser, InterleavedWritersAreCounted) {
+  // Two processes writing at once: one's prefix, then the other's whole line. The first one's
+  // message is lost; the line is a problem, not silently the second's. Seen twice, since a line
+  // seen before must not pass by a shortcut the second time.
+  const std::string twice = "gpu3:11:12 [1] gpu4:21:22 [0] NCCL INFO " + std::string(kColl) + "\n";
+  const std::string text = twice + twice;  // records point into it
+  const ParsedLog log = parse_log_text(text);
+  ASSERT_EQ(log.colls.size(), 2u);
+  EXPECT_EQ(log.processes[log.colls[0].process].host, "gpu4");
+  ASSERT_EQ(log.problems.size(), 2u);
+  EXPECT_NE(log.problems[0].what.find("two writers"), std::string::npos) << log.problems[0].what;
+  EXPECT_EQ(log.problems[1].line, 2u);
+  // Launcher text and timestamps are no second prefix.
+  for (const std::string launcher : {"[1,0]<stdout>:", "(RayTrainWorker pid=615, ip=10.72.7.6) ",
+                                     "[2025-01-02 03:04:05] ", "2025-01-02T03:04:05.123Z "}) {
+    const ParsedLog ok = parse_log_text(launcher + "gpu4:21:22 [0] NCCL INFO " + std::string(kColl));
+    EXPECT_TRUE(ok.problems.empty()) << launcher;
+  }
+}
+
 TEST(NcclLineParser, FindsThePrefixAfterLauncherText) {
   for (const std::string launcher :
        {"", "[1,0]<stdout>:", "[0] ", "(RayTrainWorker pid=615, ip=10.72.7.6) ",

@@ -534,7 +534,9 @@ Status NcclTraceBuilder::infer_layout() {
     CommSighting& s = sightings[it->second];
     s.nranks = std::max(s.nranks, rec.nranks);
     if (rec.kind != v1::OP_KIND_SEND && rec.kind != v1::OP_KIND_RECV) {
-      s.colls.push_back({rec.op_count, rec.count, rec.kind, rec.datatype});
+      const bool same = !s.colls.empty() && s.colls.back().op_count == rec.op_count;
+      const uint32_t occurrence = same ? s.colls.back().occurrence + 1 : 0;
+      s.colls.push_back({rec.op_count, occurrence, rec.count, rec.kind, rec.datatype});
     }
     orphan_sighting[i] = it->second;
   }
@@ -647,9 +649,12 @@ Status NcclTraceBuilder::finish() {
   if (!unobserved.empty()) {
     // Ranks of the job that no line of the logs shows (e.g. logs of one node of several).
     (*header_.mutable_metadata())["nccl.unobserved_ranks"] = number_ranges(unobserved);
-    report_.notes.push_back(fmt::format(
-        "{} of the {} ranks never appear in the logs (ranks {}): their ops are not in the trace",
-        unobserved.size(), world, number_ranges(unobserved)));
+    if (!options_.fill_unobserved_ranks) {  // else fill_unobserved_ranks says what it did
+      report_.notes.push_back(fmt::format(
+          "{} of the {} ranks never appear in the logs (ranks {}): their ops are not in the "
+          "trace (--fill-unobserved-ranks gives them the whole job's collectives)",
+          unobserved.size(), world, number_ranges(unobserved)));
+    }
   }
   COLLIDE_RETURN_IF_ERROR(group_communicators());
   COLLIDE_RETURN_IF_ERROR(align_by_op_count());
