@@ -549,7 +549,10 @@ Result<bool> import_streaming(Inputs& in, const std::string& output, const Impor
   COLLIDE_RETURN_IF_ERROR(pipeline.run(second));
   COLLIDE_RETURN_IF_ERROR((*out)->close());
   COLLIDE_RETURN_IF_ERROR(builder.finish());
-  COLLIDE_RETURN_IF_ERROR(builder.check_has_ops());
+  if (Status none = builder.check_has_ops(); !none.ok()) {
+    ::unlink(output.c_str());  // the header written up front: bad input leaves nothing behind
+    return none;
+  }
   const bool same = final_ops.complete() && builder.same_layout(layout) &&
                     !builder.needs_stored_pass();
   logging::get("traces")->debug(

@@ -352,6 +352,12 @@ TEST(NcclImport, InitOnlyLogIsAnErrorThatSaysToAddColl) {
     EXPECT_NE(t.status().message().find("COLL"), std::string::npos) << t.status().message();
     EXPECT_NE(t.status().message().find("INIT"), std::string::npos) << t.status().message();
   }
+  // Streamed (as logs of several GB are), nothing is left behind either.
+  const std::string out = (scratch_dir() / "streamed.trace").string();
+  auto streamed = import_nccl_logs_streamed({testdata("init_only.log")}, out, {});
+  ASSERT_FALSE(streamed.ok());
+  EXPECT_NE(streamed.status().message().find("COLL"), std::string::npos);
+  EXPECT_FALSE(std::filesystem::exists(out));
 }
 
 TEST(NcclImport, LogsOfTwoJobsAreRefused) {
