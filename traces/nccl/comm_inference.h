@@ -15,7 +15,7 @@
 // rank alike).
 // Point-to-point ops differ between peers by nature and are not compared. Among pointers that
 // agree equally well (e.g. eight tensor-parallel groups running the same layers), processes are
-// taken in the caller's order (host, then process), which puts neighbours together: contiguous
+// taken in the caller's order (host, then device), which puts neighbours together: contiguous
 // groups come out right, strided ones may not.
 //
 // Ranks: the members of the largest communicator (the world) are numbered in that order from 0;
@@ -35,7 +35,7 @@ struct CollKey {
 
 // One process's comm pointer, as its collective lines show it.
 struct CommSighting {
-  uint32_t process = 0;  // position of the process in the caller's order (host, then pid)
+  uint32_t process = 0;  // position of the process in the caller's order (host, then device)
   int32_t nranks = -1;   // `[nranks=N]`, -1 when never printed
   std::vector<CollKey> colls;  // its collectives but point-to-point ones, in issue order
 };

@@ -299,6 +299,24 @@ TEST(NcclImport, CollOnlyLogWhoseOpCountsStayZero) {
   EXPECT_EQ(ops_of(*t, 1)[2].count(), 256u);
 }
 
+TEST(NcclImport, CollOnlyRanksFollowTheDevicesOfAHost) {
+  // Process 900 drives device 1 and 901 device 0: device order, not pid order, is rank order.
+  std::string text;
+  for (const auto& [pid, dev] : {std::pair{900, 1}, std::pair{901, 0}}) {
+    text += fmt::format(
+        "gpu-a:{}:{} [{}] NCCL INFO Broadcast: opCount 0 sendbuff 0x1 recvbuff 0x1 count 9 "
+        "datatype 0 op 0 root 0 comm 0x{}00 [nranks=2] stream 0x1\n",
+        pid, pid, dev, pid);
+  }
+  auto t = import_files({write_file("devices.log", text)});
+  ASSERT_TRUE(t.ok()) << t.status().to_string();
+  ASSERT_EQ(t->header.ranks_size(), 2);
+  EXPECT_EQ(t->header.ranks(0).pid(), 901u);
+  EXPECT_EQ(t->header.ranks(0).device(), 0);
+  EXPECT_EQ(t->header.ranks(1).pid(), 900u);
+  EXPECT_EQ(t->header.ranks(1).device(), 1);
+}
+
 TEST(NcclImport, CollOnlyLogOfOneNodeOfA128RankJob) {
   const Imported t = load("coll_only_one_node_of_128.log");
   EXPECT_EQ(t.report.problems_total, 0u);
@@ -306,6 +324,7 @@ TEST(NcclImport, CollOnlyLogOfOneNodeOfA128RankJob) {
   ASSERT_EQ(t.header.ranks_size(), 128);
   EXPECT_EQ(t.header.ranks(3).host(), "gpu-n00");
   EXPECT_EQ(t.header.ranks(3).pid(), 7104u);
+  EXPECT_EQ(t.header.ranks(3).device(), 3);
   EXPECT_EQ(t.header.ranks(4).device(), -1);  // never seen
   EXPECT_EQ(t.header.metadata().at("nccl.unobserved_ranks"), "4-127");
   ASSERT_EQ(t.ops.size(), 24u);

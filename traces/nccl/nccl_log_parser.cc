@@ -86,7 +86,7 @@ class ProcessTable {
 
   uint32_t insert(size_t slot, const Key& key, std::string_view host) {
     const auto index = static_cast<uint32_t>(refs_.size());
-    refs_.push_back({host, key.pid});
+    refs_.push_back({host, key.pid, -1});
     slots_[slot] = {key, index};
     // At most half full: a lookup rarely probes a third slot, and a few hundred processes (32
     // bytes a slot) leave most of the first-level cache to the text.
@@ -961,6 +961,7 @@ class PieceParser {
     uint64_t time_ns = 0;
     const bool has_time = prefix.start > b && find_timestamp(b, prefix.start, time_ns);
     const uint32_t index = processes_.intern(process);
+    note_device(index, prefix.device);
     // A prefix with a time in it is never seen again.
     if (cacheable && !has_time) prefixes_.keep(key, index);
     stamp_coll(rec, index, has_time, time_ns, line);
@@ -973,6 +974,12 @@ class PieceParser {
 
   void problem(uint64_t line, std::string what) {
     out_.problems.push_back({seq_++, line, std::move(what)});
+  }
+
+  // A process's device, for logs whose ranks must be inferred (ordered by host and device).
+  void note_device(uint32_t process, int32_t device) {
+    int32_t& known = out_.processes[process].device;
+    if (known < 0) known = device;
   }
 
   void add_version(const char* p, const char* e, uint64_t line) {
@@ -1001,6 +1008,7 @@ class PieceParser {
     }
     if (c.done()) return false;
     const uint32_t process = processes_.intern(prefix.host(), prefix.pid);
+    note_device(process, prefix.device);
     const char first = *c.p;
     const char* why = nullptr;
     if (first == 'A' || first == 'R' || first == 'B' || first == 'S' || first == 'G') {

@@ -82,8 +82,9 @@ Status NcclTraceBuilder::add(const ParsedLog& piece, OpSink* ops) {
     auto& by_pid = process_index_[std::string(ref.host)];
     const auto [it, inserted] =
         by_pid.try_emplace(ref.pid, static_cast<uint32_t>(processes_.size()));
-    if (inserted) processes_.push_back({std::string(ref.host), ref.pid, {}, {}});
+    if (inserted) processes_.push_back({std::string(ref.host), ref.pid, {}, {}, ref.device});
     piece_process_[i] = it->second;
+    if (processes_[it->second].device < 0) processes_[it->second].device = ref.device;
     std::vector<uint32_t>& files = processes_[it->second].files;
     const auto file = static_cast<uint32_t>(files_.size() - 1);
     if (files.empty() || files.back() != file) files.push_back(file);
@@ -503,7 +504,7 @@ std::string number_ranges(const std::vector<uint32_t>& sorted) {
 }  // namespace
 
 Status NcclTraceBuilder::infer_layout() {
-  // Processes that printed collectives, in order of host, then pid.
+  // Processes that printed collectives, in order of host, then device, then pid.
   std::vector<uint32_t> order;
   std::vector<uint32_t> position(processes_.size(), UINT32_MAX);
   for (const Orphan& o : orphans_) {
@@ -513,8 +514,9 @@ Status NcclTraceBuilder::infer_layout() {
     }
   }
   std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
-    return std::tie(processes_[a].host, processes_[a].pid) <
-           std::tie(processes_[b].host, processes_[b].pid);
+    const Process& x = processes_[a];
+    const Process& y = processes_[b];
+    return std::tie(x.host, x.device, x.pid) < std::tie(y.host, y.device, y.pid);
   });
   for (uint32_t i = 0; i < order.size(); ++i) position[order[i]] = i;
   // One sighting per (process, comm pointer).
@@ -556,7 +558,7 @@ Status NcclTraceBuilder::infer_layout() {
         world.nranks, files_of_comm(world), files_of_comm(other)));
   }
   // Ranks in that order; then members as init lines would have given them.
-  for (uint32_t p : order) slot_of(p, -1);
+  for (uint32_t p : order) slot_of(p, processes_[p].device);
   slot_global_.assign(slot_process_.size(), 0);
   for (uint32_t s = 0; s < slot_process_.size(); ++s) {
     slot_global_[s] = layout.rank[position[slot_process_[s]]];
@@ -575,7 +577,8 @@ Status NcclTraceBuilder::infer_layout() {
       m.complete = true;
       m.inferred = true;
       m.comm_id = fmt::format("inferred {}", c);
-      m.slot = slot_of(key.process, -1);
+      m.cuda_dev = processes_[key.process].device;
+      m.slot = slot_of(key.process, m.cuda_dev);
     }
   }
   for (size_t i = 0; i < orphans_.size(); ++i) {
@@ -588,7 +591,7 @@ Status NcclTraceBuilder::infer_layout() {
   orphans_.shrink_to_fit();
   const std::string how = fmt::format(
       "the logs have no init lines (NCCL_DEBUG_SUBSYS without INIT): the ranks of {} processes "
-      "were inferred in order of host and pid, and {} communicators from their collectives' "
+      "were inferred in order of host and device, and {} communicators from their collectives' "
       "nranks and opCounts; ring orders were not printed (comm-rank order assumed)",
       order.size(), layout.comms.size());
   (*header_.mutable_metadata())["nccl.inferred"] = how;

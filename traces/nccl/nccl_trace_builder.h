@@ -98,6 +98,7 @@ class NcclTraceBuilder {
     uint32_t pid = 0;
     std::vector<std::string> nics;
     std::vector<uint32_t> files;  // that hold its lines, by index into files_
+    int32_t device = -1;          // the `[dev]` of its lines (its first seen)
   };
   struct Member {  // one process's view of one communicator: an init line
     uint32_t process = 0;
