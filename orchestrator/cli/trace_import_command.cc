@@ -21,6 +21,7 @@ struct ImportCommandOptions {
   std::vector<std::string> inputs;
   std::string output;
   bool strict = false;
+  bool fill_unobserved_ranks = false;
   bool quiet = false;
   uint32_t max_problems = 20;
   uint32_t world_size = 0;
@@ -60,6 +61,7 @@ void run_import(const ImportCommandOptions& opt) {
   }
   traces::ImportOptions options;
   options.strict = opt.strict;
+  options.fill_unobserved_ranks = opt.fill_unobserved_ranks;
   options.max_reported_problems = opt.max_problems;
   options.world_size = opt.world_size;
   options.progress = progress_printer(opt.quiet);
@@ -69,10 +71,10 @@ void run_import(const ImportCommandOptions& opt) {
   if (!report.ok()) fail("trace import", kExitUsage, report.status().message());
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  for (const std::string& note : report->notes) std::cerr << note << "\n";
   for (const traces::ImportProblem& p : report->problems) {
     std::cerr << p.where << ": " << p.what << "\n";
   }
+  for (const std::string& note : report->notes) std::cerr << "note: " << note << "\n";
   if (report->problems_total > report->problems.size()) {
     std::cerr << fmt::format("... and {} more problems\n",
                              report->problems_total - report->problems.size());
@@ -94,6 +96,9 @@ void add_trace_import_command(CLI::App& trace) {
       ->required();
   cmd->add_option("--output,-o", opt->output, "the collide trace to write")->required();
   cmd->add_flag("--strict", opt->strict, "fail on the first input that cannot be understood");
+  cmd->add_flag("--fill-unobserved-ranks", opt->fill_unobserved_ranks,
+                "give ranks the input never shows (logs of some nodes only) the whole-job "
+                "collectives they must have joined, so the trace replays as the whole job");
   cmd->add_option("--max-problems", opt->max_problems, "problems to print word for word")
       ->capture_default_str();
   cmd->add_option("--world-size", opt->world_size,

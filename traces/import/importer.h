@@ -20,6 +20,10 @@ struct ImportOptions {
   // The job's rank (GPU) count, for inputs that do not say it or may not say all of it (an AICB
   // workload without all_gpus, Chakra traces of some ranks only); 0: not given.
   uint32_t world_size = 0;
+  // Ranks of the job that the input never shows (e.g. logs of one node of several) get the
+  // collectives of the whole-job communicator they must have joined, copied from a rank that
+  // shows them, so the trace replays as the whole job. Formats that cannot tell ignore it.
+  bool fill_unobserved_ranks = false;
   // Called now and then with the input bytes read so far and the total, for progress on long
   // imports; may be empty.
   std::function<void(uint64_t done, uint64_t total)> progress;
@@ -38,8 +42,8 @@ struct ImportReport {
   uint64_t units_read = 0;      // lines, records or nodes read, whatever the format counts
   uint64_t problems_total = 0;  // everything skipped, counted
   std::vector<ImportProblem> problems;  // the first max_reported_problems of them
-  // What the import assumed or skipped by design, one line each (not problems: nothing is
-  // wrong with the input), e.g. where the world size came from.
+  // What the import assumed, inferred or skipped by design, one line each (not problems:
+  // nothing is wrong with the input), e.g. where the world size came from.
   std::vector<std::string> notes;
 
   // Records a problem: counted always, kept while there is room.

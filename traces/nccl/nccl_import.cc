@@ -399,6 +399,7 @@ Result<ImportReport> finish_stored(const Inputs& in, NcclTraceBuilder& builder,
   const double parse_seconds = seconds_since(started);
   const auto finishing = std::chrono::steady_clock::now();
   COLLIDE_RETURN_IF_ERROR(builder.finish());
+  COLLIDE_RETURN_IF_ERROR(builder.check_has_ops());
   COLLIDE_RETURN_IF_ERROR(write_trace(builder, output, in.threads));
   logging::get("traces")->debug(
       "nccl import: {} MB in {} pieces on {} threads; parse and resolve {:.2f} s, group and "
@@ -494,7 +495,8 @@ Result<bool> import_settled(Inputs& in, const std::string& output, const ImportO
   }
   COLLIDE_RETURN_IF_ERROR(out->close());
   COLLIDE_RETURN_IF_ERROR(builder.finish());
-  const bool same = final_ops.complete() && builder.same_layout(layout);
+  const bool same = final_ops.complete() && builder.same_layout(layout) &&
+                    !builder.needs_stored_pass();
   logging::get("traces")->debug(
       "nccl import: {} MB in {} pieces on {} threads, written as resolved: {:.2f} s ({} ops){}",
       in.total_bytes / 1000000, in.pieces.size(), in.threads, seconds_since(started),
@@ -547,7 +549,12 @@ Result<bool> import_streaming(Inputs& in, const std::string& output, const Impor
   COLLIDE_RETURN_IF_ERROR(pipeline.run(second));
   COLLIDE_RETURN_IF_ERROR((*out)->close());
   COLLIDE_RETURN_IF_ERROR(builder.finish());
-  const bool same = final_ops.complete() && builder.same_layout(layout);
+  if (Status none = builder.check_has_ops(); !none.ok()) {
+    ::unlink(output.c_str());  // the header written up front: bad input leaves nothing behind
+    return none;
+  }
+  const bool same = final_ops.complete() && builder.same_layout(layout) &&
+                    !builder.needs_stored_pass();
   logging::get("traces")->debug(
       "nccl import: {} MB in {} pieces on {} threads; init lines {:.2f} s, collectives streamed "
       "{:.2f} s ({} ops){}",

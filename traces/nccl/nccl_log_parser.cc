@@ -86,7 +86,7 @@ class ProcessTable {
 
   uint32_t insert(size_t slot, const Key& key, std::string_view host) {
     const auto index = static_cast<uint32_t>(refs_.size());
-    refs_.push_back({host, key.pid});
+    refs_.push_back({host, key.pid, -1});
     slots_[slot] = {key, index};
     // At most half full: a lookup rarely probes a third slot, and a few hundred processes (32
     // bytes a slot) leave most of the first-level cache to the text.
@@ -347,10 +347,39 @@ constexpr int32_t kMaxRanks = 1 << 18;
 
 enum class CollResult { kOk, kNotColl, kTruncated, kBad };
 
+// Fields a collective line may carry that are not NCCL's own (RCCL prints `acc <p>` after
+// recvbuff): an identifier key and one value, skipped. At most this many in a row.
+constexpr int kMaxUnknownFields = 4;
+
+bool is_key_char(char ch) {
+  return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || ch == '_';
+}
+
+// Skips one `<identifier> <value>` field that is none of NCCL's; false (nothing consumed) if the
+// text there is not such a field followed by more text.
+bool skip_unknown_field(Cursor& c) {
+  Cursor t = c;
+  const char* key = t.p;
+  while (!t.done() && is_key_char(*t.p)) ++t.p;
+  const std::string_view name(key, static_cast<size_t>(t.p - key));
+  if (name.empty() || t.done() || *t.p != ' ') return false;
+  // A field of NCCL's own out of place is not skipped: the line is wrong.
+  for (std::string_view own : {"opCount", "sendbuff", "recvbuff", "count", "datatype", "op",
+                               "root", "comm"}) {
+    if (name == own) return false;
+  }
+  skip_spaces(t);
+  if (next_token(t).empty()) return false;
+  skip_spaces(t);
+  if (t.done()) return false;
+  c = t;
+  return true;
+}
+
 // One `<key> <value>` field of a collective line: consumes the key and the spaces after it. A line
 // that ends before or inside a key, or right after it, was cut short (and may continue on the next
-// line). The usual case, the key then one space, is tested first in one go: this runs ten times
-// per line of a big log.
+// line). The usual case, the key then one space, is tested first in one go; fields of other names
+// before the key are skipped (see skip_unknown_field).
 template <size_t N>
 CollResult field(Cursor& c, const char (&key_text)[N], const char** why) {
   constexpr size_t kSize = N - 1;
@@ -361,6 +390,8 @@ CollResult field(Cursor& c, const char (&key_text)[N], const char** why) {
     return c.done() ? CollResult::kTruncated : CollResult::kOk;
   }
   const std::string_view key(key_text, kSize);
+  for (int skipped = 0; skipped < kMaxUnknownFields && skip_unknown_field(c); ++skipped) {
+  }
   if (c.left() < key.size() && key.substr(0, c.left()) == c.rest()) return CollResult::kTruncated;
   if (!consume(c, key)) {
     *why = "expected a field name";
@@ -539,6 +570,15 @@ bool parse_coll_fields_fast(const char* q, const char* e, const char* readable_e
 
 CollResult parse_coll_fields(Cursor c, CollRecord& rec, const char** why);
 
+// NCCL_DEBUG_SUBSYS=TUNING's choice of algorithm for a collective, `<Op>: <n> Bytes -> Algo <a>
+// proto <p> ...`, shares a collective line's start but is none. [c.p, c.end) follows the colon.
+bool is_tuning_line(Cursor c) {
+  skip_spaces(c);
+  if (c.done() || !is_digit(*c.p)) return false;
+  while (!c.done() && is_digit(*c.p)) ++c.p;
+  return consume(c, " Bytes ");
+}
+
 // `<Op>: opCount <hex> sendbuff <p> recvbuff <p> count <n> datatype <d> op <o> root <r> comm <p>
 // [nranks=<n>] stream <p>`. Anything after the comm (and nranks) is ignored: nccl-tests rows are
 // sometimes glued there.
@@ -571,6 +611,7 @@ CollResult parse_coll(Cursor c, const char* readable_end, CollRecord& rec, const
 // out of parse_coll, whose usual path then needs fewer registers and less stack.
 [[gnu::noinline]] CollResult parse_coll_fields(Cursor c, CollRecord& rec, const char** why) {
   CollResult r;
+  if (is_tuning_line(c)) return CollResult::kNotColl;
   if ((r = field(c, "opCount", why)) != CollResult::kOk) return r;
   if (!parse_hex(c, rec.op_count)) return *why = "bad opCount", CollResult::kBad;
   // Buffer addresses mean nothing off their machine; only (nil) tells the Send conventions apart.
@@ -765,6 +806,25 @@ bool parse_nics(Cursor c, bool socket, GraphRecord& rec) {
   return !rec.nics.empty();
 }
 
+// Whether the text before a line's prefix holds another `host:pid:tid [dev]`: two processes wrote
+// into one line, and the first one's message is lost. (Launcher text and times hold none.)
+bool holds_prefix(const char* b, const char* e) {
+  auto digits = [e](const char*& q) {
+    const char* s = q;
+    while (q < e && is_digit(*q)) ++q;
+    return q > s;
+  };
+  for (const char* p = b; p < e; ++p) {
+    if (*p != ':') continue;
+    const char* q = p + 1;
+    if (digits(q) && q < e && *q == ':' && digits(++q) && e - q >= 2 && q[0] == ' ' &&
+        q[1] == '[' && digits(q += 2) && q < e && *q == ']') {
+      return true;
+    }
+  }
+  return false;
+}
+
 // Whether [p, e) starts with a collective's name and its colon (`AllReduce:`).
 bool names_collective(const char* p, const char* e) {
   const char* colon = p;
@@ -838,6 +898,10 @@ class PieceParser {
         problem(line, "NCCL INFO line without a `host:pid:tid [dev]` prefix");
         continue;
       }
+      if (i == 0 && prefixes[0].start > b && holds_prefix(b, prefixes[0].start)) {
+        problem(line, "two writers on one line: a `host:pid:tid [dev]` prefix without its "
+                      "message before this one's");
+      }
       uint64_t time_ns = 0;
       const bool has_time =
           i == 0 && prefixes[0].start > b && find_timestamp(b, prefixes[0].start, time_ns);
@@ -873,6 +937,8 @@ class PieceParser {
     const bool known = cacheable && prefixes_.find(key, known_process);
     Prefix prefix{};
     if (!known && !prefix_from_masks(b, nccl, text_end, prefix)) return false;
+    // Lines of two writers are left to parse_line, which says so (and are never kept below).
+    if (!known && prefix.start > b && holds_prefix(b, prefix.start)) return false;
     const char* msg = nccl + 9;
     while (e > msg && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r')) --e;
     // One space, then a collective's initial (not `[Rank r]`, which parse_message reads).
@@ -895,6 +961,7 @@ class PieceParser {
     uint64_t time_ns = 0;
     const bool has_time = prefix.start > b && find_timestamp(b, prefix.start, time_ns);
     const uint32_t index = processes_.intern(process);
+    note_device(index, prefix.device);
     // A prefix with a time in it is never seen again.
     if (cacheable && !has_time) prefixes_.keep(key, index);
     stamp_coll(rec, index, has_time, time_ns, line);
@@ -907,6 +974,12 @@ class PieceParser {
 
   void problem(uint64_t line, std::string what) {
     out_.problems.push_back({seq_++, line, std::move(what)});
+  }
+
+  // A process's device, for logs whose ranks must be inferred (ordered by host and device).
+  void note_device(uint32_t process, int32_t device) {
+    int32_t& known = out_.processes[process].device;
+    if (known < 0) known = device;
   }
 
   void add_version(const char* p, const char* e, uint64_t line) {
@@ -935,6 +1008,7 @@ class PieceParser {
     }
     if (c.done()) return false;
     const uint32_t process = processes_.intern(prefix.host(), prefix.pid);
+    note_device(process, prefix.device);
     const char first = *c.p;
     const char* why = nullptr;
     if (first == 'A' || first == 'R' || first == 'B' || first == 'S' || first == 'G') {

@@ -25,6 +25,7 @@ namespace collide::traces::nccl {
 struct ProcessRef {
   std::string_view host;  // points into the parsed text
   uint32_t pid = 0;
+  int32_t device = -1;  // the `[dev]` of its first line the piece parsed in full
 };
 
 struct CollRecord {

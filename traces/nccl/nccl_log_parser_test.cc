@@ -37,6 +37,60 @@ TEST(NcclLineParser, ReadsCollectiveFields) {
   EXPECT_EQ(c.line, 1u);
 }
 
+TEST(NcclLineParser, TuningLinesAreNotCollectives) {
+  // NCCL_DEBUG_SUBSYS=TUNING names the collective, then its size and chosen algorithm.
+  const std::string text =
+      "node3:41:41 [2] NCCL INFO AllGather: 1048576 Bytes -> Algo 1 proto 2 time 61.250000\n"
+      "node3:41:41 [2] NCCL INFO AllReduce: 8 Bytes -> Algo TREE proto LL channel{Lo..Hi}={0..1}\n"
+      "node3:41:41 [2] NCCL INFO 8 Bytes -> Algo 0 proto 0 time 12.500000\n"
+      "node3:41:41 [2] NCCL INFO " + std::string(kColl) + "\n";
+  const ParsedLog log = parse_log_text(text);
+  EXPECT_TRUE(log.problems.empty()) << log.problems[0].what;
+  ASSERT_EQ(log.colls.size(), 1u);
+  EXPECT_EQ(log.colls[0].line, 4u);
+}
+
+TEST(NcclLineParser, SkipsFieldsOfOtherNames) {
+  // RCCL prints `acc <p>` between recvbuff and count, and `task`/`globalrank` after the stream.
+  const std::string text =
+      "mi300x-2:900:900 [5] NCCL INFO AllReduce: opCount 3 sendbuff 0x7e10 recvbuff 0x7e10 acc "
+      "(nil) count 512 datatype 7 op 0 root 0 comm 0x6a10 [nranks=8] stream 0x6b00 task 0 "
+      "globalrank 13\n";
+  const ParsedLog log = parse_log_text(text);
+  ASSERT_TRUE(log.problems.empty()) << log.problems[0].what;
+  ASSERT_EQ(log.colls.size(), 1u);
+  EXPECT_EQ(log.colls[0].op_count, 3u);
+  EXPECT_EQ(log.colls[0].count, 512u);
+  EXPECT_EQ(log.colls[0].comm, 0x6a10u);
+  EXPECT_EQ(log.colls[0].nranks, 8);
+  // NCCL's own fields out of place still make the line wrong.
+  const ParsedLog wrong = parse_log_text(
+      "h:1:2 [0] NCCL INFO AllReduce: opCount 3 recvbuff 0x1 sendbuff 0x1 count 1 datatype 7 op "
+      "0 root 0 comm 0x1 stream 0x1\n");
+  ASSERT_EQ(wrong.problems.size(), 1u);
+  EXPECT_EQ(wrong.problems[0].what, "collective line: expected a field name");
+}
+
+TEST(NcclLineParser, InterleavedWritersAreCounted) {
+  // Two processes writing at once: one's prefix, then the other's whole line. The first one's
+  // message is lost; the line is a problem, not silently the second's. Seen twice, since a line
+  // seen before must not pass by a shortcut the second time.
+  const std::string twice = "gpu3:11:12 [1] gpu4:21:22 [0] NCCL INFO " + std::string(kColl) + "\n";
+  const std::string text = twice + twice;  // records point into it
+  const ParsedLog log = parse_log_text(text);
+  ASSERT_EQ(log.colls.size(), 2u);
+  EXPECT_EQ(log.processes[log.colls[0].process].host, "gpu4");
+  ASSERT_EQ(log.problems.size(), 2u);
+  EXPECT_NE(log.problems[0].what.find("two writers"), std::string::npos) << log.problems[0].what;
+  EXPECT_EQ(log.problems[1].line, 2u);
+  // Launcher text and timestamps are no second prefix.
+  for (const std::string launcher : {"[1,0]<stdout>:", "(RayTrainWorker pid=615, ip=10.72.7.6) ",
+                                     "[2025-01-02 03:04:05] ", "2025-01-02T03:04:05.123Z "}) {
+    const ParsedLog ok = parse_log_text(launcher + "gpu4:21:22 [0] NCCL INFO " + std::string(kColl));
+    EXPECT_TRUE(ok.problems.empty()) << launcher;
+  }
+}
+
 TEST(NcclLineParser, FindsThePrefixAfterLauncherText) {
   for (const std::string launcher :
        {"", "[1,0]<stdout>:", "[0] ", "(RayTrainWorker pid=615, ip=10.72.7.6) ",

@@ -58,9 +58,8 @@ inline std::string write_file(const std::string& name, const std::string& text) 
   return path;
 }
 
-inline Result<Imported> import_files(const std::vector<std::string>& files, bool strict = false) {
-  ImportOptions options;
-  options.strict = strict;
+inline Result<Imported> import_files(const std::vector<std::string>& files,
+                                     const ImportOptions& options) {
   const std::string out = (scratch_dir() / "out.trace").string();
   auto report = import_nccl_logs(files, out, options);
   if (!report.ok()) return report.status();
@@ -77,6 +76,12 @@ inline Result<Imported> import_files(const std::vector<std::string>& files, bool
     imported.ops.push_back(op);
   }
   return imported;
+}
+
+inline Result<Imported> import_files(const std::vector<std::string>& files, bool strict = false) {
+  ImportOptions options;
+  options.strict = strict;
+  return import_files(files, options);
 }
 
 // Ops of one rank, in trace order.

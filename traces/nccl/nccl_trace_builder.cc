@@ -9,6 +9,7 @@
 #include <set>
 #include <tuple>
 
+#include "traces/nccl/comm_inference.h"
 #include "traces/op_types.h"
 
 namespace collide::traces::nccl {
@@ -54,6 +55,13 @@ Status NcclTraceBuilder::problem(uint64_t line, std::string what) {
   return {};
 }
 
+Status NcclTraceBuilder::problem_in(uint32_t file, uint64_t line, std::string what) {
+  const std::string where = fmt::format("{}:{}", files_[file], line);
+  if (options_.strict) return invalid_argument(fmt::format("{}: {}", where, what));
+  report_.add_problem(options_, where, std::move(what));
+  return {};
+}
+
 uint32_t NcclTraceBuilder::slot_of(uint32_t process, int32_t dev) {
   const auto [it, inserted] =
       slot_index_.try_emplace(dev_key(process, dev), static_cast<uint32_t>(slot_process_.size()));
@@ -74,8 +82,12 @@ Status NcclTraceBuilder::add(const ParsedLog& piece, OpSink* ops) {
     auto& by_pid = process_index_[std::string(ref.host)];
     const auto [it, inserted] =
         by_pid.try_emplace(ref.pid, static_cast<uint32_t>(processes_.size()));
-    if (inserted) processes_.push_back({std::string(ref.host), ref.pid, {}});
+    if (inserted) processes_.push_back({std::string(ref.host), ref.pid, {}, {}, ref.device});
     piece_process_[i] = it->second;
+    if (processes_[it->second].device < 0) processes_[it->second].device = ref.device;
+    std::vector<uint32_t>& files = processes_[it->second].files;
+    const auto file = static_cast<uint32_t>(files_.size() - 1);
+    if (files.empty() || files.back() != file) files.push_back(file);
   }
   // Records in input order: collectives are the bulk, the rest are merged in by sequence number.
   size_t ci = 0, ii = 0, gi = 0, vi = 0, pi = 0;
@@ -89,7 +101,7 @@ Status NcclTraceBuilder::add(const ParsedLog& piece, OpSink* ops) {
     for (; ci < piece.colls.size() && piece.colls[ci].seq < other; ++ci) {
       const CollRecord& rec = piece.colls[ci];
       if (!on_coll(rec, piece_process_[rec.process])) {
-        COLLIDE_RETURN_IF_ERROR(unknown_comm(rec, piece_process_[rec.process]));
+        COLLIDE_RETURN_IF_ERROR(orphan(rec, piece_process_[rec.process]));
       }
     }
     if (other == kNone) break;
@@ -123,6 +135,10 @@ Status NcclTraceBuilder::end_file() {
 }
 
 Status NcclTraceBuilder::on_init(const InitRecord& rec, uint32_t process) {
+  if (!seen_init_) {
+    seen_init_ = true;
+    COLLIDE_RETURN_IF_ERROR(report_orphans());
+  }
   const CommKey k{process, rec.comm};
   auto it = live_.find(k);
   uint32_t index;
@@ -177,11 +193,36 @@ void NcclTraceBuilder::on_graph(const GraphRecord& rec, uint32_t process) {
   pending_graph_[dev_key(process, rec.prefix_dev)].push_back(rec);
 }
 
+namespace {
+
+std::string before_init(const CollRecord& rec, const std::string& host, uint32_t pid) {
+  return fmt::format("{} on comm {:#x} of {}:{} before any init line of that comm",
+                     op_kind_name(rec.kind), rec.comm, host, pid);
+}
+
+}  // namespace
+
 Status NcclTraceBuilder::unknown_comm(const CollRecord& rec, uint32_t process) {
   const Process& p = processes_[process];
-  return problem(line_base_ + rec.line,
-                 fmt::format("{} on comm {:#x} of {}:{} before any init line of that comm",
-                             op_kind_name(rec.kind), rec.comm, p.host, p.pid));
+  return problem(line_base_ + rec.line, before_init(rec, p.host, p.pid));
+}
+
+Status NcclTraceBuilder::orphan(const CollRecord& rec, uint32_t process) {
+  if (seen_init_) return unknown_comm(rec, process);
+  Orphan& o = orphans_.emplace_back(Orphan{rec, static_cast<uint32_t>(files_.size() - 1)});
+  o.rec.line = line_base_ + rec.line;
+  o.rec.process = process;
+  return {};
+}
+
+Status NcclTraceBuilder::report_orphans() {
+  for (const Orphan& o : orphans_) {
+    const Process& p = processes_[o.rec.process];
+    COLLIDE_RETURN_IF_ERROR(problem_in(o.file, o.rec.line, before_init(o.rec, p.host, p.pid)));
+  }
+  orphans_.clear();
+  orphans_.shrink_to_fit();
+  return {};
 }
 
 bool NcclTraceBuilder::on_coll(const CollRecord& rec, uint32_t process) {
@@ -197,10 +238,19 @@ bool NcclTraceBuilder::on_coll(const CollRecord& rec, uint32_t process) {
       if (it != live_.end()) member = it->second;
     }
     if (member == UINT32_MAX) return false;
+    // (The first op of a member always comes here: a new member resets the cache.)
+    Member& m = members_[member];
+    if (m.first_op_count == UINT64_MAX) m.first_op_count = rec.op_count;
     last_member_ = member;
     last_process_ = process;
     last_comm_ = rec.comm;
   }
+  append_op(rec, member, line_base_ + rec.line, static_cast<uint32_t>(files_.size() - 1));
+  return true;
+}
+
+inline void NcclTraceBuilder::append_op(const CollRecord& rec, uint32_t member, uint64_t line,
+                                        uint32_t file) {
   // Everything but the rank and communicator (known once all init lines are in) is known now.
   // Every field append() reads is set here, in a reused struct: zeroing a fresh one per op cost a
   // quarter of this function.
@@ -215,11 +265,12 @@ bool NcclTraceBuilder::on_coll(const CollRecord& rec, uint32_t process) {
   op.has_enqueue_time = rec.has_time;
   op.enqueue_time_ns = rec.time_ns;
   op.op_count = rec.op_count;
-  op.source_line = line_base_ + rec.line;
-  op.source_file = static_cast<uint32_t>(files_.size() - 1);
+  op.source_line = line;
+  op.source_file = file;
   // NCCL gives the point-to-point ops of one group call the same opCount.
   if (rec.kind == v1::OP_KIND_SEND || rec.kind == v1::OP_KIND_RECV) {
     SlotState& s = slot_state_[members_[member].slot];
+    members_[member].p2p = true;
     if (s.member != member || s.op_count != rec.op_count || s.group == 0) {
       s.group = next_group_id_++;
       s.member = member;
@@ -232,7 +283,6 @@ bool NcclTraceBuilder::on_coll(const CollRecord& rec, uint32_t process) {
   }
   sink_->append(member, op);
   ++op_total_;
-  return true;
 }
 
 Status NcclTraceBuilder::assign_global_ranks() {
@@ -304,6 +354,30 @@ Status NcclTraceBuilder::group_communicators() {
   }
   std::stable_sort(groups.begin(), groups.end(),
                    [](const Group& a, const Group& b) { return a.first < b.first; });
+  // Two whole communicators of the largest size without a process in common are two jobs' (or
+  // two runs') logs, which no one world can hold.
+  uint32_t largest = 0;
+  for (const Group& g : groups) largest = std::max(largest, g.nranks);
+  const Group* first_world = nullptr;
+  std::set<uint32_t> first_processes;
+  for (const Group& g : groups) {
+    if (g.nranks != largest || g.members.size() != largest) continue;
+    std::set<uint32_t> processes;
+    for (const auto& [r, mi] : g.members) processes.insert(members_[mi].process);
+    if (first_world == nullptr) {
+      first_world = &g;
+      first_processes = std::move(processes);
+      continue;
+    }
+    const bool disjoint = std::none_of(processes.begin(), processes.end(),
+                                       [&](uint32_t p) { return first_processes.count(p) != 0; });
+    if (disjoint) {
+      return invalid_argument(fmt::format(
+          "the logs hold more than one job: two whole communicators of {} ranks with no process "
+          "in common ({} and {}); import each job's logs on their own",
+          largest, files_of(first_processes), files_of(processes)));
+    }
+  }
   group_ids_.clear();
   const uint32_t world = header_.world_size();
   for (size_t g = 0; g < groups.size(); ++g) {
@@ -334,7 +408,8 @@ Status NcclTraceBuilder::group_communicators() {
     } else if (first.split) {
       comm->set_name(fmt::format("split color {}", first.color));
     }
-    if (!missing.empty()) {
+    // Inferred communicators lack ranks the logs never show; finish() says which, once.
+    if (!missing.empty() && !first.inferred) {
       const Process& p = processes_[first.process];
       const std::string what = fmt::format(
           "communicator {} ({} ranks, comm {:#x} of {}:{}) lacks the init lines of comm ranks {}",
@@ -345,6 +420,14 @@ Status NcclTraceBuilder::group_communicators() {
     add_graph(present, *comm);
   }
   return {};
+}
+
+std::string NcclTraceBuilder::files_of(const std::set<uint32_t>& processes) const {
+  std::set<uint32_t> files;
+  for (uint32_t p : processes) files.insert(processes_[p].files.begin(), processes_[p].files.end());
+  std::string names;
+  for (uint32_t f : files) names += fmt::format("{}{}", names.empty() ? "" : ", ", files_[f]);
+  return names;
 }
 
 void NcclTraceBuilder::add_graph(const std::vector<uint32_t>& members, v1::Communicator& comm) {
@@ -403,17 +486,149 @@ void NcclTraceBuilder::add_graph(const std::vector<uint32_t>& members, v1::Commu
   }
 }
 
+namespace {
+
+// "0-3,8,10-11" of sorted numbers.
+std::string number_ranges(const std::vector<uint32_t>& sorted) {
+  std::string out;
+  for (size_t i = 0; i < sorted.size();) {
+    size_t j = i;
+    while (j + 1 < sorted.size() && sorted[j + 1] == sorted[j] + 1) ++j;
+    if (!out.empty()) out += ',';
+    out += j == i ? fmt::format("{}", sorted[i]) : fmt::format("{}-{}", sorted[i], sorted[j]);
+    i = j + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+Status NcclTraceBuilder::infer_layout() {
+  // Processes that printed collectives, in order of host, then device, then pid.
+  std::vector<uint32_t> order;
+  std::vector<uint32_t> position(processes_.size(), UINT32_MAX);
+  for (const Orphan& o : orphans_) {
+    if (position[o.rec.process] == UINT32_MAX) {
+      position[o.rec.process] = 0;
+      order.push_back(o.rec.process);
+    }
+  }
+  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+    const Process& x = processes_[a];
+    const Process& y = processes_[b];
+    return std::tie(x.host, x.device, x.pid) < std::tie(y.host, y.device, y.pid);
+  });
+  for (uint32_t i = 0; i < order.size(); ++i) position[order[i]] = i;
+  // One sighting per (process, comm pointer).
+  std::unordered_map<CommKey, uint32_t, CommKeyHash> sighting_of;
+  std::vector<CommSighting> sightings;
+  std::vector<CommKey> sighting_key;
+  std::vector<uint32_t> orphan_sighting(orphans_.size());
+  for (size_t i = 0; i < orphans_.size(); ++i) {
+    const CollRecord& rec = orphans_[i].rec;
+    const CommKey key{rec.process, rec.comm};
+    const auto [it, inserted] =
+        sighting_of.try_emplace(key, static_cast<uint32_t>(sightings.size()));
+    if (inserted) {
+      sightings.push_back({position[rec.process], -1, {}});
+      sighting_key.push_back(key);
+    }
+    CommSighting& s = sightings[it->second];
+    s.nranks = std::max(s.nranks, rec.nranks);
+    if (rec.kind != v1::OP_KIND_SEND && rec.kind != v1::OP_KIND_RECV) {
+      const bool same = !s.colls.empty() && s.colls.back().op_count == rec.op_count;
+      const uint32_t occurrence = same ? s.colls.back().occurrence + 1 : 0;
+      s.colls.push_back({rec.op_count, occurrence, rec.count, rec.kind, rec.datatype});
+    }
+    orphan_sighting[i] = it->second;
+  }
+  const InferredLayout layout = infer_comms(sightings, static_cast<uint32_t>(order.size()));
+  if (!layout.other_worlds.empty()) {
+    auto files_of_comm = [&](const InferredComm& comm) {
+      std::set<uint32_t> processes;
+      for (uint32_t s : comm.sightings) processes.insert(sighting_key[s].process);
+      return files_of(processes);
+    };
+    const InferredComm& world = layout.comms[layout.world];
+    const InferredComm& other = layout.comms[layout.other_worlds[0]];
+    return invalid_argument(fmt::format(
+        "the logs hold more than one job: two communicators of {} ranks with no process in "
+        "common and collectives that disagree at the same opCount ({} and {}); import each "
+        "job's logs on their own",
+        world.nranks, files_of_comm(world), files_of_comm(other)));
+  }
+  // Ranks in that order; then members as init lines would have given them.
+  for (uint32_t p : order) slot_of(p, processes_[p].device);
+  slot_global_.assign(slot_process_.size(), 0);
+  for (uint32_t s = 0; s < slot_process_.size(); ++s) {
+    slot_global_[s] = layout.rank[position[slot_process_[s]]];
+  }
+  std::vector<uint32_t> member_of(sightings.size());
+  for (size_t c = 0; c < layout.comms.size(); ++c) {
+    const InferredComm& comm = layout.comms[c];
+    for (size_t r = 0; r < comm.sightings.size(); ++r) {
+      const CommKey& key = sighting_key[comm.sightings[r]];
+      member_of[comm.sightings[r]] = static_cast<uint32_t>(members_.size());
+      Member& m = members_.emplace_back();
+      m.process = key.process;
+      m.comm = key.comm;
+      m.rank = static_cast<int32_t>(r);
+      m.nranks = static_cast<int32_t>(comm.nranks);
+      m.complete = true;
+      m.inferred = true;
+      m.comm_id = fmt::format("inferred {}", c);
+      m.cuda_dev = processes_[key.process].device;
+      m.slot = slot_of(key.process, m.cuda_dev);
+    }
+  }
+  for (size_t i = 0; i < orphans_.size(); ++i) {
+    const Orphan& o = orphans_[i];
+    Member& m = members_[member_of[orphan_sighting[i]]];
+    if (m.first_op_count == UINT64_MAX) m.first_op_count = o.rec.op_count;
+    append_op(o.rec, member_of[orphan_sighting[i]], o.rec.line, o.file);
+  }
+  orphans_.clear();
+  orphans_.shrink_to_fit();
+  const std::string how = fmt::format(
+      "the logs have no init lines (NCCL_DEBUG_SUBSYS without INIT): the ranks of {} processes "
+      "were inferred in order of host and device, and {} communicators from their collectives' "
+      "nranks and opCounts; ring orders were not printed (comm-rank order assumed)",
+      order.size(), layout.comms.size());
+  (*header_.mutable_metadata())["nccl.inferred"] = how;
+  report_.notes.push_back(how + "; add INIT to NCCL_DEBUG_SUBSYS for the exact ranks");
+  return {};
+}
+
+Status NcclTraceBuilder::check_has_ops() const {
+  if (op_total_ > 0) return {};
+  std::string names;
+  for (const std::string& f : files_) names += fmt::format("{}{}", names.empty() ? "" : ", ", f);
+  return invalid_argument(fmt::format(
+      "{}: no collective lines, so there is nothing to replay; take the log with COLL in "
+      "NCCL_DEBUG_SUBSYS (e.g. NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,COLL: INIT gives the exact "
+      "ranks)",
+      names));
+}
+
 Status NcclTraceBuilder::finish() {
   header_.set_source_format(v1::SOURCE_FORMAT_NCCL_LOG);
   for (const std::string& f : files_) header_.add_source_files(f);
-  COLLIDE_RETURN_IF_ERROR(assign_global_ranks());
+  if (!orphans_.empty()) {
+    COLLIDE_RETURN_IF_ERROR(infer_layout());
+  } else {
+    COLLIDE_RETURN_IF_ERROR(assign_global_ranks());
+  }
   uint32_t world = 0;
   for (uint32_t g : slot_global_) world = std::max(world, g + 1);
+  // NCCL's nranks, not the ranks seen: a log of one node of a larger job still names its world.
+  for (const Member& m : members_) world = std::max(world, static_cast<uint32_t>(m.nranks));
   header_.set_world_size(world);
   // Nodes: hosts in order of first appearance.
   std::map<std::string, uint32_t> nodes;
   std::vector<v1::RankInfo> infos(world);
+  std::vector<bool> observed(world, false);
   for (uint32_t s = 0; s < slot_global_.size(); ++s) {
+    observed[slot_global_[s]] = true;
     const Process& p = processes_[slot_process_[s]];
     const uint32_t node =
         nodes.try_emplace(p.host, static_cast<uint32_t>(nodes.size())).first->second;
@@ -425,11 +640,27 @@ Status NcclTraceBuilder::finish() {
     info.set_node(node);
     for (const std::string& nic : p.nics) info.add_nics(nic);
   }
+  std::vector<uint32_t> unobserved;
   for (uint32_t r = 0; r < world; ++r) {
     infos[r].set_rank(r);
+    if (!observed[r]) {
+      infos[r].set_device(-1);
+      unobserved.push_back(r);
+    }
     *header_.add_ranks() = std::move(infos[r]);
   }
+  if (!unobserved.empty()) {
+    // Ranks of the job that no line of the logs shows (e.g. logs of one node of several).
+    (*header_.mutable_metadata())["nccl.unobserved_ranks"] = number_ranges(unobserved);
+    if (!options_.fill_unobserved_ranks) {  // else fill_unobserved_ranks says what it did
+      report_.notes.push_back(fmt::format(
+          "{} of the {} ranks never appear in the logs (ranks {}): their ops are not in the "
+          "trace (--fill-unobserved-ranks gives them the whole job's collectives)",
+          unobserved.size(), world, number_ranges(unobserved)));
+    }
+  }
   COLLIDE_RETURN_IF_ERROR(group_communicators());
+  COLLIDE_RETURN_IF_ERROR(align_by_op_count());
   member_out_.clear();
   for (const Member& m : members_) member_out_.push_back({slot_global_[m.slot], m.group});
   group_fields_.clear();
@@ -441,10 +672,146 @@ Status NcclTraceBuilder::finish() {
     }
     group_fields_.push_back(field);
   }
+  if (options_.fill_unobserved_ranks && !unobserved.empty()) fill_unobserved_ranks(unobserved);
   report_.ops = op_total_;
   report_.ranks = world;
   report_.communicators = static_cast<uint32_t>(header_.communicators_size());
   return {};
+}
+
+Status NcclTraceBuilder::align_by_op_count() {
+  std::vector<std::vector<uint32_t>> by_group(group_ids_.size());
+  for (uint32_t i = 0; i < members_.size(); ++i) {
+    if (members_[i].first_op_count != UINT64_MAX) by_group[members_[i].group].push_back(i);
+  }
+  bool any = false;
+  for (size_t g = 0; g < by_group.size(); ++g) {
+    const std::vector<uint32_t>& members = by_group[g];
+    if (members.size() < 2) continue;
+    uint64_t start = 0;
+    bool p2p = false;
+    for (uint32_t i : members) {
+      start = std::max(start, members_[i].first_op_count);
+      p2p = p2p || members_[i].p2p;
+    }
+    if (p2p) continue;
+    for (uint32_t i : members) {
+      Member& m = members_[i];
+      if (m.first_op_count >= start) continue;
+      m.drop_below = start;
+      any = true;
+      const Process& p = processes_[m.process];
+      const std::string what = fmt::format(
+          "communicator {}: the log of rank {} ({}:{}) starts at opCount {:#x}, another member's "
+          "at {:#x}; its ops before that have no counterpart and are left out",
+          group_ids_[g], slot_global_[m.slot], p.host, p.pid, m.first_op_count, start);
+      if (options_.strict) return invalid_argument(what);
+      report_.add_problem(options_, "(all inputs)", what);
+    }
+  }
+  if (!any) return {};
+  if (ops_.size() != op_total_) {
+    needs_stored_pass_ = true;  // another builder wrote them as it read
+    return {};
+  }
+  drop_unmatched_ops();
+  return {};
+}
+
+namespace {
+
+// What PackedOps keeps of an op read back from it.
+OpWireFields wire_fields_of(const v1::Op& op) {
+  OpWireFields f;
+  f.index = op.index();
+  f.kind = op.kind();
+  f.count = op.count();
+  f.datatype = op.datatype();
+  f.bytes = op.bytes();
+  f.root = op.root();
+  f.reduce_op = op.reduce_op();
+  f.has_enqueue_time = op.has_enqueue_time_ns();
+  f.enqueue_time_ns = op.enqueue_time_ns();
+  f.op_count = op.op_count();
+  f.group = op.group();
+  f.source_line = op.source_line();
+  f.source_file = op.source_file();
+  return f;
+}
+
+}  // namespace
+
+void NcclTraceBuilder::fill_unobserved_ranks(const std::vector<uint32_t>& unobserved) {
+  const uint32_t world = header_.world_size();
+  // The world communicator's member of the lowest rank.
+  uint32_t source = UINT32_MAX;
+  for (uint32_t i = 0; i < members_.size(); ++i) {
+    if (static_cast<uint32_t>(members_[i].nranks) != world) continue;
+    if (source == UINT32_MAX || member_out_[i].rank < member_out_[source].rank) source = i;
+  }
+  if (source == UINT32_MAX) {
+    report_.notes.push_back(
+        "no communicator of the whole job in the logs: the unobserved ranks are left empty");
+    return;
+  }
+  if (ops_.size() != op_total_) {
+    needs_stored_pass_ = true;  // another builder wrote the ops as it read
+    return;
+  }
+  const uint32_t group = member_out_[source].group;
+  v1::Communicator& comm = *header_.mutable_communicators(static_cast<int>(group));
+  comm.clear_ranks();
+  for (uint32_t r = 0; r < world; ++r) comm.add_ranks(r);
+  comm.set_name("world");
+  // Every rank issues each collective of a communicator, with the same count; point-to-point
+  // ops have peers of their own and are not copied.
+  const uint32_t first_new = static_cast<uint32_t>(member_out_.size());
+  for (uint32_t r : unobserved) member_out_.push_back({r, group});
+  const size_t observed_ops = ops_.size();
+  PackedOps::Reader reader(ops_, 0);
+  PackedOpView c;
+  v1::Op op;
+  uint64_t index = 0;
+  for (size_t i = 0; i < observed_ops; ++i) {
+    reader.next(c);
+    if (c.member != source) continue;
+    op.Clear();
+    op.MergeFromString(std::string(c.index_kind));
+    op.MergeFromString(std::string(c.rest));
+    if (op.kind() == v1::OP_KIND_SEND || op.kind() == v1::OP_KIND_RECV) continue;
+    OpWireFields f = wire_fields_of(op);
+    f.index = index++;
+    for (uint32_t k = 0; k < unobserved.size(); ++k) ops_.append(first_new + k, f);
+  }
+  op_total_ = ops_.size();
+  const std::string what = fmt::format(
+      "ranks {} never appear in the logs: they were given the collectives of communicator {} "
+      "(copied from rank {}, as every rank issues each with the same count)",
+      number_ranges(unobserved), comm.id(), member_out_[source].rank);
+  (*header_.mutable_metadata())["nccl.filled_ranks"] = what;
+  report_.notes.push_back(what);
+}
+
+void NcclTraceBuilder::drop_unmatched_ops() {
+  // Rare (only logs that start apart), so the ops are decoded and packed again.
+  PackedOps kept;
+  std::vector<uint64_t> next_index(slot_process_.size(), 0);
+  PackedOps::Reader reader(ops_, 0);
+  PackedOpView c;
+  v1::Op op;
+  for (size_t i = 0; i < ops_.size(); ++i) {
+    reader.next(c);
+    op.Clear();
+    op.MergeFromString(std::string(c.index_kind));
+    op.MergeFromString(std::string(c.rest));
+    const Member& m = members_[c.member];
+    if (op.op_count() < m.drop_below) continue;
+    OpWireFields f = wire_fields_of(op);
+    f.index = next_index[m.slot]++;
+    kept.append(c.member, f);
+  }
+  op_total_ = kept.size();
+  ops_ = std::move(kept);
 }
 
 void NcclTraceBuilder::fill_op(const PackedOpView& c, v1::Op& op) const {

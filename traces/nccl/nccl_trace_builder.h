@@ -3,6 +3,7 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -31,6 +32,15 @@
 // member's comm rank. That recovers both contiguous groups (TP) and strided ones (DP). A
 // communicator with comm ranks missing from the logs is reported; its rank list then holds only
 // the members present, in comm-rank order.
+//
+// Logs without init lines (NCCL_DEBUG_SUBSYS=COLL): the collective lines are kept until the end,
+// then ranks and communicators are inferred from them (comm_inference.h) and the trace says so.
+// Once any init line has been read, a collective of a comm no init line announced is a problem.
+//
+// The world size is NCCL's nranks of the largest communicator, even when the logs show fewer
+// ranks (a log of one node of several); the ranks never seen are listed in the header's metadata.
+// Ranks' ops are paired by opCount: ops before the opCount every member of a communicator shows
+// are left out (see align_by_op_count).
 //
 // Rings and trees come from GRAPH lines printed by a process before its next `Init COMPLETE` (per
 // CUDA device); a ring order cut with `...` is rebuilt from the ranks' `Ring` neighbour lines when
@@ -74,11 +84,21 @@ class NcclTraceBuilder {
 
   ImportReport& report() { return report_; }
 
+  // An error when the input held no collective at all (finish() first): a trace without ops
+  // replays nothing, and the usual cause is a log taken without COLL in NCCL_DEBUG_SUBSYS.
+  Status check_has_ops() const;
+
+  // Whether finish() found ops to leave out that another builder wrote as it read (see
+  // align_by_op_count): the import must then start over with the ops stored.
+  bool needs_stored_pass() const { return needs_stored_pass_; }
+
  private:
   struct Process {
     std::string host;
     uint32_t pid = 0;
     std::vector<std::string> nics;
+    std::vector<uint32_t> files;  // that hold its lines, by index into files_
+    int32_t device = -1;          // the `[dev]` of its lines (its first seen)
   };
   struct Member {  // one process's view of one communicator: an init line
     uint32_t process = 0;
@@ -88,6 +108,10 @@ class NcclTraceBuilder {
     int32_t nranks = 0;
     bool complete = false;
     bool split = false;
+    bool inferred = false;  // placed by infer_layout, not by an init line
+    bool p2p = false;       // issued a Send or Recv (whose opCounts need not agree across ranks)
+    uint64_t first_op_count = UINT64_MAX;  // of its first op
+    uint64_t drop_below = 0;  // its ops of lower opCount have no counterpart (align_by_op_count)
     int64_t color = 0;
     std::string comm_id;
     uint32_t slot = 0;
@@ -103,10 +127,29 @@ class NcclTraceBuilder {
   };
 
   Status problem(uint64_t line, std::string what);
+  Status problem_in(uint32_t file, uint64_t line, std::string what);
+  // A collective line of a comm no init line announced. Before any init line of the input they
+  // are kept (see infer_layout); after one, each is a problem, as are those kept.
+  Status orphan(const CollRecord& rec, uint32_t process);
+  Status report_orphans();
+  // COLL-only input: communicators, ranks and comm ranks inferred from the collective lines.
+  Status infer_layout();
+  // Ranks' logs that start at different points of a communicator's life (rotated, cut, a rank
+  // restarted) would pair different collectives by position: ops before the opCount every member
+  // shows are left out, and said so. Only for communicators of collectives alone, whose opCounts
+  // run in step on every rank.
+  Status align_by_op_count();
+  void drop_unmatched_ops();
+  // The input files that hold lines of these processes, by name, for messages.
+  std::string files_of(const std::set<uint32_t>& processes) const;
+  // ImportOptions::fill_unobserved_ranks: the ops of the world communicator, copied from its
+  // lowest rank shown to each rank never shown (after member_out_ is set).
+  void fill_unobserved_ranks(const std::vector<uint32_t>& unobserved);
   Status on_init(const InitRecord& rec, uint32_t process);
   // False if the op's comm has no init line yet (the caller reports it with unknown_comm): the
   // per-op path returns no Status, which costs a construction and destruction per op.
   bool on_coll(const CollRecord& rec, uint32_t process);
+  void append_op(const CollRecord& rec, uint32_t member, uint64_t line, uint32_t file);
   Status unknown_comm(const CollRecord& rec, uint32_t process);
   void on_graph(const GraphRecord& rec, uint32_t process);
   uint32_t slot_of(uint32_t process, int32_t dev);
@@ -162,6 +205,15 @@ class NcclTraceBuilder {
   };
   std::vector<MemberOut> member_out_;  // by member, set by finish()
   PackedOps ops_;
+  // Collective lines met before any init line, with where they were: kept until an init line
+  // (then problems) or the end (then infer_layout places them).
+  struct Orphan {
+    CollRecord rec;  // rec.line is the file's line, rec.process ours
+    uint32_t file;
+  };
+  std::vector<Orphan> orphans_;
+  bool seen_init_ = false;
+  bool needs_stored_pass_ = false;
   OpSink* sink_ = &ops_;    // where on_coll puts ops
   OpWireFields op_fields_;  // on_coll's, reused
   uint64_t op_total_ = 0;
