@@ -1,8 +1,9 @@
 #include "traces/flight_recorder/fr_dump.h"
 
+#include "traces/flight_recorder/torch_names.h"
+
 #include <fmt/format.h>
 
-#include <charconv>
 #include <cmath>
 #include <limits>
 
@@ -105,21 +106,9 @@ Result<std::vector<uint32_t>> group_ranks(const Fields& fields) {
   }
   if (!value->is_string()) return fields.error("ranks", "expected \"[0, 1, ...]\" or a list");
   const std::string& text = value->get_ref<const std::string&>();
-  const char* p = text.data();
-  const char* end = p + text.size();
-  auto skip = [&] {
-    while (p < end && (*p == ' ' || *p == ',' || *p == '[' || *p == ']')) ++p;
-  };
-  for (skip(); p < end; skip()) {
-    uint32_t rank = 0;
-    const auto [next, ec] = std::from_chars(p, end, rank);
-    if (ec != std::errc() || next == p) {
-      return fields.error("ranks", fmt::format("'{}' is not a list of ranks", text));
-    }
-    ranks.push_back(rank);
-    p = next;
-  }
-  return ranks;
+  auto parsed = parse_torch_rank_list(text);
+  if (!parsed) return fields.error("ranks", fmt::format("'{}' is not a list of ranks", text));
+  return std::move(*parsed);
 }
 
 Result<v1::OpState> parse_state(const Fields& fields) {

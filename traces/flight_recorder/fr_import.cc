@@ -146,24 +146,7 @@ class Converter {
     op.set_comm(entry.pg_name);
     op.set_root(-1);
     const auto n = static_cast<uint64_t>(group.ranks.size());
-    uint64_t count = entry.input_numel;
-    switch (*kind) {
-      case v1::OP_KIND_REDUCE_SCATTER:
-      case v1::OP_KIND_SCATTER:
-        count = entry.output_numel;
-        break;
-      case v1::OP_KIND_ALL_TO_ALL:
-        count = entry.input_numel / n;  // what goes to each peer
-        break;
-      case v1::OP_KIND_RECV:
-        if (count == 0) count = entry.output_numel;
-        break;
-      case v1::OP_KIND_BARRIER:
-        count = 0;
-        break;
-      default:
-        break;
-    }
+    const uint64_t count = nccl_count(*kind, entry.input_numel, entry.output_numel, n);
     if (*kind == v1::OP_KIND_BROADCAST || *kind == v1::OP_KIND_REDUCE ||
         *kind == v1::OP_KIND_GATHER || *kind == v1::OP_KIND_SCATTER) {
       op.set_root(0);  // not in the dump

@@ -1,6 +1,7 @@
 #include "traces/flight_recorder/torch_names.h"
 
 #include <array>
+#include <charconv>
 #include <cctype>
 #include <string>
 #include <utility>
@@ -55,6 +56,40 @@ std::optional<v1::OpKind> op_kind_from_torch(std::string_view name) {
     if (std::string_view(bare).substr(0, prefix.size()) == prefix) return kind;
   }
   return std::nullopt;
+}
+
+uint64_t nccl_count(v1::OpKind kind, uint64_t input_numel, uint64_t output_numel,
+                    uint64_t group_size) {
+  switch (kind) {
+    case v1::OP_KIND_REDUCE_SCATTER:
+    case v1::OP_KIND_SCATTER:
+      return output_numel;
+    case v1::OP_KIND_ALL_TO_ALL:
+      return group_size == 0 ? 0 : input_numel / group_size;
+    case v1::OP_KIND_RECV:
+      return input_numel == 0 ? output_numel : input_numel;
+    case v1::OP_KIND_BARRIER:
+      return 0;
+    default:
+      return input_numel;
+  }
+}
+
+std::optional<std::vector<uint32_t>> parse_torch_rank_list(std::string_view text) {
+  std::vector<uint32_t> ranks;
+  const char* p = text.data();
+  const char* end = p + text.size();
+  auto skip = [&] {
+    while (p < end && (*p == ' ' || *p == ',' || *p == '[' || *p == ']')) ++p;
+  };
+  for (skip(); p < end; skip()) {
+    uint32_t rank = 0;
+    const auto [next, ec] = std::from_chars(p, end, rank);
+    if (ec != std::errc() || next == p) return std::nullopt;
+    ranks.push_back(rank);
+    p = next;
+  }
+  return ranks;
 }
 
 }  // namespace collide::traces::flight_recorder

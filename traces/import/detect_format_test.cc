@@ -24,6 +24,8 @@ TEST(DetectFormat, TellsEachFormatFromItsTestData) {
       {"flight_recorder/testdata/fr_json/nccl_trace_rank_3.json", "flight-recorder"},
       {"inspector/testdata/node-b-pid5201.log", "inspector"},
       {"inspector/testdata", "inspector"},  // its first file by name is the generator script
+      {"kineto/testdata/rank1.pt.trace.json", "kineto"},
+      {"kineto/testdata", "kineto"},
   };
   for (const auto& [path, want] : cases) {
     auto got = detect_import_format({kTraces + "/" + path});

@@ -4,6 +4,7 @@
 #include "traces/chakra/chakra_import.h"
 #include "traces/flight_recorder/fr_import.h"
 #include "traces/inspector/inspector_import.h"
+#include "traces/kineto/kineto_import.h"
 #include "traces/nccl/nccl_import.h"
 
 namespace collide::traces {
@@ -24,6 +25,9 @@ const std::vector<ImportFormat>& import_formats() {
       {"inspector", "NCCL Inspector plugin output (JSON lines, one file per process, or a "
                     "directory): sampled collectives with their measured execution times",
        &inspector::import_nccl_inspector},
+      {"kineto", "PyTorch profiler (Kineto) Chrome traces with distributedInfo, one per rank, or a "
+                 "directory of .json files: collectives' args and kernel times",
+       &kineto::import_kineto},
   };
   return formats;
 }
