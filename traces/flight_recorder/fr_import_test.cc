@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "traces/analysis/stats_report.h"
 #include "traces/analysis/trace_stats.h"
 #include "traces/analysis/trace_validator.h"
 #include "traces/trace_test_util.h"
@@ -125,6 +126,9 @@ TEST_F(FlightRecorderImport, StatsAndValidateNameTheHangFrontierFromPickleAndJso
     auto stats = analysis::compute_trace_stats(trace);
     ASSERT_TRUE(stats.ok()) << stats.status().message();
     expect_frontier(stats->frontier);
+    const nlohmann::json j = analysis::stats_json(*stats, {});
+    EXPECT_EQ(j["hang_frontier"]["collectives"][0]["not_issued"], nlohmann::json::array({5}));
+    EXPECT_NE(analysis::stats_table(*stats, {}).find("Hang frontier"), std::string::npos);
     auto report = analysis::validate_trace(trace, {});
     ASSERT_TRUE(report.ok()) << report.status().message();
     expect_frontier(report->frontier);
