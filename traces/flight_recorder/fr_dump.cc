@@ -1,6 +1,7 @@
 #include "traces/flight_recorder/fr_dump.h"
 
 #include "traces/flight_recorder/torch_names.h"
+#include "traces/import/json_fields.h"
 
 #include <fmt/format.h>
 
@@ -33,13 +34,9 @@ class Fields {
   }
 
   Result<uint64_t> as_uint(const json& value, std::string_view field) const {
-    if (value.is_number_unsigned()) return value.get<uint64_t>();
-    if (value.is_number_integer()) {
-      const auto signed_value = value.get<int64_t>();
-      if (signed_value < 0) return error(field, "negative");
-      return static_cast<uint64_t>(signed_value);
-    }
-    return error(field, fmt::format("expected an integer, got {}", value.type_name()));
+    auto number = json_uint(value);
+    if (!number.ok()) return error(field, number.status().message());
+    return number;
   }
 
   Result<std::string> text(std::string_view field) const {

@@ -10,6 +10,7 @@
 #include <set>
 
 #include "traces/import/input_files.h"
+#include "traces/import/json_fields.h"
 #include "traces/trace_io.h"
 
 namespace collide::traces::inspector {
@@ -38,13 +39,11 @@ struct Process {
 Result<uint64_t> uint_field(const json& object, std::string_view field, const std::string& where) {
   const auto it = object.find(field);
   if (it == object.end()) return invalid_argument(fmt::format("{}: {}: missing", where, field));
-  if (it->is_number_unsigned()) return it->get<uint64_t>();
-  if (it->is_number_integer()) {
-    if (it->get<int64_t>() < 0) return invalid_argument(fmt::format("{}: {}: negative", where, field));
-    return static_cast<uint64_t>(it->get<int64_t>());
+  auto number = json_uint(*it);
+  if (!number.ok()) {
+    return invalid_argument(fmt::format("{}: {}: {}", where, field, number.status().message()));
   }
-  return invalid_argument(
-      fmt::format("{}: {}: expected an integer, got {}", where, field, it->type_name()));
+  return number;
 }
 
 Result<uint32_t> uint32_field(const json& object, std::string_view field, const std::string& where) {

@@ -13,6 +13,7 @@
 
 #include "traces/flight_recorder/torch_names.h"
 #include "traces/import/input_files.h"
+#include "traces/import/json_fields.h"
 #include "traces/op_types.h"
 #include "traces/trace_io.h"
 
@@ -61,12 +62,9 @@ class Args {
   Result<uint64_t> uint(std::string_view field) const {
     const json* v = find(field);
     if (v == nullptr) return error(field, "missing");
-    if (v->is_number_unsigned()) return v->get<uint64_t>();
-    if (v->is_number_integer()) {
-      if (v->get<int64_t>() < 0) return error(field, "negative");
-      return static_cast<uint64_t>(v->get<int64_t>());
-    }
-    return error(field, fmt::format("expected an integer, got {}", v->type_name()));
+    auto number = json_uint(*v);
+    if (!number.ok()) return error(field, number.status().message());
+    return number;
   }
 
  private:
