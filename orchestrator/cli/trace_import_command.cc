@@ -11,6 +11,7 @@
 
 #include "orchestrator/cli/commands.h"
 #include "orchestrator/cli/trace_commands.h"
+#include "traces/import/detect_format.h"
 #include "traces/import/formats.h"
 
 namespace collide::cli {
@@ -54,10 +55,17 @@ std::function<void(uint64_t, uint64_t)> progress_printer(bool quiet) {
 }
 
 void run_import(const ImportCommandOptions& opt) {
-  const traces::ImportFormat* format = traces::find_import_format(opt.format);
+  std::string format_name = opt.format;
+  if (format_name.empty()) {
+    auto detected = traces::detect_import_format(opt.inputs);
+    if (!detected.ok()) fail("trace import", kExitUsage, detected.status().message());
+    format_name = *detected;
+    if (!opt.quiet) std::cerr << fmt::format("import: format {} (from the content)\n", format_name);
+  }
+  const traces::ImportFormat* format = traces::find_import_format(format_name);
   if (format == nullptr) {
     fail("trace import", kExitUsage,
-         fmt::format("unknown format '{}'; known formats:{}", opt.format, format_list()));
+         fmt::format("unknown format '{}'; known formats:{}", format_name, format_list()));
   }
   traces::ImportOptions options;
   options.strict = opt.strict;
@@ -91,7 +99,8 @@ void run_import(const ImportCommandOptions& opt) {
 void add_trace_import_command(CLI::App& trace) {
   auto opt = std::make_shared<ImportCommandOptions>();
   CLI::App* cmd = trace.add_subcommand("import", "Convert a trace of another format to a collide trace");
-  cmd->add_option("--format,-f", opt->format, "input format (see below)")->required();
+  cmd->add_option("--format,-f", opt->format,
+                  "input format (see below); without it, told from the first input's content");
   cmd->add_option("inputs", opt->inputs, "input files (or directories, where the format says)")
       ->required();
   cmd->add_option("--output,-o", opt->output, "the collide trace to write")->required();

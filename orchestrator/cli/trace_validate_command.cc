@@ -60,6 +60,9 @@ void run_validate(const ValidateCommandOptions& opt) {
                         {"issues_total", report->issues_total},
                         {"issues", nlohmann::json::array()}};
     for (const auto& issue : report->issues) j["issues"].push_back(issue_json(issue));
+    if (report->frontier.has_states) {
+      j["hang_frontier"] = traces::analysis::frontier_json(report->frontier);
+    }
     std::cout << j.dump(2) << "\n";
   } else if (report->valid()) {
     std::cout << fmt::format("{}: valid ({} ops)\n", opt.path, report->ops_read);

@@ -97,6 +97,7 @@ std::string stats_table(const TraceStats& stats, const StatsReportOptions& optio
         stats.ops_unaccounted);
   }
   if (stats.overflowed) out += "\nwarning: a byte total passed 2^64 - 1 and is held there\n";
+  out += frontier_table(stats.frontier);
   return out;
 }
 
@@ -143,6 +144,7 @@ nlohmann::json stats_json(const TraceStats& stats, const StatsReportOptions& opt
   }
   j["ops_unaccounted"] = stats.ops_unaccounted;
   j["overflowed"] = stats.overflowed;
+  if (stats.frontier.has_states) j["hang_frontier"] = frontier_json(stats.frontier);
   return j;
 }
 

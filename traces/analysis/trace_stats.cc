@@ -43,7 +43,7 @@ EpochTotals project_to_epoch(const TraceStats& stats, uint64_t minibatches) {
   return epoch;
 }
 
-StatsAccumulator::StatsAccumulator(const v1::TraceHeader& header) {
+StatsAccumulator::StatsAccumulator(const v1::TraceHeader& header) : frontier_(header) {
   stats_.world_size = header.world_size();
   for (const v1::Communicator& c : header.communicators()) {
     if (comm_index_.count(c.id()) != 0) continue;  // a duplicate id: validate reports it
@@ -61,6 +61,7 @@ StatsAccumulator::StatsAccumulator(const v1::TraceHeader& header) {
 void StatsAccumulator::add(const v1::Op& op) {
   // What this op record adds: always its issue; traffic when it is the first issue of a
   // collective instance seen, a send, or an all-to-allv (whose every rank sends its own sizes).
+  frontier_.add(op);
   TrafficTotals delta;
   delta.issued_ops = 1;
   delta.issued_bytes = op.bytes();
@@ -112,6 +113,7 @@ void StatsAccumulator::add(const v1::Op& op) {
 }
 
 TraceStats StatsAccumulator::finish() && {
+  stats_.frontier = std::move(frontier_).finish();
   return std::move(stats_);
 }
 

@@ -9,6 +9,7 @@
 
 #include "collide/trace.pb.h"
 #include "common/result.h"
+#include "traces/analysis/hang_frontier.h"
 
 // Statistics of a collide trace, computed in one streaming pass: op counts, bytes as issued and
 // the traffic under the two models of traffic_model.h, per op kind, per communicator, per
@@ -44,6 +45,8 @@ struct TraceStats {
   // still count their bytes). `collide trace validate` says which they are.
   uint64_t ops_unaccounted = 0;
   bool overflowed = false;  // a byte total passed 2^64 - 1 and was held there
+  // Where the job stopped, for traces whose ops carry a state (Flight Recorder dumps).
+  HangFrontier frontier;
 };
 
 // Traffic of a whole epoch of `minibatches` mini-batches, assuming each is like the mean of the
@@ -62,6 +65,7 @@ EpochTotals project_to_epoch(const TraceStats& stats, uint64_t minibatches);
 class StatsAccumulator {
  public:
   explicit StatsAccumulator(const v1::TraceHeader& header);
+  StatsAccumulator(StatsAccumulator&&) = default;
   void add(const v1::Op& op);
   TraceStats finish() &&;
 
@@ -74,6 +78,7 @@ class StatsAccumulator {
   TraceStats stats_;
   std::unordered_map<std::string, uint32_t> comm_index_;
   std::vector<CommState> comms_;
+  HangFrontierAccumulator frontier_;
 };
 
 // Reads `path` once and computes its statistics. `progress` (may be empty) is called every 2^16

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <tuple>
 #include <unordered_map>
 #include <utility>
@@ -121,6 +122,7 @@ class Validator {
 
   Result<ValidationReport> run(const std::string& path) {
     COLLIDE_RETURN_IF_ERROR(pass(path, 1));
+    report_frontier();
     find_probes();
     find_alltoallv_probes();
     if (!probes_.empty() || !alltoallv_probes_.empty()) {
@@ -295,7 +297,10 @@ class Validator {
   Status pass(const std::string& path, int number) {
     auto reader = TraceReader::open(path);
     if (!reader.ok()) return reader.status();
-    if (number == 1) read_header((*reader)->header());
+    if (number == 1) {
+      read_header((*reader)->header());
+      frontier_.emplace((*reader)->header());
+    }
     alltoallv_.start_pass(number);
     std::vector<uint64_t> positions(number == 2 ? sequences_.size() : 0);
     v1::Op op;
@@ -305,6 +310,7 @@ class Validator {
       if (!*more) break;
       const uint64_t position = (*reader)->ops_read();
       if (options_.progress && position % kProgressEvery == 0) options_.progress(number, position);
+      if (number == 1) frontier_->add(op);
       const uint32_t seq = classify(op, position, number == 1);
       if (seq == kNone) continue;
       if (number == 1) {
@@ -346,6 +352,28 @@ class Validator {
     windows_[{probe.a, probe.block}];
     windows_[{probe.b, probe.block}];
     probes_.push_back(probe);
+  }
+
+  // A hung job's frontier, as issues ahead of the ops' own (file position 0: the whole trace).
+  void report_frontier() {
+    report_.frontier = std::move(*frontier_).finish();
+    frontier_.reset();
+    for (const FrontierCollective& f : report_.frontier.collectives) {
+      ValidationIssue issue;
+      issue.comm = f.comm;
+      issue.message = "hang frontier: " + describe(f);
+      add_issue(std::move(issue));
+    }
+    for (const StuckPointToPoint& p : report_.frontier.point_to_point) {
+      ValidationIssue issue;
+      issue.comm = p.comm;
+      issue.rank = p.rank;
+      issue.message = "hang frontier: " + describe(p);
+      add_issue(std::move(issue));
+    }
+    // The ones beyond the listed few are counted all the same.
+    report_.issues_total +=
+        report_.frontier.point_to_point_total - report_.frontier.point_to_point.size();
   }
 
   void find_probes() {
@@ -531,6 +559,7 @@ class Validator {
   std::map<std::pair<uint32_t, uint64_t>, std::vector<Kept>> windows_;
   std::vector<ValidationIssue> issues_;
   ValidationReport report_;
+  std::optional<HangFrontierAccumulator> frontier_;  // during the first pass
 };
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "common/result.h"
+#include "traces/analysis/hang_frontier.h"
 
 // Checks that a collide trace describes a job that could have run:
 //  - the header's communicators name ranks of the job, once each;
@@ -15,6 +16,8 @@
 //  - every member of a communicator issues the same sequence of collectives (kind, count, bytes,
 //    datatype, reduce op, root);
 //  - per communicator and ordered pair of ranks, the k-th send matches the k-th recv (bytes);
+//  - where ops carry a state (Flight Recorder dumps of a hung job), every op completed; each
+//    communicator's hang frontier (see hang_frontier.h) is an issue;
 //  - in the k-th all-to-allv of a communicator, what each rank sends to each other is what that
 //    one expects to receive from it, where receive sizes are given (see alltoallv_matcher.h).
 //
@@ -45,6 +48,7 @@ struct ValidationReport {
   uint64_t ops_read = 0;
   uint64_t issues_total = 0;            // every problem found, counted
   std::vector<ValidationIssue> issues;  // the first max_reported of them, in file order
+  HangFrontier frontier;                // where ops carry states; issues repeat it in words
   bool valid() const { return issues_total == 0; }
 };
 

@@ -2,6 +2,9 @@
 
 #include "traces/aicb/aicb_import.h"
 #include "traces/chakra/chakra_import.h"
+#include "traces/flight_recorder/fr_import.h"
+#include "traces/inspector/inspector_import.h"
+#include "traces/kineto/kineto_import.h"
 #include "traces/nccl/nccl_import.h"
 
 namespace collide::traces {
@@ -16,6 +19,15 @@ const std::vector<ImportFormat>& import_formats() {
        &chakra::import_chakra},
       {"aicb", "AICB/SimAI workload text (one file), expanded per rank (Megatron layout)",
        &aicb::import_aicb},
+      {"flight-recorder", "PyTorch NCCL Flight Recorder dumps (pickle or JSON), one per rank, "
+                          "files or a directory; keeps each op's state for the hang frontier",
+       &flight_recorder::import_flight_recorder},
+      {"inspector", "NCCL Inspector plugin output (JSON lines, one file per process, or a "
+                    "directory): sampled collectives with their measured execution times",
+       &inspector::import_nccl_inspector},
+      {"kineto", "PyTorch profiler (Kineto) Chrome traces with distributedInfo, one per rank, or a "
+                 "directory of .json files: collectives' args and kernel times",
+       &kineto::import_kineto},
   };
   return formats;
 }
