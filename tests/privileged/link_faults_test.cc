@@ -19,6 +19,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "common/parse_number.h"
 #include "injectors/guardian.h"
 #include "injectors/link_flap.h"
 #include "injectors/rate_limit.h"
@@ -250,7 +251,9 @@ int tcx_programs(const std::string& ns, const std::string& dev) {
 #ifdef COLLIDE_HAVE_LIBBPF
   auto index = run_command({"ip", "-n", ns, "-o", "link", "show", "dev", dev});
   if (!index.ok() || index->exit_code != 0) return -1;
-  const int ifindex = std::stoi(index->output);
+  auto read = parse_number<int>(index->output.substr(0, index->output.find(':')), "ifindex");
+  if (!read.ok()) return -1;
+  const int ifindex = *read;
   auto scope = NetnsScope::enter(ns);
   if (!scope.ok()) return -1;
   int total = 0;
