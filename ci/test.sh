@@ -34,9 +34,23 @@ if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then
 fi
 
 echo "== privileged tests (COLLIDE_REQUIRE_PRIVILEGED=${COLLIDE_REQUIRE_PRIVILEGED:-0})"
-# These replay real traffic with timing bounds on a machine that may be shared: a test that fails
-# runs once more (its first failure stays in the log), and fails the build if it fails again.
-ctest --test-dir "$build" -LE unit --output-on-failure --repeat until-pass:2
+# Each runs once: a flaky test is fixed, or quarantined here by name with the reason, never
+# retried until it passes. Quarantined tests run after the others; their result is reported and
+# does not fail the build. One ctest regular expression per test, each with its reason above it.
+quarantined=(
+)
+if [ ${#quarantined[@]} -eq 0 ]; then
+  ctest --test-dir "$build" -LE unit --output-on-failure
+else
+  pattern=$(IFS='|'; echo "${quarantined[*]}")
+  ctest --test-dir "$build" -LE unit --output-on-failure -E "$pattern"
+  echo "== quarantined privileged tests (reported, not failing the build): $pattern"
+  if ctest --test-dir "$build" -LE unit --output-on-failure -R "$pattern"; then
+    echo "quarantined tests passed"
+  else
+    echo "QUARANTINED TESTS FAILED (not failing the build): $pattern"
+  fi
+fi
 
 if [ "${COLLIDE_SKIP_CLANG:-0}" != "1" ]; then
   echo "== clang build"
