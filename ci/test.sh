@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The README's test command. Installs what is missing, builds from scratch and runs every test:
 # unit tests first (also as an unprivileged user, to show they need no root), then the privileged
-# ones (namespaces, BPF, DPDK) one at a time. Then builds everything again with clang.
+# ones (namespaces, BPF, DPDK) one at a time. Then the same build folder without DPDK and without
+# eBPF in turn (ninja rebuilds only what the option changes) with the unit tests, and everything
+# again with clang.
 #
 # COLLIDE_REQUIRE_PRIVILEGED=1 (CI sets it) turns a privileged test's skip into a failure.
 # COLLIDE_SKIP_CLANG=1 skips the clang build (quicker local runs).
@@ -34,9 +36,36 @@ if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then
 fi
 
 echo "== privileged tests (COLLIDE_REQUIRE_PRIVILEGED=${COLLIDE_REQUIRE_PRIVILEGED:-0})"
-# These replay real traffic with timing bounds on a machine that may be shared: a test that fails
-# runs once more (its first failure stays in the log), and fails the build if it fails again.
-ctest --test-dir "$build" -LE unit --output-on-failure --repeat until-pass:2
+# Each runs once: a flaky test is fixed, or quarantined here by name with the reason, never
+# retried until it passes. Quarantined tests run after the others; their result is reported and
+# does not fail the build. One ctest regular expression per test, each with its reason above it.
+quarantined=(
+)
+if [ ${#quarantined[@]} -eq 0 ]; then
+  ctest --test-dir "$build" -LE unit --output-on-failure
+else
+  pattern=$(IFS='|'; echo "${quarantined[*]}")
+  ctest --test-dir "$build" -LE unit --output-on-failure -E "$pattern"
+  echo "== quarantined privileged tests (reported, not failing the build): $pattern"
+  if ctest --test-dir "$build" -LE unit --output-on-failure -R "$pattern"; then
+    echo "quarantined tests passed"
+  else
+    echo "QUARANTINED TESTS FAILED (not failing the build): $pattern"
+  fi
+fi
+
+# Hosts without DPDK or eBPF: the README offers both options. The same folder reconfigured, so
+# ninja rebuilds only what an option changes (its libraries, the `collide` command, the tests
+# linked to them); every unit test must pass in each. Then back to the full build, which the demo
+# uses.
+for variant in -DCOLLIDE_WITH_DPDK=OFF -DCOLLIDE_WITH_EBPF=OFF; do
+  echo "== build with $variant"
+  cmake -S . -B "$build" -DCOLLIDE_WITH_DPDK=ON -DCOLLIDE_WITH_EBPF=ON "$variant" >/dev/null
+  cmake --build "$build" -j"$(nproc)"
+  ctest --test-dir "$build" -L unit --output-on-failure -j"$(nproc)"
+done
+cmake -S . -B "$build" -DCOLLIDE_WITH_DPDK=ON -DCOLLIDE_WITH_EBPF=ON >/dev/null
+cmake --build "$build" -j"$(nproc)"
 
 if [ "${COLLIDE_SKIP_CLANG:-0}" != "1" ]; then
   echo "== clang build"

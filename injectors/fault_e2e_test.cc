@@ -24,6 +24,7 @@
 
 #include <gtest/gtest.h>
 
+#include "common/parse_number.h"
 #include "injectors/fault_injector.h"
 #include "tests/support/command.h"
 #include "tests/support/netns.h"
@@ -81,7 +82,7 @@ Result<uint64_t> udp_counter(const TestNetns& ns, const std::string& name) {
   std::string key;
   std::string value;
   while (h >> key && v >> value) {
-    if (key == name) return static_cast<uint64_t>(std::stoull(value));
+    if (key == name) return parse_number<uint64_t>(value, "/proc/net/snmp Udp " + name);
   }
   return not_found("no Udp counter " + name + " in /proc/net/snmp");
 }

@@ -20,12 +20,6 @@ constexpr uint32_t kZero = 0;
 
 }  // namespace
 
-uint64_t FaultInjector::monotonic_ns() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);  // the clock bpf_ktime_get_ns() reads
-  return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000ULL + static_cast<uint64_t>(ts.tv_nsec);
-}
-
 Result<std::unique_ptr<FaultInjector>> FaultInjector::load(FaultInjectorOptions options) {
   if (options.rules.size() > COLLIDE_FAULT_MAX_RULES) {
     return invalid_argument(fmt::format("{} rules given; the injector holds at most {}",

@@ -12,6 +12,8 @@
 
 #include <fmt/format.h>
 
+#include "common/parse_number.h"
+
 namespace collide::injectors {
 namespace {
 
@@ -58,16 +60,12 @@ Result<NumberWithUnit> number_with_unit(std::string_view text, std::string_view 
 }
 
 Result<uint64_t> parse_unsigned(std::string_view text, uint64_t max_value, std::string_view what) {
-  const std::string s(trim(text));
-  if (s.empty() || s[0] == '-' || s[0] == '+') {
-    return invalid_argument(fmt::format("'{}' is not a {}", s, what));
-  }
-  char* end = nullptr;
-  errno = 0;
-  const unsigned long long v = std::strtoull(s.c_str(), &end, 0);
-  if (end == s.c_str() || *end != '\0' || errno != 0) {
-    return invalid_argument(fmt::format("'{}' is not a {}", s, what));
-  }
+  const std::string_view s = trim(text);
+  // Decimal, or hexadecimal after "0x" (opcodes and QP numbers are often written so).
+  const bool hex = s.starts_with("0x") || s.starts_with("0X");
+  auto read = parse_number<uint64_t>(s, what, hex ? 16 : 10);
+  if (!read.ok()) return read.status();
+  const uint64_t v = *read;
   if (v > max_value) {
     return invalid_argument(fmt::format("{} {} is above the largest, {}", what, s, max_value));
   }

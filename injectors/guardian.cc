@@ -21,6 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/logging.h"
+#include "common/parse_number.h"
 #include "common/process.h"
 
 namespace collide::injectors {
@@ -224,11 +225,9 @@ std::optional<uint64_t> process_start_time(int pid) {
   for (int i = 3; i <= 22; ++i) {
     if (!(fields >> field)) return std::nullopt;
   }
-  try {
-    return std::stoull(field);
-  } catch (const std::exception&) {
-    return std::nullopt;
-  }
+  auto start = parse_number<uint64_t>(field, "start time");
+  if (!start.ok()) return std::nullopt;
+  return *start;
 }
 
 Result<std::unique_ptr<Guardian>> Guardian::start(GuardianOptions options) {

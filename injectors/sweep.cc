@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/logging.h"
+#include "common/parse_number.h"
 #include "common/process.h"
 #include "injectors/guardian.h"
 #include "injectors/rate_limit.h"
@@ -52,8 +53,12 @@ void sweep_state_dir(const fs::path& state_dir, SweepReport& report, Owned& live
     std::smatch m;
     const std::string name = owner.path().filename().string();
     if (!owner.is_directory() || !std::regex_match(name, m, kOwner)) continue;
-    const int pid = std::stoi(m[1]);
-    const auto start = process_start_time(pid);
+    auto pid = parse_number<int>(m.str(1), owner.path().string() + ": owner pid");
+    if (!pid.ok()) {
+      report.errors.push_back(pid.status().message());
+      continue;
+    }
+    const auto start = process_start_time(*pid);
     const bool alive = start && std::to_string(*start) == m[2].str();
 
     // Pending undos, newest first (the file names are increasing ids).
@@ -64,7 +69,12 @@ void sweep_state_dir(const fs::path& state_dir, SweepReport& report, Owned& live
           !std::all_of(stem.begin(), stem.end(), ::isdigit)) {
         continue;
       }
-      records[std::stoull(stem)] = file.path();
+      auto id = parse_number<uint64_t>(stem, file.path().string() + ": record id");
+      if (!id.ok()) {
+        report.errors.push_back(id.status().message());
+        continue;
+      }
+      records[*id] = file.path();
     }
     for (const auto& [id, path] : records) {
       std::ifstream in(path);
@@ -84,12 +94,12 @@ void sweep_state_dir(const fs::path& state_dir, SweepReport& report, Owned& live
       if (alive) {
         for (const std::string& device : action->devices) live.emplace(action->netns, device);
         report.kept.push_back(
-            fmt::format("{} (collide process {} is still running)", action->description, pid));
+            fmt::format("{} (collide process {} is still running)", action->description, *pid));
         continue;
       }
       const auto failures = perform_undo(*action);
       report.removed.push_back(fmt::format("undid {} (left by process {})", action->description,
-                                           pid));
+                                           *pid));
       for (const std::string& failure : failures) report.errors.push_back(failure);
       fs::remove(path, ec);
     }

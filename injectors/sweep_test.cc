@@ -1,5 +1,10 @@
 #include "injectors/sweep.h"
 
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
 #include <gtest/gtest.h>
 
 namespace collide::injectors {
@@ -61,6 +66,32 @@ TEST(SweepScan, FindsIfbsByNameAndKind) {
   ASSERT_EQ(found.size(), 2u);
   EXPECT_EQ(found[0].device, "collide-ifb0");
   EXPECT_EQ(found[1].command, (Argv{"ip", "-n", "b", "link", "del", "dev", "collide-ifb12"}));
+}
+
+// A state directory whose owner's pid or record id is too large for its type is reported as an
+// error and skipped; the sweep goes on instead of aborting.
+TEST(SweepStateDir, NumbersThatDoNotFitAreErrors) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("collide-sweep-test-" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir / "99999999999.5");
+  fs::create_directories(dir / "1.5");
+  std::ofstream(dir / "1.5" / "99999999999999999999999.json") << "{}";
+  SweepOptions options;
+  options.state_dir = dir;
+  options.namespaces = std::vector<std::string>{};
+  auto report = sweep(options);
+  fs::remove_all(dir);
+  ASSERT_TRUE(report.ok()) << report.status().to_string();
+  ASSERT_EQ(report->errors.size(), 2u) << ::testing::PrintToString(report->errors);
+  std::string all = report->errors[0] + "\n" + report->errors[1];
+  EXPECT_NE(all.find("99999999999.5: owner pid: 99999999999 is out of range"), std::string::npos)
+      << all;
+  EXPECT_NE(all.find("99999999999999999999999.json: record id: 99999999999999999999999 is out of "
+                     "range"),
+            std::string::npos)
+      << all;
+  EXPECT_TRUE(report->removed.empty());
 }
 
 }  // namespace

@@ -24,10 +24,6 @@ bpf_tc_attach_point tc_attach_point(Direction direction) {
 
 }  // namespace
 
-const char* direction_name(Direction direction) {
-  return direction == Direction::kIngress ? "ingress" : "egress";
-}
-
 Result<TcLink> TcLink::attach(int prog_fd, int ifindex, Direction direction) {
   TcLink link;
   link.ifindex_ = ifindex;

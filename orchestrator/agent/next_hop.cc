@@ -13,6 +13,8 @@
 
 #include <fmt/format.h>
 
+#include "common/parse_number.h"
+
 namespace collide::orchestrator::agent {
 namespace {
 
@@ -31,8 +33,10 @@ std::string ip_text(uint32_t host_order) {
 
 // /proc/net/route prints each address as the hex of its network-order bytes read as a native
 // integer.
-uint32_t route_field(const std::string& hex) {
-  return ntohl(static_cast<uint32_t>(std::stoul(hex, nullptr, 16)));
+Result<uint32_t> route_field(const std::string& hex) {
+  auto v = parse_number<uint32_t>(hex, "/proc/net/route address", 16);
+  if (!v.ok()) return v.status();
+  return ntohl(*v);
 }
 
 std::string read_all(const std::string& path) {
@@ -80,16 +84,25 @@ Result<uint32_t> next_hop_from_routes(const std::string& route_table, const std:
     std::string iface, dest, gateway, flags, refcnt, use, metric, mask;
     if (!(f >> iface >> dest >> gateway >> flags >> refcnt >> use >> metric >> mask)) continue;
     if (iface != ifname) continue;
-    const unsigned fl = static_cast<unsigned>(std::stoul(flags, nullptr, 16));
+    // A line whose numbers do not read is skipped, as one whose fields do not scan.
+    auto fl_read = parse_number<unsigned>(flags, "/proc/net/route flags", 16);
+    auto m_read = route_field(mask);
+    auto dest_read = route_field(dest);
+    auto gateway_read = route_field(gateway);
+    auto me_read = parse_number<unsigned>(metric, "/proc/net/route metric");
+    if (!fl_read.ok() || !m_read.ok() || !dest_read.ok() || !gateway_read.ok() || !me_read.ok()) {
+      continue;
+    }
+    const unsigned fl = *fl_read;
     if ((fl & kRouteUp) == 0) continue;
-    const uint32_t m = route_field(mask);
-    if ((peer & m) != route_field(dest)) continue;
+    const uint32_t m = *m_read;
+    if ((peer & m) != *dest_read) continue;
     const int prefix = __builtin_popcount(m);
-    const unsigned me = static_cast<unsigned>(std::stoul(metric));
+    const unsigned me = *me_read;
     if (prefix < best_prefix || (prefix == best_prefix && me >= best_metric)) continue;
     best_prefix = prefix;
     best_metric = me;
-    best_hop = (fl & kRouteGateway) != 0 ? route_field(gateway) : peer;
+    best_hop = (fl & kRouteGateway) != 0 ? *gateway_read : peer;
   }
   if (best_prefix < 0) {
     return not_found(fmt::format("no route to {} leaves by {}", ip_text(peer), ifname));
@@ -108,7 +121,8 @@ std::optional<std::string> mac_from_arp(const std::string& arp_table, const std:
     std::string address, hw_type, flags, mac, mask, device;
     if (!(f >> address >> hw_type >> flags >> mac >> mask >> device)) continue;
     if (address != wanted || device != ifname) continue;
-    if ((std::stoul(flags, nullptr, 16) & kArpComplete) == 0) return std::nullopt;
+    auto fl = parse_number<unsigned>(flags, "/proc/net/arp flags", 16);
+    if (!fl.ok() || (*fl & kArpComplete) == 0) return std::nullopt;
     return mac;
   }
   return std::nullopt;

@@ -65,5 +65,22 @@ TEST(NextHop, AnUnresolvablePeerIsNamedWithItsInterface) {
   EXPECT_NE(mac.status().message().find("not-an-address"), std::string::npos);
 }
 
+// A line whose numbers do not read (here a gateway and flags of a table gone wrong) is skipped;
+// the lines after it still count.
+TEST(NextHop, LinesWithUnreadableNumbersAreSkipped) {
+  const std::string routes = std::string(
+      "Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\t\tMTU\tWindow\tIRTT\n"
+      "eth1\t0000100A\tZZ00010A\t0003\t0\t0\t0\t0000FFFF\t0\t0\t0\n"
+      "eth1\t0000010A\t00000000\t0001\t0\t0\t0\t00FFFFFF\t0\t0\t0\n");
+  auto hop = next_hop_from_routes(routes, "eth1", ip(10, 1, 0, 7));
+  ASSERT_TRUE(hop.ok()) << hop.status().message();
+  EXPECT_EQ(*hop, ip(10, 1, 0, 7));
+  EXPECT_FALSE(next_hop_from_routes(routes, "eth1", ip(10, 16, 3, 4)).ok());
+  const char* const arp =
+      "IP address       HW type     Flags       HW address            Mask     Device\n"
+      "10.1.0.7         0x1         0xZ         02:00:00:00:01:07     *        eth1\n";
+  EXPECT_EQ(mac_from_arp(arp, "eth1", ip(10, 1, 0, 7)), std::nullopt);
+}
+
 }  // namespace
 }  // namespace collide::orchestrator::agent

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "common/parse_number.h"
 #include "orchestrator/agent/agent_server.h"
 #include "orchestrator/cli/commands.h"
 
@@ -38,13 +39,10 @@ void run(const AgentCliOptions& opt) {
   orchestrator::agent::AgentOptions o;
   o.listen_host = opt.listen.substr(0, colon);
   if (o.listen_host.size() > 2 && o.listen_host.front() == '[') o.listen_host = o.listen_host.substr(1, o.listen_host.size() - 2);
-  try {
-    const int port = std::stoi(opt.listen.substr(colon + 1));
-    if (port < 0 || port > 65535) throw std::out_of_range("port");
-    o.listen_port = static_cast<uint16_t>(port);
-  } catch (const std::exception&) {
-    fail("agent", kExitUsage, "--listen: bad port in " + opt.listen);
-  }
+  auto port = parse_number<uint16_t>(std::string_view(opt.listen).substr(colon + 1),
+                                     "--listen " + opt.listen + ": port");
+  if (!port.ok()) fail("agent", kExitUsage, port.status().message());
+  o.listen_port = *port;
   o.tls = orchestrator::control::agent_files(opt.certs);
   o.netns = opt.netns;
   o.port_spec = opt.port_spec;

@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "common/parse_number.h"
+
 namespace collide::orchestrator::faults {
 namespace {
 
@@ -30,8 +32,14 @@ Result<FaultSite> resolve_site(const testbed::TestbedPlan& plan, const std::stri
   FaultSite site;
   if (std::regex_match(link, m, kHost)) {
     site.host_link = true;
-    site.host = static_cast<uint32_t>(std::stoul(m[1]));
-    site.nic = m[2].matched ? static_cast<uint32_t>(std::stoul(m[2])) : 0;
+    auto host = parse_number<uint32_t>(m.str(1), fmt::format("link '{}': host", link));
+    if (!host.ok()) return host.status();
+    site.host = *host;
+    if (m[2].matched) {
+      auto nic = parse_number<uint32_t>(m.str(2), fmt::format("link '{}': NIC", link));
+      if (!nic.ok()) return nic.status();
+      site.nic = *nic;
+    }
     const std::string host_ns = fmt::format("{}-h{}", plan.name, site.host);
     const std::string nic = fmt::format("eth{}", site.nic);
     for (const testbed::PlannedLink& l : plan.links) {
@@ -184,10 +192,9 @@ std::vector<std::string> replayer_hook_flags(const std::vector<const v1::Fault*>
   std::vector<std::string> flags;
   for (const v1::Fault* f : faults) {
     std::smatch m;
-    if (!is_replayer_fault(*f) || !std::regex_match(f->link(), m, kHost) ||
-        std::stoul(m[1]) != host) {
-      continue;
-    }
+    if (!is_replayer_fault(*f) || !std::regex_match(f->link(), m, kHost)) continue;
+    // A host number too large for any testbed names none of its hosts.
+    if (auto h = parse_number<uint32_t>(m.str(1), "link host"); !h.ok() || *h != host) continue;
     if (f->kind() == v1::Fault::KIND_SLOW_RECEIVER) {
       flags.push_back(fmt::format("--drain-pause={}:{}", ns_text(f->start_ns()),
                                   ns_text(f->duration_ns())));

@@ -65,6 +65,11 @@ TEST(FaultPlanTest, FabricLinksActOnTheLeafsUplink) {
   EXPECT_FALSE(resolve_site(plan, "leaf0-spine2", v1::Fault::DIRECTION_BOTH).ok());
   EXPECT_FALSE(resolve_site(plan, "h2", v1::Fault::DIRECTION_BOTH).ok());
   EXPECT_FALSE(resolve_site(plan, "spine0", v1::Fault::DIRECTION_BOTH).ok());
+  // A host number too large for its field is an error, not an abort.
+  auto huge = resolve_site(plan, "h99999999999", v1::Fault::DIRECTION_BOTH);
+  ASSERT_FALSE(huge.ok());
+  EXPECT_NE(huge.status().message().find("link 'h99999999999': host"), std::string::npos)
+      << huge.status().to_string();
 }
 
 TEST(FaultPlanTest, PacketRulesCarryDecisionWindowAndSeed) {

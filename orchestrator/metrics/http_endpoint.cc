@@ -8,6 +8,8 @@
 #include <boost/asio.hpp>
 #include <fmt/format.h>
 
+#include "common/parse_number.h"
+
 namespace collide::orchestrator::metrics {
 namespace {
 
@@ -87,12 +89,10 @@ Result<tcp::endpoint> parse_address(const std::string& address) {
   error_code ec;
   const auto ip = asio::ip::make_address(host, ec);
   if (ec) return invalid_argument(fmt::format("metrics address '{}': '{}' is not an IP address", address, host));
-  const std::string port_text = address.substr(colon + 1);
-  if (port_text.find_first_not_of("0123456789") != std::string::npos || port_text.size() > 5 ||
-      std::stoul(port_text) > 65535) {
-    return invalid_argument(fmt::format("metrics address '{}': '{}' is not a port", address, port_text));
-  }
-  return tcp::endpoint(ip, static_cast<uint16_t>(std::stoul(port_text)));
+  auto port = parse_number<uint16_t>(std::string_view(address).substr(colon + 1),
+                                     fmt::format("metrics address '{}': port", address));
+  if (!port.ok()) return port.status();
+  return tcp::endpoint(ip, *port);
 }
 
 }  // namespace

@@ -113,6 +113,10 @@ TEST(MetricsEndpointTest, RefusesBadAddressesAndBusyPorts) {
   EXPECT_FALSE(HttpEndpoint::start("localhost", r).ok());
   EXPECT_FALSE(HttpEndpoint::start("nothost:80", r).ok());
   EXPECT_FALSE(HttpEndpoint::start("127.0.0.1:99999", r).ok());
+  auto letters = HttpEndpoint::start("127.0.0.1:80a", r);
+  ASSERT_FALSE(letters.ok());
+  EXPECT_EQ(letters.status().message(),
+            "metrics address '127.0.0.1:80a': port: '80a' is not a non-negative whole number");
   auto first = HttpEndpoint::start("127.0.0.1:0", r);
   ASSERT_TRUE(first.ok());
   auto second = HttpEndpoint::start("127.0.0.1:" + std::to_string((*first)->port()), r);

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "common/parse_number.h"
+
 namespace collide::orchestrator {
 namespace {
 
@@ -12,14 +14,11 @@ Result<std::pair<std::string, uint16_t>> split_address(const std::string& addres
   if (colon == std::string::npos) return invalid_argument(fmt::format("agent address '{}' has no port", address));
   std::string host = address.substr(0, colon);
   if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
-  int port = 0;
-  try {
-    port = std::stoi(address.substr(colon + 1));
-  } catch (const std::exception&) {
-    port = 0;
-  }
-  if (port <= 0 || port > 65535) return invalid_argument(fmt::format("agent address '{}': bad port", address));
-  return std::make_pair(host, static_cast<uint16_t>(port));
+  auto port = parse_number<uint16_t>(std::string_view(address).substr(colon + 1),
+                                     fmt::format("agent address '{}': port", address));
+  if (!port.ok()) return port.status();
+  if (*port == 0) return invalid_argument(fmt::format("agent address '{}': bad port", address));
+  return std::make_pair(host, *port);
 }
 
 Status connect_one(AgentHandle& agent, const std::filesystem::path& certs_dir) {

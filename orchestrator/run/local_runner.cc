@@ -10,6 +10,7 @@
 #include <fmt/ranges.h>
 
 #include "collide/agent.pb.h"
+#include "common/parse_number.h"
 #include "orchestrator/control/certs.h"
 #include "orchestrator/run/agent_fleet.h"
 #include "orchestrator/run/op_catalog.h"
@@ -65,7 +66,10 @@ std::vector<Run> plan_runs(const v1::Scenario& s) {
 uint32_t host_of_fault(const v1::Fault& f) {
   const std::string& link = f.link();
   if (link.size() > 1 && link[0] == 'h' && std::isdigit(static_cast<unsigned char>(link[1]))) {
-    return static_cast<uint32_t>(std::stoul(link.substr(1, link.find('.') - 1)));
+    // A number no host has goes, like any host past the last, to the first agent, which says
+    // what is wrong with it.
+    auto host = parse_number<uint32_t>(link.substr(1, link.find('.') - 1), "fault link host");
+    return host.ok() ? *host : UINT32_MAX;
   }
   return 0;
 }

@@ -33,6 +33,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/parse_number.h"
 #include "common/process.h"
 #include "replayer/backend/port_factory.h"
 #include "replayer/transport/frame_codec.h"
@@ -42,6 +43,8 @@
 namespace {
 
 using namespace collide::replayer;
+using collide::parse_number;
+using collide::Status;
 using Clock = std::chrono::steady_clock;
 
 struct CollideRate {
@@ -192,7 +195,12 @@ double testpmd_pps(uint32_t frame_bytes, double seconds) {
   static const std::regex kTxPps("Tx-pps:\\s+([0-9]+)");
   double best = 0;
   for (std::sregex_iterator it(out.begin(), out.end(), kTxPps), e; it != e; ++it) {
-    best = std::max(best, std::stod((*it)[1]));
+    auto pps = parse_number<double>((*it).str(1), "testpmd Tx-pps");
+    if (!pps.ok()) {
+      std::fprintf(stderr, "%s\n", pps.status().message().c_str());
+      return 0;
+    }
+    best = std::max(best, *pps);
   }
   return best;
 }
@@ -206,14 +214,26 @@ int main(int argc, char** argv) {
   std::vector<uint32_t> payloads = {1024, 4096};
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
+    Status bad;
     if (arg == "--collide-only") {
       collide_only = true;
     } else if (arg == "--rounds" && i + 1 < argc) {
-      rounds = std::max(1, std::stoi(argv[++i]));
+      auto n = parse_number<int>(argv[++i], "--rounds");
+      if (n.ok()) rounds = std::max(1, *n);
+      bad = n.status();
     } else if (arg == "--payload" && i + 1 < argc) {
-      payloads = {static_cast<uint32_t>(std::stoul(argv[++i]))};
+      auto n = parse_number<uint32_t>(argv[++i], "--payload");
+      if (n.ok()) payloads = {*n};
+      bad = n.status();
     } else {
-      seconds = std::stod(arg);
+      auto n = parse_number<double>(arg, "seconds per round");
+      if (n.ok()) seconds = *n;
+      bad = n.status();
+    }
+    if (!bad.ok()) {
+      std::fprintf(stderr, "%s\nusage: replayer_tx_rate_bench [SECONDS] [--rounds N] "
+                   "[--payload BYTES] [--collide-only]\n", bad.message().c_str());
+      return 2;
     }
   }
   auto port = backend::open_port("dpdk:net_null0", kLcore, 4096 + 128);

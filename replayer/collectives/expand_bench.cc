@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "common/parse_number.h"
 #include "replayer/collectives/expander.h"
 #include "traces/synth/model_spec.h"
 #include "traces/synth/synthesizer.h"
@@ -28,6 +29,7 @@
 
 namespace {
 
+using collide::parse_number;
 using collide::replayer::collectives::ExpandedOp;
 using collide::replayer::collectives::Expander;
 using collide::replayer::collectives::ExpandOptions;
@@ -100,7 +102,9 @@ int main(int argc, char** argv) {
     if (arg == "--trace" && i + 1 < argc) {
       trace = argv[++i];
     } else if (arg == "--sample-every" && i + 1 < argc) {
-      sample_every = static_cast<uint32_t>(std::strtoul(argv[++i], nullptr, 10));
+      auto n = parse_number<uint32_t>(argv[++i], "--sample-every");
+      if (!n.ok()) die(n.status().message());
+      sample_every = *n;
     } else {
       die("usage: replayer_expand_bench [--trace FILE] [--sample-every K]");
     }

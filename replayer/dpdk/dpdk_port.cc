@@ -73,6 +73,7 @@ Result<std::unique_ptr<DpdkPort>> DpdkPort::open(const v1::DpdkPortConfig& confi
     }
   }
   port->port_id_ = port_id;
+  port->has_port_ = true;
 
   rte_eth_dev_info info{};
   if (int rc = rte_eth_dev_info_get(port_id, &info); rc != 0) {
@@ -154,8 +155,10 @@ Result<std::unique_ptr<DpdkPort>> DpdkPort::open(const v1::DpdkPortConfig& confi
 }
 
 DpdkPort::~DpdkPort() {
-  if (started_) rte_eth_dev_stop(port_id_);
-  rte_eth_dev_close(port_id_);
+  if (has_port_) {
+    if (started_) rte_eth_dev_stop(port_id_);
+    rte_eth_dev_close(port_id_);
+  }
   if (probed_here_) {
     // Removing a virtual device releases what its driver holds (sockets, XDP programs, rings).
     rte_eal_hotplug_remove("vdev", name_.c_str());

@@ -70,6 +70,9 @@ class DpdkPort {
   static inline int payload_memo_offset_ = 0;
 
   uint16_t port_id_ = 0;
+  // Whether port_id_ names this port's device: open() may fail before it finds one, and port 0
+  // then belongs to someone else.
+  bool has_port_ = false;
   std::string name_;
   std::string driver_;
   wire::MacAddress mac_;

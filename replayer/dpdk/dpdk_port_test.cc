@@ -1,5 +1,6 @@
 #include "replayer/dpdk/dpdk_port.h"
 
+#include <rte_ethdev.h>
 #include <rte_mbuf.h>
 
 #include <algorithm>
@@ -104,6 +105,32 @@ TEST(DpdkPortTest, UnknownDeviceIsAClearError) {
   ASSERT_FALSE(port.ok());
   EXPECT_NE(port.status().message().find("net_af_packet9"), std::string::npos)
       << port.status().to_string();
+}
+
+// An open that fails before it finds its device's port leaves every other port alone: port 0,
+// the first a process gets, survives even while stopped (DPDK refuses to close a started port, so
+// a stopped one is what a stray close would take away).
+TEST(DpdkPortTest, FailedOpenLeavesOtherPortsOpen) {
+  COLLIDE_REQUIRE(missing_eal());
+  v1::DpdkPortConfig good;
+  good.set_device("net_null3");
+  auto port = DpdkPort::open(good);
+  ASSERT_TRUE(port.ok()) << port.status().to_string();
+  // Earlier tests in this process released their ports, so the first free id is 0 again.
+  ASSERT_EQ((*port)->port_id(), 0);
+  ASSERT_EQ(rte_eth_dev_stop(0), 0);
+
+  v1::DpdkPortConfig bad;
+  bad.set_device("net_af_packet8,iface=collide-no-such-if");
+  ASSERT_FALSE(DpdkPort::open(bad).ok());
+
+  ASSERT_TRUE(rte_eth_dev_is_valid_port(0)) << "port 0 was closed by the failed open";
+  ASSERT_EQ(rte_eth_dev_start(0), 0);
+  auto frames = build_frames(**port, kBurst, 0);
+  const uint16_t sent = (*port)->tx_burst(frames.data(), kBurst);
+  for (uint16_t i = sent; i < kBurst; ++i) rte_pktmbuf_free(frames[i]);
+  EXPECT_EQ(sent, kBurst);
+  EXPECT_TRUE((*port)->stats().ok());
 }
 
 TEST(DpdkPortTest, EalRefusesDifferentArgumentsLater) {

@@ -32,6 +32,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "common/parse_number.h"
 #include "injectors/roce_drop.h"
 #include "tests/support/bridged_hosts.h"
 #include "tests/support/command.h"
@@ -175,7 +176,9 @@ double testpmd_txonly_pps(const Bed& bed, double seconds) {
   static const std::regex kTxPps("Tx-pps:\\s+([0-9]+)");
   std::vector<double> pps;
   for (std::sregex_iterator it(out.begin(), out.end(), kTxPps), e; it != e; ++it) {
-    pps.push_back(std::stod((*it)[1]));
+    auto v = parse_number<double>((*it).str(1), "testpmd Tx-pps");
+    if (!v.ok()) return 0;
+    pps.push_back(*v);
   }
   // testpmd prints a last summary; per-second lines come first.
   if (pps.size() > 2) pps.erase(pps.begin());
@@ -400,7 +403,12 @@ int main(int argc, char** argv) {
     } else if (a == "--no-loss-curve") {
       opt.loss_curve = false;
     } else if (a == "--max-outstanding" && i + 1 < argc) {
-      opt.max_outstanding = static_cast<uint32_t>(std::stoul(argv[++i]));
+      auto n = collide::parse_number<uint32_t>(argv[++i], "--max-outstanding");
+      if (!n.ok()) {
+        std::fprintf(stderr, "%s\n", n.status().message().c_str());
+        return 2;
+      }
+      opt.max_outstanding = *n;
     } else {
       std::fprintf(stderr, "usage: %s [--quick] [--png FILE] [--no-loss-curve] "
                    "[--max-outstanding PACKETS]\n", argv[0]);

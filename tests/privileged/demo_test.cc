@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "common/parse_number.h"
 #include "common/process.h"
 #include "tests/support/privileged.h"
 
@@ -25,7 +26,10 @@ const nlohmann::json* variant(const nlohmann::json& report, const std::string& n
 
 // report.json is protobuf's JSON of v1::Results: 64-bit counters are quoted strings.
 uint64_t u64(const nlohmann::json& v) {
-  return v.is_string() ? std::stoull(v.get<std::string>()) : v.get<uint64_t>();
+  if (!v.is_string()) return v.get<uint64_t>();
+  auto n = parse_number<uint64_t>(v.get<std::string>(), "report.json counter");
+  EXPECT_TRUE(n.ok()) << n.status().message();
+  return n.ok() ? *n : 0;
 }
 
 double median_jct(const nlohmann::json& variant) {

@@ -20,6 +20,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "common/parse_number.h"
 #include "injectors/roce_drop.h"
 #include "replayer/wire/roce_frame.h"
 #include "tests/support/bridged_hosts.h"
@@ -250,8 +251,14 @@ TEST_F(ReplayCaptureTest, TsharkDecodesTheTrafficAsRoceWithValidIcrc) {
       ADD_FAILURE() << "tshark did not decode a BTH and ICRC: " << line;
       break;
     }
-    opcodes[std::stoi(opcode)]++;
-    tshark_icrc.push_back(static_cast<uint32_t>(std::stoul(icrc, nullptr, 16)));
+    auto op = parse_number<int>(opcode, "tshark opcode");
+    auto crc = parse_number<uint32_t>(icrc, "tshark ICRC", 16);
+    if (!op.ok() || !crc.ok()) {
+      ADD_FAILURE() << op.status().message() << crc.status().message() << ": " << line;
+      break;
+    }
+    opcodes[*op]++;
+    tshark_icrc.push_back(*crc);
   }
   ASSERT_GE(tshark_icrc.size(), 1000u);
   EXPECT_GT(opcodes[0x06] + opcodes[0x07] + opcodes[0x08] + opcodes[0x0a], 0) << "RDMA WRITEs";
@@ -358,7 +365,12 @@ TEST_F(ReplayCaptureTest, PcapOptionRecordsBothDirectionsAsRoce) {
       ADD_FAILURE() << "tshark did not decode a BTH: " << line;
       break;
     }
-    opcodes[std::stoi(opcode)]++;
+    auto op = parse_number<int>(opcode, "tshark opcode");
+    if (!op.ok()) {
+      ADD_FAILURE() << op.status().message() << ": " << line;
+      break;
+    }
+    opcodes[*op]++;
     sources[src]++;
   }
   EXPECT_EQ(lines_read, 5000u);

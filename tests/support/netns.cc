@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "common/parse_number.h"
 #include "tests/support/command.h"
 
 namespace collide::testing {
@@ -68,7 +69,8 @@ Result<int> interface_index(const TestNetns& ns, const std::string& ifname) {
   if (!result.ok()) return result.status();
   // "7: veth0@if6: <...>"
   if (result->exit_code != 0) return not_found(result->output);
-  return std::stoi(result->output);
+  return parse_number<int>(result->output.substr(0, result->output.find(':')),
+                           "interface index of " + ifname);
 }
 
 int udp_socket(const TestNetns& ns, const char* ip, uint16_t port, const char* peer,

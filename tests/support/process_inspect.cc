@@ -8,6 +8,8 @@
 #include <iterator>
 #include <string>
 
+#include "common/parse_number.h"
+
 namespace collide::testing {
 
 int bpf_links_of(int pid) {
@@ -34,7 +36,9 @@ std::vector<int> processes_with(const std::vector<std::string>& parts) {
   std::vector<int> out;
   std::error_code ec;
   for (const auto& e : std::filesystem::directory_iterator("/proc", ec)) {
-    const int pid = std::atoi(e.path().filename().c_str());
+    auto read = parse_number<int>(e.path().filename().string(), "/proc entry");
+    if (!read.ok()) continue;  // not a process: /proc/self, /proc/net, ...
+    const int pid = *read;
     if (pid <= 0 || pid == getpid()) continue;
     const std::string cmd = cmdline_of(pid);
     bool all = !cmd.empty();
