@@ -59,7 +59,9 @@ Result<RankDump> read_rank_dump(const std::string& path) {
   if (!rank.ok()) return rank.status();
   nlohmann::json doc;
   if (looks_like_pickle(bytes)) {
-    auto decoded = decode_pickle(bytes, path);
+    PickleLimits limits;
+    limits.skipped_keys = {"frames"};  // stack traces: the import does not use them
+    auto decoded = decode_pickle(bytes, path, limits);
     if (!decoded.ok()) return decoded.status();
     doc = std::move(*decoded);
   } else {

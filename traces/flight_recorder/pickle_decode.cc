@@ -221,6 +221,25 @@ class Decoder {
     return Status::ok_status();
   }
 
+  // Python numbers memo entries 0, 1, 2, ...: those below the input's length (each store takes
+  // an opcode, so a dense memo never passes it) sit in a vector, any others in a map.
+  void memo_store(uint64_t index, Node* node) {
+    if (index < bytes_.size()) {
+      if (index >= memo_dense_.size()) memo_dense_.resize(index + 1, nullptr);
+      if (memo_dense_[index] == nullptr) ++memo_count_;
+      memo_dense_[index] = node;
+    } else {
+      memo_count_ += memo_sparse_.count(index) == 0 ? 1 : 0;
+      memo_sparse_[index] = node;
+    }
+  }
+
+  Node* memo_load(uint64_t index) const {
+    if (index < memo_dense_.size()) return memo_dense_[index];
+    const auto it = memo_sparse_.find(index);
+    return it == memo_sparse_.end() ? nullptr : it->second;
+  }
+
   Result<Node*> decode() {
     while (pos_ < bytes_.size()) {
       op_offset_ = pos_;
@@ -429,14 +448,14 @@ class Decoder {
         case kBinPut:
         case kLongBinPut:
         case kMemoize: {
-          uint64_t index = memo_.size();
+          uint64_t index = memo_count_;
           if (op != kMemoize) {
             const size_t width = op == kBinPut ? 1 : 4;
             if (!need(width)) return error("truncated BINPUT/LONG_BINPUT");
             index = read_le(width);
           }
           if (stack_.empty()) return error("memo store with an empty stack");
-          memo_[index] = stack_.back();
+          memo_store(index, stack_.back());
           break;
         }
         case kBinGet:
@@ -444,9 +463,9 @@ class Decoder {
           const size_t width = op == kBinGet ? 1 : 4;
           if (!need(width)) return error("truncated BINGET/LONG_BINGET");
           const uint64_t index = read_le(width);
-          const auto it = memo_.find(index);
-          if (it == memo_.end()) return error(fmt::format("memo entry {} was never stored", index));
-          stack_.push_back(it->second);
+          Node* stored = memo_load(index);
+          if (stored == nullptr) return error(fmt::format("memo entry {} was never stored", index));
+          stack_.push_back(stored);
           break;
         }
         default:
@@ -505,6 +524,10 @@ class Decoder {
                                                 "int keys only)",
                                                 file_, type_name(key->type)));
           }
+          if (std::find(limits_.skipped_keys.begin(), limits_.skipped_keys.end(), name) !=
+              limits_.skipped_keys.end()) {
+            continue;
+          }
           auto value = to_json(item, depth + 1, values);
           if (!value.ok()) return value.status();
           object[name] = std::move(*value);
@@ -523,7 +546,9 @@ class Decoder {
   std::deque<Node> nodes_;  // every decoded value; addresses stay put as it grows
   std::vector<Node*> stack_;
   std::vector<size_t> marks_;
-  std::unordered_map<uint64_t, Node*> memo_;
+  std::vector<Node*> memo_dense_;
+  std::unordered_map<uint64_t, Node*> memo_sparse_;
+  uint64_t memo_count_ = 0;
 };
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/result.h"
 
@@ -21,6 +22,9 @@ struct PickleLimits {
   // a small file that refers to one list many times can grow into. The bound applied is the
   // smaller of this and max(2^16, 16 per input byte); plain data holds fewer values than bytes.
   uint64_t max_values = 1ull << 26;
+  // Dict entries under these keys are left out of the result (and not counted): parts a reader
+  // does not use, such as a Flight Recorder entry's stack frames.
+  std::vector<std::string> skipped_keys;
 };
 
 // Decodes `bytes` (the whole pickle, up to its STOP) into JSON values: tuples and sets become

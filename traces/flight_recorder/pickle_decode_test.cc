@@ -33,6 +33,16 @@ TEST(PickleDecode, MatchesPythonsJsonOfTheSameValue) {
   EXPECT_EQ(*four, expected);
 }
 
+TEST(PickleDecode, SkippedKeysAreLeftOut) {
+  PickleLimits limits;
+  limits.skipped_keys = {"shared", "k"};
+  auto decoded = decode_pickle(read_bytes(testdata("sample_proto2.pkl")), "s", limits);
+  ASSERT_TRUE(decoded.ok()) << decoded.status().message();
+  EXPECT_FALSE(decoded->contains("shared"));
+  EXPECT_EQ((*decoded)["again"], nlohmann::json::parse(R"([1, "two", 3.5])"));
+  EXPECT_EQ((*decoded)["nested"], nlohmann::json::object());
+}
+
 TEST(PickleDecode, IntegersAtTheEdgesOf64Bits) {
   auto decoded = decode_pickle(read_bytes(testdata("sample_proto2.pkl")), "s");
   ASSERT_TRUE(decoded.ok());

@@ -38,6 +38,22 @@ void join(Cluster& c, uint32_t index, const CommSighting& s) {
   for (const CollKey& k : s.colls) c.by_op.emplace(std::make_pair(k.op_count, k.occurrence), k);
 }
 
+// Whether two sightings show at least one collective at the same opCount and place, and all
+// they both show match.
+bool same_collectives(const CommSighting& a, const CommSighting& b) {
+  std::map<std::pair<uint64_t, uint32_t>, const CollKey*> of_a;
+  for (const CollKey& k : a.colls) of_a.emplace(std::make_pair(k.op_count, k.occurrence), &k);
+  bool shared = false;
+  for (const CollKey& k : b.colls) {
+    const auto it = of_a.find({k.op_count, k.occurrence});
+    if (it == of_a.end()) continue;
+    const CollKey& o = *it->second;
+    if (o.kind != k.kind || o.count != k.count || o.datatype != k.datatype) return false;
+    shared = true;
+  }
+  return shared;
+}
+
 }  // namespace
 
 InferredLayout infer_comms(const std::vector<CommSighting>& sightings, uint32_t processes) {
@@ -111,6 +127,18 @@ InferredLayout infer_comms(const std::vector<CommSighting>& sightings, uint32_t 
       const bool disjoint = std::none_of(cl.processes.begin(), cl.processes.end(),
                                          [&](uint32_t p) { return has_process(w, p); });
       if (disjoint) out.other_worlds.push_back(static_cast<uint32_t>(out.comms.size() - 1));
+    }
+  }
+  // Pointers of one process (sightings are in process order) that look like one communicator.
+  for (size_t a = 0; a < order.size(); ++a) {
+    const CommSighting& x = sightings[order[a]];
+    bool found = false;
+    for (size_t b = a + 1; b < order.size() && sightings[order[b]].process == x.process; ++b) {
+      const CommSighting& y = sightings[order[b]];
+      if (x.nranks == y.nranks && same_collectives(x, y)) found = true;
+    }
+    if (found && (out.several_devices.empty() || out.several_devices.back() != x.process)) {
+      out.several_devices.push_back(x.process);
     }
   }
   return out;

@@ -53,6 +53,10 @@ struct InferredLayout {
   // Communicators of the world's size whose processes are all different from the first one's:
   // logs of another job, or of another run (indices into comms).
   std::vector<uint32_t> other_worlds;
+  // Processes with two pointers of one nranks showing the same collectives at the same opCounts:
+  // most likely one process driving several devices of one communicator (single-process
+  // multi-GPU), which the lines cannot tell apart; such a process is one rank here.
+  std::vector<uint32_t> several_devices;
 };
 
 // `processes` is how many process positions there are; every sighting's process is below it.

@@ -90,6 +90,15 @@ TEST(CommInference, FullCommunicatorsTakeNoMore) {
   EXPECT_EQ(l.other_worlds, (std::vector<uint32_t>{1}));
 }
 
+TEST(CommInference, OneProcessDrivingSeveralDevicesIsNamed) {
+  // Process 0 prints two pointers of one 2-rank communicator (one per device it drives); process
+  // 1 has a tensor- and a data-parallel group of 2 that run different collectives.
+  const std::vector<CommSighting> s = {sighting(0, 2, {64, 128}), sighting(0, 2, {64, 128}),
+                                       sighting(1, 2, {64, 128}), sighting(1, 2, {8, 9})};
+  const InferredLayout l = infer_comms(s, 2);
+  EXPECT_EQ(l.several_devices, (std::vector<uint32_t>{0}));
+}
+
 TEST(CommInference, UnknownNranksTakesTheMembersFound) {
   const std::vector<CommSighting> s = {sighting(0, -1, {3}), sighting(1, -1, {3}),
                                        sighting(2, -1, {3})};

@@ -317,6 +317,26 @@ TEST(NcclImport, CollOnlyRanksFollowTheDevicesOfAHost) {
   EXPECT_EQ(t->header.ranks(1).device(), 1);
 }
 
+TEST(NcclImport, CollOnlyLogOfOneProcessDrivingTwoDevicesSaysSo) {
+  // One process, two threads, one per device, each with its pointer to one 2-rank communicator.
+  std::string text;
+  for (int op = 0; op < 2; ++op) {
+    for (int dev = 0; dev < 2; ++dev) {
+      text += fmt::format(
+          "ws1:300:{} [{}] NCCL INFO AllReduce: opCount {} sendbuff 0x1 recvbuff 0x1 count {} "
+          "datatype 7 op 0 root 0 comm 0x7{}0 [nranks=2] stream 0x1\n",
+          310 + dev, dev, op, 64 << op, dev);
+    }
+  }
+  auto t = import_files({write_file("one_process.log", text)});
+  ASSERT_TRUE(t.ok()) << t.status().to_string();
+  bool said = false;
+  for (const std::string& note : t->report.notes) {
+    said = said || note.find("several devices") != std::string::npos;
+  }
+  EXPECT_TRUE(said);
+}
+
 TEST(NcclImport, CollOnlyLogOfOneNodeOfA128RankJob) {
   const Imported t = load("coll_only_one_node_of_128.log");
   EXPECT_EQ(t.report.problems_total, 0u);

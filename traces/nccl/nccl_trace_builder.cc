@@ -595,6 +595,14 @@ Status NcclTraceBuilder::infer_layout() {
       "nranks and opCounts; ring orders were not printed (comm-rank order assumed)",
       order.size(), layout.comms.size());
   (*header_.mutable_metadata())["nccl.inferred"] = how;
+  if (!layout.several_devices.empty()) {
+    const Process& p = processes_[order[layout.several_devices[0]]];
+    report_.notes.push_back(fmt::format(
+        "{} processes (e.g. {}:{}) print two comm pointers that run the same collectives: one "
+        "process driving several devices, whose lines without init lines cannot be told apart; "
+        "each such process is one rank here (add INIT to NCCL_DEBUG_SUBSYS)",
+        layout.several_devices.size(), p.host, p.pid));
+  }
   report_.notes.push_back(how + "; add INIT to NCCL_DEBUG_SUBSYS for the exact ranks");
   return {};
 }
