@@ -108,8 +108,11 @@ class Engine {
 
  private:
   struct Connection {
-    Connection(uint32_t qpn, const transport::QpConfig& config)
-        : requester(qpn, config), responder(qpn, config) {}
+    Connection(uint32_t local, uint32_t peer, uint32_t qpn, const transport::QpConfig& config)
+        : local(local), peer(peer), qpn(qpn), requester(qpn, config), responder(qpn, config) {}
+    uint32_t local;
+    uint32_t peer;
+    uint32_t qpn;
     transport::Requester requester;
     transport::Responder responder;
     transport::FrameAddress to_peer;
@@ -140,7 +143,15 @@ class Engine {
   };
 
   Engine() = default;
+  // The connection of `local` with `peer` on QP `qpn`, made on first use. Keeps connections_ in
+  // key order, so QPs take their turns at the port in the same order however they were made.
   Connection& connection(uint32_t local, uint32_t peer, uint32_t qpn);
+  // The connections of the local rank with dense index `local_index` on QP `qpn` (decoded from the
+  // QP number, allocated on first use); nullptr if the QP number is not one this engine gives.
+  std::vector<Connection*>* slot_of(uint32_t local_index, uint32_t qpn);
+  // The connection a received frame belongs to: found by the QP and the peer's address without a
+  // map; made (through rank_of_ip_) only for a connection's first frame. nullptr: not ours.
+  Connection* connection_for_frame(uint32_t dst_ip, uint32_t src_ip, uint32_t qpn);
   Result<uint32_t> qpn_for(const std::string& comm, uint16_t channel, uint16_t qp) const;
   void start_ready_steps(transport::Nanos now, bool& progress);
   void start_step(RankRunner& runner, const ReadyStep& ready, transport::Nanos now);
@@ -162,7 +173,19 @@ class Engine {
   std::unordered_map<std::string, uint32_t> comm_index_;
   std::unordered_map<uint32_t, uint32_t> rank_of_ip_;
   std::map<uint32_t, RankRunner> runners_;
-  std::map<ConnectionKey, Connection> connections_;
+  // Every connection, in (local, peer, qpn) order: the order timers run and QPs share the port.
+  std::vector<std::unique_ptr<Connection>> connections_;
+  // The connections of each (local rank, communicator) by channel and QP index (slot_of): a rank
+  // talks to a handful of peers per QP (ring neighbours, tree parent and children), so a frame
+  // finds its connection by a short scan of its slot for its source address. Indexed by
+  // local_index * communicators + communicator; the inner table is allocated on first use.
+  std::vector<std::vector<std::vector<Connection*>>> by_slot_;
+  uint32_t comm_count_ = 0;
+  std::unordered_map<uint32_t, uint32_t> local_index_;  // local rank -> dense index (setup only)
+  std::vector<uint32_t> local_ips_;                     // by dense index: the rank's address
+  std::vector<uint32_t> local_ranks_;                   // by dense index
+  uint32_t channels_ = 1;
+  uint32_t qps_per_connection_ = 1;
   std::set<TransferKey> arrived_;                 // delivered before their receive step was ready
   std::map<TransferKey, std::pair<uint32_t, StepRef>> waiting_receives_;
   std::priority_queue<LocalDelivery, std::vector<LocalDelivery>, std::greater<>> local_;
