@@ -37,7 +37,8 @@ Result<std::unique_ptr<Engine>> Engine::create(EngineConfig config, const v1::Tr
                                                collectives::ExpandOptions expand,
                                                std::map<uint32_t, std::vector<v1::Op>> programs,
                                                RankAddressing addressing,
-                                               backend::PacketPort& port, Clock clock) {
+                                               backend::PacketPort& port, Clock clock,
+                                               LocalExchange* exchange) {
   COLLIDE_RETURN_IF_ERROR(transport::validate(config.qp));
   if (config.dcqcn.enabled) COLLIDE_RETURN_IF_ERROR(transport::validate(config.dcqcn));
   if (header.communicators_size() > static_cast<int>(kMaxComms)) {
@@ -56,6 +57,7 @@ Result<std::unique_ptr<Engine>> Engine::create(EngineConfig config, const v1::Tr
   e->addressing_ = std::move(addressing);
   e->port_ = &port;
   e->clock_ = std::move(clock);
+  e->exchange_ = exchange;
   for (int i = 0; i < header.communicators_size(); ++i) {
     e->comm_index_[header.communicators(i).id()] = static_cast<uint32_t>(i);
   }
@@ -198,7 +200,13 @@ void Engine::start_step(RankRunner& runner, const ReadyStep& ready, Nanos now) {
     return;
   }
   if (step.local) {
-    local_.push({now + step.local_ns, rank, ready.ref, TransferKey{rank, step.peer, *qpn, *tag}});
+    const Nanos at = now + step.local_ns;
+    const bool ours = exchange_ == nullptr || runners_.count(step.peer) > 0;
+    local_.push({at, rank, ready.ref, TransferKey{rank, step.peer, *qpn, *tag}, true, ours});
+    if (!ours) {
+      const LocalArrival a{at, rank, step.peer, *qpn, *tag};
+      if (!handovers_.empty() || !exchange_->hand_over(a)) handovers_.push_back(a);
+    }
     return;
   }
   Connection& c = connection(rank, step.peer, *qpn);
@@ -274,8 +282,8 @@ void Engine::run_timers(Nanos now, bool& progress) {
   while (!local_.empty() && local_.top().at <= now) {
     const LocalDelivery d = local_.top();
     local_.pop();
-    runners_.at(d.sender).complete(d.send, now);
-    arrive(d.transfer, now);
+    if (d.complete_send) runners_.at(d.sender).complete(d.send, now);
+    if (d.deliver) arrive(d.transfer, now);
     progress = true;
   }
   for (auto& owned : connections_) {
@@ -292,6 +300,21 @@ void Engine::run_timers(Nanos now, bool& progress) {
            now);
       return;
     }
+  }
+}
+
+void Engine::exchange_local(bool& progress) {
+  if (exchange_ == nullptr) return;
+  while (!handovers_.empty() && exchange_->hand_over(handovers_.front())) {
+    handovers_.pop_front();
+    progress = true;
+  }
+  arrivals_.clear();
+  exchange_->take(arrivals_);
+  for (const LocalArrival& a : arrivals_) {
+    local_.push({a.at, a.sender, StepRef{}, TransferKey{a.sender, a.receiver, a.qpn, a.tag},
+                 false, true});
+    progress = true;
   }
 }
 
@@ -409,6 +432,7 @@ bool Engine::poll() {
     }
     if (n < rx.size()) break;
   }
+  exchange_local(progress);
   run_timers(now, progress);
   start_ready_steps(now, progress);
   transmit(now, progress);
@@ -424,6 +448,7 @@ std::optional<Nanos> Engine::next_deadline() const {
     if (t && (!next || *t < *next)) next = t;
   };
   if (!local_.empty()) consider(local_.top().at);
+  if (!handovers_.empty()) consider(clock_());
   if (!delayed_.empty()) consider(delayed_.front().first);
   if (!hooks_.empty()) consider(hooks_.next_change(clock_()));
   for (const auto& [rank, runner] : runners_) consider(runner.wake_at());
@@ -453,17 +478,20 @@ bool Engine::finished() const {
   for (const auto& [rank, runner] : runners_) {
     if (!runner.finished()) return false;
   }
-  return control_.empty() && unsent_.empty() && delayed_.empty();
+  return control_.empty() && unsent_.empty() && delayed_.empty() && handovers_.empty();
 }
 
-Status Engine::run(std::chrono::nanoseconds timeout) {
+Status Engine::run(std::chrono::nanoseconds timeout, const std::atomic<bool>* stop) {
   const Nanos deadline = clock_() + static_cast<Nanos>(timeout.count());
   while (!finished()) {
     const bool progress = poll();
     if (failed()) break;
+    if (stop != nullptr && stop->load(std::memory_order_relaxed)) {
+      return unavailable("stopped before the replay finished");
+    }
     const Nanos now = clock_();
     if (now >= deadline) return deadline_exceeded("replay did not finish in time");
-    if (progress) continue;
+    if (progress || (exchange_ != nullptr && exchange_->has_arrivals())) continue;
     auto wait = config_.max_idle_wait;
     if (auto next = next_deadline(); next && *next > now) {
       wait = std::min(wait, std::chrono::duration_cast<std::chrono::microseconds>(

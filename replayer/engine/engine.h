@@ -1,5 +1,6 @@
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <deque>
@@ -19,6 +20,7 @@
 #include "replayer/backend/packet_port.h"
 #include "replayer/collectives/expander.h"
 #include "replayer/engine/fault_hooks.h"
+#include "replayer/engine/local_exchange.h"
 #include "replayer/engine/op_record.h"
 #include "replayer/engine/pacer.h"
 #include "replayer/engine/rank_runner.h"
@@ -75,7 +77,8 @@ struct QpCounters {
 // when its dependencies are met, carries network transfers over reliable connected QPs (one per
 // peer, communicator, channel and QP index, as NCCL connects), completes steps between ranks of
 // this host after their modeled NVLink time, and records when every op started and ended.
-// Single-threaded: call poll() (or run()) from one thread.
+// Single-threaded: call poll() (or run()) from one thread. When a host's ranks are split over
+// engines (one per NIC, EngineGroup), steps to a rank of another engine go through `exchange`.
 class Engine {
  public:
   using Clock = std::function<transport::Nanos()>;
@@ -86,14 +89,18 @@ class Engine {
                                                 collectives::ExpandOptions expand,
                                                 std::map<uint32_t, std::vector<v1::Op>> programs,
                                                 RankAddressing addressing,
-                                                backend::PacketPort& port, Clock clock);
+                                                backend::PacketPort& port, Clock clock,
+                                                LocalExchange* exchange = nullptr);
 
   // Does what can be done now. Returns whether anything happened (a frame, a step, a timer).
   bool poll();
   // The next time something is due without a frame arriving (timer, compute gap, local step).
   std::optional<transport::Nanos> next_deadline() const;
-  // Polls until every rank is done, the run fails, or `timeout` passes; idles without spinning.
-  Status run(std::chrono::nanoseconds timeout);
+  // Polls until every rank is done, the run fails, `timeout` passes or `stop` is set (then it
+  // returns without failing the engine: see abort); idles without spinning.
+  Status run(std::chrono::nanoseconds timeout, const std::atomic<bool>* stop = nullptr);
+  // Ends the run from outside: the running ops are recorded as failed with `why`.
+  void abort(const std::string& why) { fail(why, clock_()); }
 
   bool finished() const;
   // Ops ended so far and not yet taken (take_records), for progress reports.
@@ -135,6 +142,8 @@ class Engine {
     uint32_t sender;
     StepRef send;
     TransferKey transfer;
+    bool complete_send = true;  // the sender is ours (false: an arrival from another engine)
+    bool deliver = true;        // the receiver is ours (false: handed to its engine)
     bool operator>(const LocalDelivery& o) const { return at > o.at; }
   };
   struct PendingControl {
@@ -158,6 +167,8 @@ class Engine {
   void arrive(const TransferKey& transfer, transport::Nanos now);
   void handle_frame(const backend::Frame& frame, transport::Nanos now);
   void run_timers(transport::Nanos now, bool& progress);
+  // Arrivals from the other engines of the host, and handovers their channels refused before.
+  void exchange_local(bool& progress);
   void transmit(transport::Nanos now, bool& progress);
   // Frames built now: to the port, or behind the send delay's line while one is in force.
   void hand_to_port(std::span<backend::Frame> frames, transport::Nanos now);
@@ -189,6 +200,9 @@ class Engine {
   std::set<TransferKey> arrived_;                 // delivered before their receive step was ready
   std::map<TransferKey, std::pair<uint32_t, StepRef>> waiting_receives_;
   std::priority_queue<LocalDelivery, std::vector<LocalDelivery>, std::greater<>> local_;
+  LocalExchange* exchange_ = nullptr;
+  std::deque<LocalArrival> handovers_;  // not yet taken by their channel (it was full)
+  std::vector<LocalArrival> arrivals_;  // reused every poll
   std::deque<PendingControl> control_;
   std::vector<backend::Frame> unsent_;  // built, not yet taken by the port
   FaultHooks hooks_;

@@ -14,6 +14,7 @@
 
 #include "common/bytes.h"
 #include "replayer/engine/flow_tag_codec.h"
+#include "replayer/engine/heap_frame_for_tests.h"
 #include "replayer/wire/roce_frame.h"
 
 namespace collide::replayer::engine {
@@ -103,14 +104,8 @@ class FakePort : public backend::PacketPort {
 
  private:
   static constexpr uint32_t kCapacity = 9216;
-  static backend::Frame make(uint32_t capacity) {
-    auto* buf = new uint8_t[capacity];
-    return backend::Frame{buf, 0, capacity, buf};
-  }
-  static void free(backend::Frame& f) {
-    delete[] static_cast<uint8_t*>(f.handle);
-    f = {};
-  }
+  static backend::Frame make(uint32_t capacity) { return testing_frames::allocate(capacity); }
+  static void free(backend::Frame& f) { testing_frames::free(f); }
   FakeWire& wire_;
   int side_;
   wire::MacAddress mac_;
@@ -334,10 +329,7 @@ TEST(EnginePacingTest, RejectsAZeroBurst) {
 class SilentPort : public backend::PacketPort {
  public:
   Status acquire(std::span<backend::Frame> frames) override {
-    for (auto& f : frames) {
-      auto* buf = new uint8_t[kCapacity];
-      f = backend::Frame{buf, 0, kCapacity, buf};
-    }
+    for (auto& f : frames) f = testing_frames::allocate(kCapacity);
     return {};
   }
   uint16_t submit(std::span<backend::Frame> frames) override {
@@ -349,10 +341,7 @@ class SilentPort : public backend::PacketPort {
     return 0;
   }
   void release(std::span<backend::Frame> frames) override {
-    for (auto& f : frames) {
-      delete[] static_cast<uint8_t*>(f.handle);
-      f = {};
-    }
+    for (auto& f : frames) testing_frames::free(f);
   }
   void wait_for_frames(std::chrono::microseconds timeout) override {
     ++waits;
