@@ -112,6 +112,9 @@ Result<std::unique_ptr<HostEngines>> HostEngines::create(
 namespace {
 
 Status pin_to_core(int core) {
+  if (core < 0 || core >= CPU_SETSIZE) {
+    return invalid_argument(fmt::format("core {} is not a CPU number", core));
+  }
   cpu_set_t set;
   CPU_ZERO(&set);
   CPU_SET(core, &set);
@@ -127,6 +130,7 @@ Status HostEngines::run(std::chrono::nanoseconds timeout, const std::vector<int>
     return invalid_argument(fmt::format("{} cores for {} engines", cores.size(), engines_.size()));
   }
   std::atomic<bool> stop{false};
+  std::atomic<int> cause{-1};  // the engine that ended first without finishing
   std::vector<Status> results(engines_.size());
   std::vector<std::thread> threads;
   for (size_t i = 0; i < engines_.size(); ++i) {
@@ -134,26 +138,23 @@ Status HostEngines::run(std::chrono::nanoseconds timeout, const std::vector<int>
       Status s = cores.empty() ? Status{} : pin_to_core(cores[i]);
       if (s.ok()) s = engines_[i]->run(timeout, &stop);
       results[i] = std::move(s);
-      // Whatever ended this engine early ends the others: a host's ranks fail together.
-      if (!results[i].ok()) stop.store(true, std::memory_order_relaxed);
+      if (results[i].ok()) return;
+      // Whatever ended this engine early ends the others: a host's ranks fail together. The
+      // others then end because they were stopped; the first one to end names the failure.
+      int none = -1;
+      cause.compare_exchange_strong(none, static_cast<int>(i));
+      stop.store(true, std::memory_order_relaxed);
     });
   }
   for (std::thread& t : threads) t.join();
-  // The first engine that failed by itself, not because it was stopped, names the failure.
-  std::optional<size_t> cause;
-  for (size_t i = 0; i < engines_.size() && !cause; ++i) {
-    if (!results[i].ok() && engines_[i]->failed()) cause = i;
-  }
-  for (size_t i = 0; i < engines_.size() && !cause; ++i) {
-    if (!results[i].ok()) cause = i;
-  }
-  if (!cause) return {};
-  const std::string why = fmt::format("engine of NIC {}: {}", nics_[*cause],
-                                      results[*cause].message());
+  if (cause.load() < 0) return {};
+  const auto first = static_cast<size_t>(cause.load());
+  const std::string why =
+      fmt::format("engine of NIC {}: {}", nics_[first], results[first].message());
   for (auto& e : engines_) {
     if (!e->failed() && !e->finished()) e->abort(why);
   }
-  return Status(results[*cause].code(), why);
+  return Status(results[first].code(), why);
 }
 
 std::vector<OpRecord> HostEngines::take_records() {

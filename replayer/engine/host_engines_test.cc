@@ -219,7 +219,8 @@ Outcome run_one_engine_per_host() {
 }
 
 Outcome run_engines_per_nic(const std::map<uint32_t, std::vector<v1::Op>>& host0_programs,
-                            bool host1_runs, std::chrono::seconds timeout) {
+                            bool host1_runs, std::chrono::seconds timeout,
+                            const std::vector<int>& cores = {}) {
   JobSetup s;
   MemorySwitch sw;
   std::vector<std::unique_ptr<HostEngines>> hosts;
@@ -237,7 +238,7 @@ Outcome run_engines_per_nic(const std::map<uint32_t, std::vector<v1::Op>>& host0
   out.status.resize(hosts.size());
   std::vector<std::thread> threads;
   for (size_t h = 0; h < hosts.size(); ++h) {
-    threads.emplace_back([&, h] { out.status[h] = hosts[h]->run(timeout); });
+    threads.emplace_back([&, h] { out.status[h] = hosts[h]->run(timeout, cores); });
   }
   for (auto& t : threads) t.join();
   for (auto& g : hosts) {
@@ -282,6 +283,24 @@ TEST(HostEnginesTest, OneEngineFailingStopsTheOthers) {
     EXPECT_TRUE(r.failed) << "rank " << r.rank;
     EXPECT_NE(r.failure.find("IBV_WC_RETRY_EXC_ERR"), std::string::npos) << r.failure;
   }
+}
+
+TEST(HostEnginesTest, RunsPinnedToTheCoresGiven) {
+  const int second = std::thread::hardware_concurrency() > 1 ? 1 : 0;
+  const Outcome one = run_one_engine_per_host();
+  const Outcome pinned =
+      run_engines_per_nic(programs_of_host(0), true, std::chrono::seconds(20), {0, second});
+  for (const Status& st : pinned.status) ASSERT_TRUE(st.ok()) << st.to_string();
+  EXPECT_EQ(keys(pinned.records), keys(one.records));
+}
+
+TEST(HostEnginesTest, ACoreThatIsNotThereFailsTheRunAndSaysWhich) {
+  const Outcome out =
+      run_engines_per_nic(programs_of_host(0), false, std::chrono::seconds(20), {0, 1000});
+  ASSERT_EQ(out.status.size(), 1u);
+  EXPECT_NE(out.status[0].message().find("core 1000"), std::string::npos)
+      << out.status[0].to_string();
+  for (const OpRecord& r : out.records) EXPECT_TRUE(r.failed) << "rank " << r.rank;
 }
 
 TEST(HostEnginesTest, RejectsARankOnANicWithoutAPort) {
