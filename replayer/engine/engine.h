@@ -78,7 +78,7 @@ struct QpCounters {
 // peer, communicator, channel and QP index, as NCCL connects), completes steps between ranks of
 // this host after their modeled NVLink time, and records when every op started and ended.
 // Single-threaded: call poll() (or run()) from one thread. When a host's ranks are split over
-// engines (one per NIC, EngineGroup), steps to a rank of another engine go through `exchange`.
+// engines (one per NIC, HostEngines), steps to a rank of another engine go through `exchange`.
 class Engine {
  public:
   using Clock = std::function<transport::Nanos()>;
@@ -192,7 +192,7 @@ class Engine {
   // local_index * communicators + communicator; the inner table is allocated on first use.
   std::vector<std::vector<std::vector<Connection*>>> by_slot_;
   uint32_t comm_count_ = 0;
-  std::unordered_map<uint32_t, uint32_t> local_index_;  // local rank -> dense index (setup only)
+  std::unordered_map<uint32_t, uint32_t> local_index_;  // local rank -> dense index (per step)
   std::vector<uint32_t> local_ips_;                     // by dense index: the rank's address
   std::vector<uint32_t> local_ranks_;                   // by dense index
   uint32_t channels_ = 1;
