@@ -96,20 +96,20 @@ class MemorySwitch {
 };
 
 constexpr uint32_t kHosts = 2;
-constexpr uint32_t kRanksPerHost = 4;
 constexpr uint32_t kNicsPerHost = 2;
-constexpr uint32_t kWorld = kHosts * kRanksPerHost;
+uint32_t world_of(uint32_t ranks_per_host) { return kHosts * ranks_per_host; }
 
 wire::MacAddress mac_of(uint32_t host, uint32_t nic) {
   return wire::MacAddress{{0x02, 0, 0, 0, static_cast<uint8_t>(host), static_cast<uint8_t>(nic)}};
 }
 
-v1::TraceHeader world_header() {
+v1::TraceHeader world_header(uint32_t ranks_per_host) {
+  const uint32_t world = world_of(ranks_per_host);
   v1::TraceHeader header;
-  header.set_world_size(kWorld);
+  header.set_world_size(world);
   auto* comm = header.add_communicators();
   comm->set_id("world");
-  for (uint32_t r = 0; r < kWorld; ++r) comm->add_ranks(r);
+  for (uint32_t r = 0; r < world; ++r) comm->add_ranks(r);
   return header;
 }
 
@@ -126,10 +126,11 @@ v1::Op op(v1::OpKind kind, uint64_t bytes, uint32_t rank, uint64_t index, uint32
 
 // Every rank all-reduces (its ring crosses NICs inside a host and the network between hosts),
 // then sends to the rank on the other NIC of its host (0->1, 1->0, ...: steps between engines),
-// then ranks 1 and 6 exchange over the network.
-std::map<uint32_t, std::vector<v1::Op>> programs_of_host(uint32_t host) {
+// then rank 1 sends to the second-last rank (on host 1) over the network.
+std::map<uint32_t, std::vector<v1::Op>> programs_of_host(uint32_t host, uint32_t ranks_per_host) {
   std::map<uint32_t, std::vector<v1::Op>> p;
-  for (uint32_t r = host * kRanksPerHost; r < (host + 1) * kRanksPerHost; ++r) {
+  const uint32_t far = world_of(ranks_per_host) - 2;
+  for (uint32_t r = host * ranks_per_host; r < (host + 1) * ranks_per_host; ++r) {
     const uint32_t partner = r ^ 1u;
     p[r].push_back(op(v1::OP_KIND_ALL_REDUCE, 1 << 20, r, 0));
     // Lower rank sends first, so the pair does not wait on each other.
@@ -141,17 +142,19 @@ std::map<uint32_t, std::vector<v1::Op>> programs_of_host(uint32_t host) {
       p[r].push_back(op(v1::OP_KIND_SEND, 96 << 10, r, 2, partner));
     }
   }
-  if (host == 0) p[1].push_back(op(v1::OP_KIND_SEND, 200 << 10, 1, 3, 6));
-  if (host == 1) p[6].push_back(op(v1::OP_KIND_RECV, 200 << 10, 6, 3, 1));
+  if (host == 0) p[1].push_back(op(v1::OP_KIND_SEND, 200 << 10, 1, 3, far));
+  if (host == 1) p[far].push_back(op(v1::OP_KIND_RECV, 200 << 10, far, 3, 1));
   return p;
 }
 
 struct JobSetup {
-  collectives::Placement placement = *collectives::Placement::uniform(kWorld, kRanksPerHost,
-                                                                      kNicsPerHost);
+  uint32_t ranks_per_host;
+  collectives::Placement placement;
   collectives::ExpandOptions expand;
   EngineConfig config;
-  JobSetup() {
+  explicit JobSetup(uint32_t ranks)
+      : ranks_per_host(ranks),
+        placement(*collectives::Placement::uniform(world_of(ranks), ranks, kNicsPerHost)) {
     expand.channels = 2;
     expand.slice_bytes = 64 * 1024;
     expand.qps_per_connection = 2;
@@ -194,12 +197,13 @@ struct Outcome {
 };
 
 // Each host as one engine over one NIC: what the engine did before hosts had engines per NIC.
-Outcome run_one_engine_per_host() {
-  JobSetup s;
+Outcome run_one_engine_per_host(uint32_t ranks_per_host) {
+  JobSetup s(ranks_per_host);
   MemorySwitch sw;
   std::vector<std::unique_ptr<Engine>> engines;
   for (uint32_t h = 0; h < kHosts; ++h) {
-    auto e = Engine::create(s.config, world_header(), s.placement, s.expand, programs_of_host(h),
+    auto e = Engine::create(s.config, world_header(ranks_per_host), s.placement, s.expand,
+                            programs_of_host(h, ranks_per_host),
                             s.addressing(false), sw.add(mac_of(h, 0)), steady_clock());
     EXPECT_TRUE(e.ok()) << e.status().to_string();
     engines.push_back(std::move(e).value());
@@ -218,17 +222,18 @@ Outcome run_one_engine_per_host() {
   return out;
 }
 
-Outcome run_engines_per_nic(const std::map<uint32_t, std::vector<v1::Op>>& host0_programs,
+Outcome run_engines_per_nic(uint32_t ranks_per_host,
+                            const std::map<uint32_t, std::vector<v1::Op>>& host0_programs,
                             bool host1_runs, std::chrono::seconds timeout,
                             const std::vector<int>& cores = {}) {
-  JobSetup s;
+  JobSetup s(ranks_per_host);
   MemorySwitch sw;
   std::vector<std::unique_ptr<HostEngines>> hosts;
   for (uint32_t h = 0; h < (host1_runs ? kHosts : 1); ++h) {
     std::vector<backend::PacketPort*> ports;
     for (uint32_t n = 0; n < kNicsPerHost; ++n) ports.push_back(&sw.add(mac_of(h, n)));
-    auto g = HostEngines::create(s.config, world_header(), s.placement, s.expand,
-                                 h == 0 ? host0_programs : programs_of_host(h),
+    auto g = HostEngines::create(s.config, world_header(ranks_per_host), s.placement, s.expand,
+                                 h == 0 ? host0_programs : programs_of_host(h, ranks_per_host),
                                  s.addressing(true), ports, steady_clock());
     EXPECT_TRUE(g.ok()) << g.status().to_string();
     EXPECT_EQ((*g)->engine_count(), kNicsPerHost);
@@ -248,14 +253,19 @@ Outcome run_engines_per_nic(const std::map<uint32_t, std::vector<v1::Op>>& host0
   return out;
 }
 
-TEST(HostEnginesTest, EnginePerNicGivesTheRecordsOfOneEnginePerHost) {
-  const Outcome one = run_one_engine_per_host();
-  const Outcome per_nic = run_engines_per_nic(programs_of_host(0), true, std::chrono::seconds(20));
+// Hosts of 2 ranks (one per NIC) and of 4 (two per NIC: local steps inside an engine too).
+class HostEnginesShapeTest : public ::testing::TestWithParam<uint32_t> {};
+
+TEST_P(HostEnginesShapeTest, EnginePerNicGivesTheRecordsOfOneEnginePerHost) {
+  const uint32_t ranks = GetParam();
+  const Outcome one = run_one_engine_per_host(ranks);
+  const Outcome per_nic =
+      run_engines_per_nic(ranks, programs_of_host(0, ranks), true, std::chrono::seconds(20));
   for (const Status& st : one.status) ASSERT_TRUE(st.ok()) << st.to_string();
   for (const Status& st : per_nic.status) ASSERT_TRUE(st.ok()) << st.to_string();
-  // 8 all-reduces, 16 sends and receives between the NICs of a host, one send and receive over
-  // the network; none failed, each the same as the single engine recorded it.
-  ASSERT_EQ(per_nic.records.size(), 8u * 3 + 2);
+  // An all-reduce, a send and a receive between the NICs of a host per rank, and one send and
+  // receive over the network; none failed, each the same as the single engine recorded it.
+  ASSERT_EQ(per_nic.records.size(), world_of(ranks) * 3 + 2);
   for (const OpRecord& r : per_nic.records) EXPECT_FALSE(r.failed) << r.failure;
   EXPECT_EQ(keys(per_nic.records), keys(one.records));
   // The same payload bytes crossed the network, every one verified against its pattern.
@@ -273,7 +283,7 @@ TEST(HostEnginesTest, OneEngineFailingStopsTheOthers) {
   programs[0].push_back(op(v1::OP_KIND_SEND, 4096, 0, 0, 4));
   programs[1].push_back(op(v1::OP_KIND_RECV, 4096, 1, 0, 5));
   const auto start = std::chrono::steady_clock::now();
-  const Outcome out = run_engines_per_nic(programs, false, std::chrono::seconds(20));
+  const Outcome out = run_engines_per_nic(4, programs, false, std::chrono::seconds(20));
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
   ASSERT_EQ(out.status.size(), 1u);
   EXPECT_NE(out.status[0].message().find("IBV_WC_RETRY_EXC_ERR"), std::string::npos)
@@ -285,18 +295,20 @@ TEST(HostEnginesTest, OneEngineFailingStopsTheOthers) {
   }
 }
 
+INSTANTIATE_TEST_SUITE_P(RanksPerHost, HostEnginesShapeTest, ::testing::Values(2u, 4u));
+
 TEST(HostEnginesTest, RunsPinnedToTheCoresGiven) {
   const int second = std::thread::hardware_concurrency() > 1 ? 1 : 0;
-  const Outcome one = run_one_engine_per_host();
+  const Outcome one = run_one_engine_per_host(4);
   const Outcome pinned =
-      run_engines_per_nic(programs_of_host(0), true, std::chrono::seconds(20), {0, second});
+      run_engines_per_nic(4, programs_of_host(0, 4), true, std::chrono::seconds(20), {0, second});
   for (const Status& st : pinned.status) ASSERT_TRUE(st.ok()) << st.to_string();
   EXPECT_EQ(keys(pinned.records), keys(one.records));
 }
 
 TEST(HostEnginesTest, ACoreThatIsNotThereFailsTheRunAndSaysWhich) {
   const Outcome out =
-      run_engines_per_nic(programs_of_host(0), false, std::chrono::seconds(20), {0, 1000});
+      run_engines_per_nic(4, programs_of_host(0, 4), false, std::chrono::seconds(20), {0, 1000});
   ASSERT_EQ(out.status.size(), 1u);
   EXPECT_NE(out.status[0].message().find("core 1000"), std::string::npos)
       << out.status[0].to_string();
@@ -304,11 +316,11 @@ TEST(HostEnginesTest, ACoreThatIsNotThereFailsTheRunAndSaysWhich) {
 }
 
 TEST(HostEnginesTest, RejectsARankOnANicWithoutAPort) {
-  JobSetup s;
+  JobSetup s(4);
   MemorySwitch sw;
   std::vector<backend::PacketPort*> ports{&sw.add(mac_of(0, 0))};
-  auto g = HostEngines::create(s.config, world_header(), s.placement, s.expand,
-                               programs_of_host(0), s.addressing(true), ports, steady_clock());
+  auto g = HostEngines::create(s.config, world_header(4), s.placement, s.expand,
+                               programs_of_host(0, 4), s.addressing(true), ports, steady_clock());
   ASSERT_FALSE(g.ok());
   EXPECT_NE(g.status().message().find("NIC 1"), std::string::npos) << g.status().to_string();
 }
