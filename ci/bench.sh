@@ -33,6 +33,9 @@ case "$area" in
       "$log" | tee -a "$log"
     # Three alternating rounds of 3 s per side and frame size, testpmd starting up in each: ~1 min.
     timeout -k 10 240 "$build/replayer/replayer_tx_rate_bench" 3 | tee -a "$log"
+    # Two senders on two net_null ports and cores (engines per NIC) against one: ~20 s.
+    timeout -k 10 120 "$build/replayer/replayer_tx_rate_bench" 3 --rounds 3 --payload 1024 \
+      --engines-scaling | tee -a "$log"
     # Namespaces, veths, DPDK, iperf3 and BPF: root. Each run inside is time-bounded; this bounds
     # the whole, and removes the bench's namespaces should it be killed.
     trap 'rm -f "$log"; ip netns list 2>/dev/null | awk "/^cl-rvb-/{print \$1}" |

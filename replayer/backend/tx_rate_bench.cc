@@ -16,9 +16,18 @@
 // Every 256th burst, one frame is parsed back and its ICRC recomputed over every byte with the
 // reference function: the rate only counts if the frames are right.
 //
+// With --engines-scaling, instead: the same sender on two net_null ports at once, each on its own
+// thread pinned to its own core (as a host's engines, one per NIC), against one on one core, in
+// alternating rounds; prints `figure tx_pps_2_engines_vs_1`, the median over rounds of the two
+// senders' summed mean rate over the one's.
+//
 // Usage: replayer_tx_rate_bench [seconds] [--rounds <n>] [--collide-only] [--payload <bytes>]
+//                               [--engines-scaling]
 //        (each side runs `seconds` per round, the rounds alternating the sides; default 3 x 3 s)
 //        (needs root for DPDK; dpdk-testpmd from dpdk-dev)
+#include <pthread.h>
+#include <rte_lcore.h>
+#include <sched.h>
 #include <signal.h>
 #include <time.h>
 #include <unistd.h>
@@ -32,6 +41,8 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include <fmt/format.h>
 
 #include "common/parse_number.h"
 #include "common/process.h"
@@ -205,18 +216,117 @@ double testpmd_pps(uint32_t frame_bytes, double seconds) {
   return best;
 }
 
+constexpr uint32_t kScalingBufferBytes = 2048;
+
+// The cores senders run on, one each: the EAL's core first, then the other core of a 2-core host.
+constexpr int kSenderCores[] = {kLcore, 0};
+
+// Senders on their own ports, each on its own thread pinned to its own core and registered with
+// the EAL (so it has its own mbuf caches, as an lcore does), at once: their summed mean rate.
+// False if a sampled frame was wrong or a thread could not be placed.
+// `cores_used`: the CPU time the senders got over the wall time, which on a loaded machine says
+// how much of two cores the scheduler gave them.
+bool concurrent_pps(const std::vector<backend::PacketPort*>& ports, uint32_t payload,
+                    double seconds, double& pps, double& cores_used) {
+  std::vector<CollideRate> rates(ports.size());
+  std::vector<std::string> errors(ports.size());
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < ports.size(); ++i) {
+    threads.emplace_back([&, i] {
+      cpu_set_t set;
+      CPU_ZERO(&set);
+      CPU_SET(kSenderCores[i], &set);
+      if (pthread_setaffinity_np(pthread_self(), sizeof(set), &set) != 0) {
+        errors[i] = "cannot pin a sender to core " + std::to_string(kSenderCores[i]);
+        return;
+      }
+      if (rte_thread_register() != 0) {
+        errors[i] = "the EAL has no lcore left for a sender";
+        return;
+      }
+      rates[i] = collide_pps(*ports[i], payload, seconds, false);
+      rte_thread_unregister();
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  pps = 0;
+  cores_used = 0;
+  for (size_t i = 0; i < ports.size(); ++i) {
+    if (!errors[i].empty()) {
+      std::fprintf(stderr, "%s\n", errors[i].c_str());
+      return false;
+    }
+    if (rates[i].frames_bad > 0 || rates[i].frames_checked == 0) {
+      std::fprintf(stderr, "sender %zu: %lu of %lu sampled frames are wrong\n", i,
+                   static_cast<unsigned long>(rates[i].frames_bad),
+                   static_cast<unsigned long>(rates[i].frames_checked));
+      return false;
+    }
+    pps += rates[i].mean_pps;
+    cores_used += rates[i].mean_pps * rates[i].cpu_ns_per_frame * 1e-9;
+  }
+  return true;
+}
+
+// Two senders on two ports and cores against one on one, in alternating rounds.
+int engines_scaling(backend::PacketPort& first, uint32_t payload, double seconds, int rounds) {
+  if (payload + 128 > kScalingBufferBytes) {
+    std::fprintf(stderr, "--engines-scaling sends payloads of at most %u B\n",
+                 kScalingBufferBytes - 128);
+    return 1;
+  }
+  auto second = backend::open_port("dpdk:net_null1", kLcore, kScalingBufferBytes);
+  if (!second.ok()) {
+    std::fprintf(stderr, "%s\n", second.status().to_string().c_str());
+    return 1;
+  }
+  std::printf("engines scaling: payload %u B, net_null, bursts of %zu, one sender per port and "
+              "core (cores %d and %d), %d alternating rounds of %.1f s, mean rate per round\n",
+              payload, kBurst, kSenderCores[0], kSenderCores[1], rounds, seconds);
+  std::vector<double> ratios;
+  std::vector<double> per_cpu_ratios;  // frames per CPU second: whether the senders slow each other
+  std::string by_round;
+  for (int round = 0; round < rounds; ++round) {
+    double one = 0, two = 0, one_cores = 0, two_cores = 0;
+    if (!concurrent_pps({&first}, payload, seconds, one, one_cores) ||
+        !concurrent_pps({&first, second->get()}, payload, seconds, two, two_cores) || one <= 0) {
+      return 1;
+    }
+    ratios.push_back(two / one);
+    if (one_cores > 0 && two_cores > 0) per_cpu_ratios.push_back((two / two_cores) / (one / one_cores));
+    by_round += fmt::format("{}{:.0f}/{:.0f} ({:.2f}/{:.2f} cores)", round > 0 ? ", " : "",
+                            one / 1e3, two / 1e3, one_cores, two_cores);
+  }
+  std::sort(ratios.begin(), ratios.end());
+  std::sort(per_cpu_ratios.begin(), per_cpu_ratios.end());
+  std::printf("kpps by round, one engine / two engines (CPU the senders got): [%s]\n",
+              by_round.c_str());
+  // On a machine others load, the scheduler may give the two senders no more CPU than the one
+  // (Linux's autogroup shares the CPU per session, not per thread): the rate each got per CPU
+  // second tells whether they scale apart from that.
+  if (!per_cpu_ratios.empty()) {
+    std::printf("frames per CPU second, two engines vs one: %.3f (median)\n",
+                per_cpu_ratios[per_cpu_ratios.size() / 2]);
+  }
+  std::printf("figure tx_pps_2_engines_vs_1 %.3f x\n", ratios[ratios.size() / 2]);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   double seconds = 3.0;
   int rounds = 3;
   bool collide_only = false;
+  bool scaling = false;
   std::vector<uint32_t> payloads = {1024, 4096};
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     Status bad;
     if (arg == "--collide-only") {
       collide_only = true;
+    } else if (arg == "--engines-scaling") {
+      scaling = true;
     } else if (arg == "--rounds" && i + 1 < argc) {
       auto n = parse_number<int>(argv[++i], "--rounds");
       if (n.ok()) rounds = std::max(1, *n);
@@ -232,15 +342,18 @@ int main(int argc, char** argv) {
     }
     if (!bad.ok()) {
       std::fprintf(stderr, "%s\nusage: replayer_tx_rate_bench [SECONDS] [--rounds N] "
-                   "[--payload BYTES] [--collide-only]\n", bad.message().c_str());
+                   "[--payload BYTES] [--collide-only] [--engines-scaling]\n", bad.message().c_str());
       return 2;
     }
   }
-  auto port = backend::open_port("dpdk:net_null0", kLcore, 4096 + 128);
+  // Two ports' pools must fit the EAL's memory: the scaling run's 1 KiB frames take 2 KiB buffers.
+  const uint32_t buffer_bytes = scaling ? kScalingBufferBytes : 4096 + 128;
+  auto port = backend::open_port("dpdk:net_null0", kLcore, buffer_bytes);
   if (!port.ok()) {
     std::fprintf(stderr, "%s\n", port.status().to_string().c_str());
     return 1;
   }
+  if (scaling) return engines_scaling(**port, payloads.front(), seconds, rounds);
   std::printf("both sides: one busy core (lcore %d), bursts of %zu, net_null, %d alternating "
               "rounds of %.1f s, best 1 s window; collide: requester QP + full RoCEv2 encoding "
               "(IPv4 checksum, BTH, RETH, ICRC) per frame; testpmd txonly: constant prebuilt UDP "

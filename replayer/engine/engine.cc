@@ -37,7 +37,8 @@ Result<std::unique_ptr<Engine>> Engine::create(EngineConfig config, const v1::Tr
                                                collectives::ExpandOptions expand,
                                                std::map<uint32_t, std::vector<v1::Op>> programs,
                                                RankAddressing addressing,
-                                               backend::PacketPort& port, Clock clock) {
+                                               backend::PacketPort& port, Clock clock,
+                                               LocalExchange* exchange) {
   COLLIDE_RETURN_IF_ERROR(transport::validate(config.qp));
   if (config.dcqcn.enabled) COLLIDE_RETURN_IF_ERROR(transport::validate(config.dcqcn));
   if (header.communicators_size() > static_cast<int>(kMaxComms)) {
@@ -56,6 +57,7 @@ Result<std::unique_ptr<Engine>> Engine::create(EngineConfig config, const v1::Tr
   e->addressing_ = std::move(addressing);
   e->port_ = &port;
   e->clock_ = std::move(clock);
+  e->exchange_ = exchange;
   for (int i = 0; i < header.communicators_size(); ++i) {
     e->comm_index_[header.communicators(i).id()] = static_cast<uint32_t>(i);
   }
@@ -72,7 +74,14 @@ Result<std::unique_ptr<Engine>> Engine::create(EngineConfig config, const v1::Tr
                                           e->placement_.world_size()));
     }
     e->runners_.emplace(rank, RankRunner(rank, std::move(ops), config.honor_compute_gaps));
+    e->local_index_[rank] = static_cast<uint32_t>(e->local_ranks_.size());
+    e->local_ranks_.push_back(rank);
+    e->local_ips_.push_back(e->addressing_.ip_of(rank).host_order);
   }
+  e->comm_count_ = static_cast<uint32_t>(header.communicators_size());
+  e->channels_ = std::max<uint32_t>(1, expand.channels);
+  e->qps_per_connection_ = std::max<uint32_t>(1, expand.qps_per_connection);
+  e->by_slot_.resize(size_t{e->comm_count_} * e->local_ranks_.size());
   PacerConfig pacing;
   pacing.gbps = config.pace_gbps;
   pacing.burst_frames = config.pace_burst;
@@ -94,11 +103,31 @@ Result<uint32_t> Engine::qpn_for(const std::string& comm, uint16_t channel, uint
   return kQpnBase | (it->second << 14) | (uint32_t{channel} << 8) | qp;
 }
 
+std::vector<Engine::Connection*>* Engine::slot_of(uint32_t local_index, uint32_t qpn) {
+  if ((qpn & ~((kQpnBase << 1) - 1)) != 0 || (qpn & kQpnBase) == 0) return nullptr;
+  const uint32_t comm = (qpn >> 14) & (kMaxComms - 1);
+  const uint32_t channel = (qpn >> 8) & (kMaxChannels - 1);
+  const uint32_t qp = qpn & (kMaxQpIndex - 1);
+  if (comm >= comm_count_ || channel >= channels_ || qp >= qps_per_connection_) return nullptr;
+  auto& table = by_slot_[size_t{local_index} * comm_count_ + comm];
+  if (table.empty()) table.resize(size_t{channels_} * qps_per_connection_);
+  return &table[size_t{channel} * qps_per_connection_ + qp];
+}
+
 Engine::Connection& Engine::connection(uint32_t local, uint32_t peer, uint32_t qpn) {
+  // Only ranks this engine runs make connections, and only with QP numbers from qpn_for.
+  std::vector<Connection*>* slot = slot_of(local_index_.at(local), qpn);
+  for (Connection* c : *slot) {
+    if (c->peer == peer) return *c;
+  }
   const ConnectionKey key{local, peer, qpn};
-  auto it = connections_.find(key);
-  if (it != connections_.end()) return it->second;
-  Connection& c = connections_.try_emplace(key, qpn, config_.qp).first->second;
+  auto at = std::lower_bound(connections_.begin(), connections_.end(), key,
+                             [](const std::unique_ptr<Connection>& c, const ConnectionKey& k) {
+                               return ConnectionKey{c->local, c->peer, c->qpn} < k;
+                             });
+  Connection& c = **connections_.insert(
+      at, std::make_unique<Connection>(local, peer, qpn, config_.qp));
+  slot->push_back(&c);
   c.to_peer.src_mac = port_->mac();
   c.to_peer.dst_mac = addressing_.next_hop_mac(peer);
   c.to_peer.src_ip = addressing_.ip_of(local);
@@ -121,6 +150,23 @@ bool Engine::rate_allows(Connection& c, Nanos now) const {
                                                     c.dcqcn->rate_gbps() / 8);
   c.tokens_at = now;
   return c.rate_tokens >= config_.qp.mtu;
+}
+
+Engine::Connection* Engine::connection_for_frame(uint32_t dst_ip, uint32_t src_ip,
+                                                 uint32_t qpn) {
+  // A host runs a few ranks (one per GPU): a scan of their addresses beats any map.
+  const auto local = std::find(local_ips_.begin(), local_ips_.end(), dst_ip);
+  if (local == local_ips_.end()) return nullptr;
+  const auto local_index = static_cast<uint32_t>(local - local_ips_.begin());
+  std::vector<Connection*>* slot = slot_of(local_index, qpn);
+  if (slot == nullptr) return nullptr;
+  for (Connection* c : *slot) {
+    if (c->to_peer.dst_ip.host_order == src_ip) return c;
+  }
+  // The connection's first frame (its peer sent before this end did): who is the peer?
+  auto src = rank_of_ip_.find(src_ip);
+  if (src == rank_of_ip_.end()) return nullptr;
+  return &connection(local_ranks_[local_index], src->second, qpn);
 }
 
 void Engine::arrive(const TransferKey& transfer, Nanos now) {
@@ -154,7 +200,13 @@ void Engine::start_step(RankRunner& runner, const ReadyStep& ready, Nanos now) {
     return;
   }
   if (step.local) {
-    local_.push({now + step.local_ns, rank, ready.ref, TransferKey{rank, step.peer, *qpn, *tag}});
+    const Nanos at = now + step.local_ns;
+    const bool ours = exchange_ == nullptr || runners_.count(step.peer) > 0;
+    local_.push({at, rank, ready.ref, TransferKey{rank, step.peer, *qpn, *tag}, true, ours});
+    if (!ours) {
+      const LocalArrival a{at, rank, step.peer, *qpn, *tag};
+      if (!handovers_.empty() || !exchange_->hand_over(a)) handovers_.push_back(a);
+    }
     return;
   }
   Connection& c = connection(rank, step.peer, *qpn);
@@ -190,16 +242,16 @@ void Engine::handle_frame(const backend::Frame& frame, Nanos now) {
     ++counters_.icrc_errors;  // a RoCE NIC drops such a packet; recovery resends it
     return;
   }
-  auto src = rank_of_ip_.find(decoded->src_ip.host_order);
-  auto dst = rank_of_ip_.find(decoded->dst_ip.host_order);
-  if (src == rank_of_ip_.end() || dst == rank_of_ip_.end() || !runners_.count(dst->second)) {
+  Packet p = decoded->packet;
+  Connection* found =
+      connection_for_frame(decoded->dst_ip.host_order, decoded->src_ip.host_order, p.qpn);
+  if (found == nullptr) {
     ++counters_.rx_foreign;
     return;
   }
-  const uint32_t local = dst->second;
-  const uint32_t peer = src->second;
-  Packet p = decoded->packet;
-  Connection& c = connection(local, peer, p.qpn);
+  Connection& c = *found;
+  const uint32_t local = c.local;
+  const uint32_t peer = c.peer;
   if (p.type == PacketType::kData) {
     if (!decoded->pattern_ok) ++counters_.pattern_errors;
     p.psn = transport::unwrap_psn(static_cast<uint32_t>(p.psn), c.responder.expected_psn());
@@ -230,24 +282,39 @@ void Engine::run_timers(Nanos now, bool& progress) {
   while (!local_.empty() && local_.top().at <= now) {
     const LocalDelivery d = local_.top();
     local_.pop();
-    runners_.at(d.sender).complete(d.send, now);
-    arrive(d.transfer, now);
+    if (d.complete_send) runners_.at(d.sender).complete(d.send, now);
+    if (d.deliver) arrive(d.transfer, now);
     progress = true;
   }
-  for (auto& [key, c] : connections_) {
+  for (auto& owned : connections_) {
+    Connection& c = *owned;
     auto deadline = c.requester.timer_deadline();
     if (!deadline || *deadline > now) continue;
     c.requester.on_timer(now);
     progress = true;
     if (c.requester.failed()) {
-      const auto& [local, peer, qpn] = key;
       fail(fmt::format("NET/IB: rank {} got completion from rank {} ({}) with error 12 "
                        "(IBV_WC_RETRY_EXC_ERR) on QP {:#x}: {}",
-                       local, peer, addressing_.ip_of(peer).to_string(), qpn,
+                       c.local, c.peer, addressing_.ip_of(c.peer).to_string(), c.qpn,
                        c.requester.failure()),
            now);
       return;
     }
+  }
+}
+
+void Engine::exchange_local(bool& progress) {
+  if (exchange_ == nullptr) return;
+  while (!handovers_.empty() && exchange_->hand_over(handovers_.front())) {
+    handovers_.pop_front();
+    progress = true;
+  }
+  arrivals_.clear();
+  exchange_->take(arrivals_);
+  for (const LocalArrival& a : arrivals_) {
+    local_.push({a.at, a.sender, StepRef{}, TransferKey{a.sender, a.receiver, a.qpn, a.tag},
+                 false, true});
+    progress = true;
   }
 }
 
@@ -315,10 +382,11 @@ void Engine::transmit(Nanos now, bool& progress) {
   while (used < frames.size() && sent_in_round && !failed()) {
     sent_in_round = false;
     size_t ready = 0;
-    for (const auto& [key, c] : connections_) ready += c.requester.ready_to_send() ? 1 : 0;
+    for (const auto& c : connections_) ready += c->requester.ready_to_send() ? 1 : 0;
     if (ready == 0) break;
     const size_t share = std::max<size_t>(1, (frames.size() - used) / ready);
-    for (auto& [key, c] : connections_) {
+    for (auto& owned : connections_) {
+      Connection& c = *owned;
       if (used >= frames.size() || failed()) break;
       if (!c.requester.ready_to_send() || !rate_allows(c, now)) continue;
       if (!pacer_.may_send()) break;
@@ -364,6 +432,7 @@ bool Engine::poll() {
     }
     if (n < rx.size()) break;
   }
+  exchange_local(progress);
   run_timers(now, progress);
   start_ready_steps(now, progress);
   transmit(now, progress);
@@ -379,14 +448,15 @@ std::optional<Nanos> Engine::next_deadline() const {
     if (t && (!next || *t < *next)) next = t;
   };
   if (!local_.empty()) consider(local_.top().at);
+  if (!handovers_.empty()) consider(clock_());
   if (!delayed_.empty()) consider(delayed_.front().first);
   if (!hooks_.empty()) consider(hooks_.next_change(clock_()));
   for (const auto& [rank, runner] : runners_) consider(runner.wake_at());
-  for (const auto& [key, c] : connections_) {
-    consider(c.requester.timer_deadline());
-    if (c.requester.ready_to_send() && c.dcqcn) {
-      const double missing = std::max(0.0, config_.qp.mtu - c.rate_tokens);
-      consider(c.tokens_at + static_cast<Nanos>(missing * 8 / c.dcqcn->rate_gbps()) + 1);
+  for (const auto& c : connections_) {
+    consider(c->requester.timer_deadline());
+    if (c->requester.ready_to_send() && c->dcqcn) {
+      const double missing = std::max(0.0, config_.qp.mtu - c->rate_tokens);
+      consider(c->tokens_at + static_cast<Nanos>(missing * 8 / c->dcqcn->rate_gbps()) + 1);
     }
   }
   // Frames are waiting for the pacer: due when it lets the next one go.
@@ -397,8 +467,8 @@ std::optional<Nanos> Engine::next_deadline() const {
 }
 
 bool Engine::any_ready_to_send() const {
-  for (const auto& [key, c] : connections_) {
-    if (c.requester.ready_to_send()) return true;
+  for (const auto& c : connections_) {
+    if (c->requester.ready_to_send()) return true;
   }
   return false;
 }
@@ -408,17 +478,20 @@ bool Engine::finished() const {
   for (const auto& [rank, runner] : runners_) {
     if (!runner.finished()) return false;
   }
-  return control_.empty() && unsent_.empty() && delayed_.empty();
+  return control_.empty() && unsent_.empty() && delayed_.empty() && handovers_.empty();
 }
 
-Status Engine::run(std::chrono::nanoseconds timeout) {
+Status Engine::run(std::chrono::nanoseconds timeout, const std::atomic<bool>* stop) {
   const Nanos deadline = clock_() + static_cast<Nanos>(timeout.count());
   while (!finished()) {
     const bool progress = poll();
     if (failed()) break;
+    if (stop != nullptr && stop->load(std::memory_order_relaxed)) {
+      return unavailable("stopped before the replay finished");
+    }
     const Nanos now = clock_();
     if (now >= deadline) return deadline_exceeded("replay did not finish in time");
-    if (progress) continue;
+    if (progress || (exchange_ != nullptr && exchange_->has_arrivals())) continue;
     auto wait = config_.max_idle_wait;
     if (auto next = next_deadline(); next && *next > now) {
       wait = std::min(wait, std::chrono::duration_cast<std::chrono::microseconds>(
@@ -455,18 +528,17 @@ std::vector<OpRecord> Engine::take_records() {
 
 EngineCounters Engine::counters() const {
   EngineCounters total = counters_;
-  for (const auto& [key, c] : connections_) {
-    total.requesters += c.requester.counters();
-    total.responders += c.responder.counters();
+  for (const auto& c : connections_) {
+    total.requesters += c->requester.counters();
+    total.responders += c->responder.counters();
   }
   return total;
 }
 
 std::vector<QpCounters> Engine::qp_counters() const {
   std::vector<QpCounters> out;
-  for (const auto& [key, c] : connections_) {
-    const auto& [local, peer, qpn] = key;
-    out.push_back({local, peer, qpn, c.requester.counters(), c.responder.counters()});
+  for (const auto& c : connections_) {
+    out.push_back({c->local, c->peer, c->qpn, c->requester.counters(), c->responder.counters()});
   }
   return out;
 }

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <deque>
@@ -19,6 +20,7 @@
 #include "replayer/backend/packet_port.h"
 #include "replayer/collectives/expander.h"
 #include "replayer/engine/fault_hooks.h"
+#include "replayer/engine/local_exchange.h"
 #include "replayer/engine/op_record.h"
 #include "replayer/engine/pacer.h"
 #include "replayer/engine/rank_runner.h"
@@ -75,7 +77,8 @@ struct QpCounters {
 // when its dependencies are met, carries network transfers over reliable connected QPs (one per
 // peer, communicator, channel and QP index, as NCCL connects), completes steps between ranks of
 // this host after their modeled NVLink time, and records when every op started and ended.
-// Single-threaded: call poll() (or run()) from one thread.
+// Single-threaded: call poll() (or run()) from one thread. When a host's ranks are split over
+// engines (one per NIC, HostEngines), steps to a rank of another engine go through `exchange`.
 class Engine {
  public:
   using Clock = std::function<transport::Nanos()>;
@@ -86,14 +89,18 @@ class Engine {
                                                 collectives::ExpandOptions expand,
                                                 std::map<uint32_t, std::vector<v1::Op>> programs,
                                                 RankAddressing addressing,
-                                                backend::PacketPort& port, Clock clock);
+                                                backend::PacketPort& port, Clock clock,
+                                                LocalExchange* exchange = nullptr);
 
   // Does what can be done now. Returns whether anything happened (a frame, a step, a timer).
   bool poll();
   // The next time something is due without a frame arriving (timer, compute gap, local step).
   std::optional<transport::Nanos> next_deadline() const;
-  // Polls until every rank is done, the run fails, or `timeout` passes; idles without spinning.
-  Status run(std::chrono::nanoseconds timeout);
+  // Polls until every rank is done, the run fails, `timeout` passes or `stop` is set (then it
+  // returns without failing the engine: see abort); idles without spinning.
+  Status run(std::chrono::nanoseconds timeout, const std::atomic<bool>* stop = nullptr);
+  // Ends the run from outside: the running ops are recorded as failed with `why`.
+  void abort(const std::string& why) { fail(why, clock_()); }
 
   bool finished() const;
   // Ops ended so far and not yet taken (take_records), for progress reports.
@@ -108,8 +115,11 @@ class Engine {
 
  private:
   struct Connection {
-    Connection(uint32_t qpn, const transport::QpConfig& config)
-        : requester(qpn, config), responder(qpn, config) {}
+    Connection(uint32_t local, uint32_t peer, uint32_t qpn, const transport::QpConfig& config)
+        : local(local), peer(peer), qpn(qpn), requester(qpn, config), responder(qpn, config) {}
+    uint32_t local;
+    uint32_t peer;
+    uint32_t qpn;
     transport::Requester requester;
     transport::Responder responder;
     transport::FrameAddress to_peer;
@@ -132,6 +142,8 @@ class Engine {
     uint32_t sender;
     StepRef send;
     TransferKey transfer;
+    bool complete_send = true;  // the sender is ours (false: an arrival from another engine)
+    bool deliver = true;        // the receiver is ours (false: handed to its engine)
     bool operator>(const LocalDelivery& o) const { return at > o.at; }
   };
   struct PendingControl {
@@ -140,13 +152,23 @@ class Engine {
   };
 
   Engine() = default;
+  // The connection of `local` with `peer` on QP `qpn`, made on first use. Keeps connections_ in
+  // key order, so QPs take their turns at the port in the same order however they were made.
   Connection& connection(uint32_t local, uint32_t peer, uint32_t qpn);
+  // The connections of the local rank with dense index `local_index` on QP `qpn` (decoded from the
+  // QP number, allocated on first use); nullptr if the QP number is not one this engine gives.
+  std::vector<Connection*>* slot_of(uint32_t local_index, uint32_t qpn);
+  // The connection a received frame belongs to: found by the QP and the peer's address without a
+  // map; made (through rank_of_ip_) only for a connection's first frame. nullptr: not ours.
+  Connection* connection_for_frame(uint32_t dst_ip, uint32_t src_ip, uint32_t qpn);
   Result<uint32_t> qpn_for(const std::string& comm, uint16_t channel, uint16_t qp) const;
   void start_ready_steps(transport::Nanos now, bool& progress);
   void start_step(RankRunner& runner, const ReadyStep& ready, transport::Nanos now);
   void arrive(const TransferKey& transfer, transport::Nanos now);
   void handle_frame(const backend::Frame& frame, transport::Nanos now);
   void run_timers(transport::Nanos now, bool& progress);
+  // Arrivals from the other engines of the host, and handovers their channels refused before.
+  void exchange_local(bool& progress);
   void transmit(transport::Nanos now, bool& progress);
   // Frames built now: to the port, or behind the send delay's line while one is in force.
   void hand_to_port(std::span<backend::Frame> frames, transport::Nanos now);
@@ -162,10 +184,25 @@ class Engine {
   std::unordered_map<std::string, uint32_t> comm_index_;
   std::unordered_map<uint32_t, uint32_t> rank_of_ip_;
   std::map<uint32_t, RankRunner> runners_;
-  std::map<ConnectionKey, Connection> connections_;
+  // Every connection, in (local, peer, qpn) order: the order timers run and QPs share the port.
+  std::vector<std::unique_ptr<Connection>> connections_;
+  // The connections of each (local rank, communicator) by channel and QP index (slot_of): a rank
+  // talks to a handful of peers per QP (ring neighbours, tree parent and children), so a frame
+  // finds its connection by a short scan of its slot for its source address. Indexed by
+  // local_index * communicators + communicator; the inner table is allocated on first use.
+  std::vector<std::vector<std::vector<Connection*>>> by_slot_;
+  uint32_t comm_count_ = 0;
+  std::unordered_map<uint32_t, uint32_t> local_index_;  // local rank -> dense index (per step)
+  std::vector<uint32_t> local_ips_;                     // by dense index: the rank's address
+  std::vector<uint32_t> local_ranks_;                   // by dense index
+  uint32_t channels_ = 1;
+  uint32_t qps_per_connection_ = 1;
   std::set<TransferKey> arrived_;                 // delivered before their receive step was ready
   std::map<TransferKey, std::pair<uint32_t, StepRef>> waiting_receives_;
   std::priority_queue<LocalDelivery, std::vector<LocalDelivery>, std::greater<>> local_;
+  LocalExchange* exchange_ = nullptr;
+  std::deque<LocalArrival> handovers_;  // not yet taken by their channel (it was full)
+  std::vector<LocalArrival> arrivals_;  // reused every poll
   std::deque<PendingControl> control_;
   std::vector<backend::Frame> unsent_;  // built, not yet taken by the port
   FaultHooks hooks_;

@@ -14,6 +14,7 @@
 
 #include "common/bytes.h"
 #include "replayer/engine/flow_tag_codec.h"
+#include "replayer/engine/heap_frame_for_tests.h"
 #include "replayer/wire/roce_frame.h"
 
 namespace collide::replayer::engine {
@@ -103,14 +104,8 @@ class FakePort : public backend::PacketPort {
 
  private:
   static constexpr uint32_t kCapacity = 9216;
-  static backend::Frame make(uint32_t capacity) {
-    auto* buf = new uint8_t[capacity];
-    return backend::Frame{buf, 0, capacity, buf};
-  }
-  static void free(backend::Frame& f) {
-    delete[] static_cast<uint8_t*>(f.handle);
-    f = {};
-  }
+  static backend::Frame make(uint32_t capacity) { return testing_frames::allocate(capacity); }
+  static void free(backend::Frame& f) { testing_frames::free(f); }
   FakeWire& wire_;
   int side_;
   wire::MacAddress mac_;
@@ -334,10 +329,7 @@ TEST(EnginePacingTest, RejectsAZeroBurst) {
 class SilentPort : public backend::PacketPort {
  public:
   Status acquire(std::span<backend::Frame> frames) override {
-    for (auto& f : frames) {
-      auto* buf = new uint8_t[kCapacity];
-      f = backend::Frame{buf, 0, kCapacity, buf};
-    }
+    for (auto& f : frames) f = testing_frames::allocate(kCapacity);
     return {};
   }
   uint16_t submit(std::span<backend::Frame> frames) override {
@@ -349,10 +341,7 @@ class SilentPort : public backend::PacketPort {
     return 0;
   }
   void release(std::span<backend::Frame> frames) override {
-    for (auto& f : frames) {
-      delete[] static_cast<uint8_t*>(f.handle);
-      f = {};
-    }
+    for (auto& f : frames) testing_frames::free(f);
   }
   void wait_for_frames(std::chrono::microseconds timeout) override {
     ++waits;
@@ -496,6 +485,57 @@ INSTANTIATE_TEST_SUITE_P(Recoveries, EngineTest,
                            return info.param == transport::Recovery::kGoBackN ? "GoBackN"
                                                                               : "SelectiveRepeat";
                          });
+
+// A frame finds its connection by the slot its QP number decodes to: a frame for a QP number the
+// engine never gives (here one without the top bit, and one whose channel the job does not have)
+// is foreign and makes no connection, while one on a QP the numbering gives is answered.
+TEST(EngineFrameLookupTest, AFrameForAQpNumberTheEngineNeverGivesIsForeign) {
+  v1::TraceHeader header;
+  header.set_world_size(4);
+  auto* comm = header.add_communicators();
+  comm->set_id("world");
+  for (uint32_t r = 0; r < 4; ++r) comm->add_ranks(r);
+  collectives::ExpandOptions expand;
+  expand.channels = 2;
+  expand.qps_per_connection = 2;
+  RankAddressing addressing;
+  addressing.ip_of = [](uint32_t r) { return wire::Ipv4Address{0xc6120000u + 10 + r}; };
+  const auto mac_a = *wire::MacAddress::parse("02:00:00:00:00:0a");
+  addressing.next_hop_mac = [&](uint32_t) { return mac_a; };
+  FakeWire wire;
+  FakePort port(wire, 0, mac_a);
+  std::map<uint32_t, std::vector<v1::Op>> programs = {{0, {}}, {1, {}}};
+  auto engine = Engine::create(EngineConfig{}, header, *collectives::Placement::uniform(4, 2, 1),
+                               expand, programs, addressing, port, [&] { return wire.now; });
+  ASSERT_TRUE(engine.ok()) << engine.status().to_string();
+  auto send_to_rank0 = [&](uint32_t qpn) {
+    transport::Packet p;
+    p.qpn = qpn;
+    p.opcode = wire::Opcode::kWriteOnly;
+    p.payload_bytes = 64;
+    p.message_bytes = 64;
+    p.ack_request = true;
+    transport::FrameAddress a;
+    a.dst_mac = mac_a;
+    a.src_ip = addressing.ip_of(2);
+    a.dst_ip = addressing.ip_of(0);
+    std::vector<uint8_t> frame(512);
+    auto len = transport::encode_frame(frame, p, a, true);
+    ASSERT_TRUE(len.ok()) << len.status().to_string();
+    frame.resize(*len);
+    wire.queue[0].push_back({wire.now, frame});
+    (*engine)->poll();
+  };
+  send_to_rank0(0x000101);             // no top bit: QP1's range, never an engine's
+  send_to_rank0((1u << 23) | (5u << 8));  // channel 5 of a 2-channel job
+  EXPECT_EQ((*engine)->counters().rx_foreign, 2u);
+  EXPECT_TRUE((*engine)->qp_counters().empty());
+  send_to_rank0((1u << 23) | (1u << 8) | 1u);  // world, channel 1, QP 1
+  EXPECT_EQ((*engine)->counters().rx_foreign, 2u);
+  ASSERT_EQ((*engine)->qp_counters().size(), 1u);
+  EXPECT_EQ((*engine)->qp_counters()[0].peer, 2u);
+  EXPECT_EQ((*engine)->qp_counters()[0].responder.bytes_received, 64u);
+}
 
 TEST(FlowTagCodecTest, RoundTripsAndRejectsOverflow) {
   collectives::FlowTag tag{true, 12345, 3, 250, 77};
