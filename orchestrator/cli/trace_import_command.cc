@@ -1,6 +1,8 @@
 // `collide trace import`: reads a trace in any supported format and writes a collide trace.
 // Problems in the input are reported with file and line and counted; --strict makes the first
 // one an error.
+#include <unistd.h>
+
 #include <chrono>
 #include <iostream>
 #include <memory>
@@ -37,20 +39,21 @@ std::string format_list() {
 }
 
 // Progress on stderr at most twice a second, so a long import shows it is moving.
-std::function<void(uint64_t, uint64_t)> progress_printer(bool quiet) {
+// On a terminal one line redrawn twice a second; in a log (CI, a pipe) a plain line every ten
+// seconds, without the escape sequences that would litter it.
+std::function<void(uint64_t, uint64_t)> progress_printer(bool quiet, bool terminal) {
   if (quiet) return {};
-  auto last = std::make_shared<std::chrono::steady_clock::time_point>();
-  return [last](uint64_t done, uint64_t total) {
+  auto last = std::make_shared<std::chrono::steady_clock::time_point>(std::chrono::steady_clock::now());
+  const auto every = terminal ? std::chrono::milliseconds(500) : std::chrono::milliseconds(10000);
+  return [last, every, terminal](uint64_t done, uint64_t total) {
     const auto now = std::chrono::steady_clock::now();
-    if (now - *last < std::chrono::milliseconds(500)) return;
+    if (now - *last < every) return;
     *last = now;
-    if (total > 0) {
-      std::cerr << fmt::format("\rimport: {:.0f} of {:.0f} MB ({:.0f}%)", done / 1e6, total / 1e6,
-                               100.0 * static_cast<double>(done) / static_cast<double>(total))
-                << std::flush;
-    } else {
-      std::cerr << fmt::format("\rimport: {:.0f} MB", done / 1e6) << std::flush;
-    }
+    const std::string text =
+        total > 0 ? fmt::format("import: {:.0f} of {:.0f} MB ({:.0f}%)", done / 1e6, total / 1e6,
+                                100.0 * static_cast<double>(done) / static_cast<double>(total))
+                  : fmt::format("import: {:.0f} MB", done / 1e6);
+    std::cerr << (terminal ? "\r" : "") << text << (terminal ? "" : "\n") << std::flush;
   };
 }
 
@@ -72,10 +75,11 @@ void run_import(const ImportCommandOptions& opt) {
   options.fill_unobserved_ranks = opt.fill_unobserved_ranks;
   options.max_reported_problems = opt.max_problems;
   options.world_size = opt.world_size;
-  options.progress = progress_printer(opt.quiet);
+  const bool terminal = isatty(STDERR_FILENO) == 1;
+  options.progress = progress_printer(opt.quiet, terminal);
   const auto started = std::chrono::steady_clock::now();
   auto report = format->import(opt.inputs, opt.output, options);
-  if (options.progress) std::cerr << "\r\033[K";
+  if (options.progress && terminal) std::cerr << "\r\033[K";
   if (!report.ok()) fail("trace import", kExitUsage, report.status().message());
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();

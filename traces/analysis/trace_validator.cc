@@ -187,6 +187,13 @@ class Validator {
         continue;
       }
       if (c.ranks_size() == 0) header_issue(c.id(), "communicator has no ranks");
+      if (c.declared_size() > static_cast<uint32_t>(c.ranks_size())) {
+        header_issue(c.id(), fmt::format(
+            "communicator '{}' has {} ranks in the source but the trace lists {}: the others never "
+            "appear in it, so its collectives cannot be replayed as they ran (an NCCL log import "
+            "gives them the whole job's collectives with --fill-unobserved-ranks)",
+            c.id(), c.declared_size(), c.ranks_size()));
+      }
       CommInfo info;
       info.id = c.id();
       info.first_sequence = static_cast<uint32_t>(sequences_.size());

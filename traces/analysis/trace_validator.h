@@ -10,7 +10,8 @@
 #include "traces/analysis/hang_frontier.h"
 
 // Checks that a collide trace describes a job that could have run:
-//  - the header's communicators name ranks of the job, once each;
+//  - the header's communicators name ranks of the job, once each, and all the ranks the source
+//    said they have (Communicator.declared_size);
 //  - each rank's op indices run 0, 1, 2, ... in file order;
 //  - every op names a declared communicator its rank belongs to, and a root or peer inside it;
 //  - every member of a communicator issues the same sequence of collectives (kind, count, bytes,

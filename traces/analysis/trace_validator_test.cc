@@ -66,6 +66,28 @@ TEST_F(ValidateTest, AGoodTraceIsValid) {
   EXPECT_EQ(r.ops_read, 20u);
 }
 
+TEST_F(ValidateTest, ACommunicatorListingFewerRanksThanItHasIsAnIssue) {
+  // Two ranks of a four-rank job seen (a log of one node): their collectives agree, but the
+  // communicator cannot run with two members.
+  std::vector<v1::Op> ops;
+  for (uint32_t r = 0; r < 2; ++r) ops.push_back(make_op(r, 0, v1::OP_KIND_ALL_REDUCE, "world", 1 << 20));
+  v1::TraceHeader header = make_header(4, {{"world", {0, 1}}});
+  ASSERT_TRUE(testing::write_trace(path_, header, ops).ok());
+  auto whole = validate_trace(path_, {});
+  ASSERT_TRUE(whole.ok()) << whole.status().to_string();
+  EXPECT_TRUE(whole->valid());  // nothing says the communicator had more members
+
+  header.mutable_communicators(0)->set_declared_size(4);
+  ASSERT_TRUE(testing::write_trace(path_, header, ops).ok());
+  auto partial = validate_trace(path_, {});
+  ASSERT_TRUE(partial.ok()) << partial.status().to_string();
+  ASSERT_EQ(partial->issues_total, 1u);
+  EXPECT_EQ(partial->issues.at(0).comm, "world");
+  EXPECT_NE(partial->issues.at(0).message.find("has 4 ranks in the source but the trace lists 2"),
+            std::string::npos)
+      << partial->issues.at(0).message;
+}
+
 TEST_F(ValidateTest, InterleavedLayoutIsValidToo) {
   std::vector<v1::Op> ops = good_ops();
   std::stable_sort(ops.begin(), ops.end(),

@@ -351,6 +351,9 @@ TEST(NcclImport, CollOnlyLogOfOneNodeOfA128RankJob) {
   ASSERT_EQ(t.header.communicators_size(), 2);
   EXPECT_EQ(ranks_of(t.header.communicators(0)), (std::vector<uint32_t>{0, 1, 2, 3}));
   EXPECT_EQ(ranks_of(t.header.communicators(1)), (std::vector<uint32_t>{0, 1, 2, 3}));
+  // What NCCL's nranks said, so that validation knows the communicators are incomplete.
+  EXPECT_EQ(t.header.communicators(0).declared_size(), 128u);
+  EXPECT_EQ(t.header.communicators(1).declared_size(), 8u);
   const auto r2 = ops_of(t, 2);
   ASSERT_EQ(r2.size(), 6u);
   EXPECT_EQ(r2[1].kind(), v1::OP_KIND_ALL_GATHER);
@@ -367,6 +370,7 @@ TEST(NcclImport, UnobservedRanksFilledFromTheWorldsCollectives) {
   EXPECT_EQ(world.name(), "world");
   ASSERT_EQ(world.ranks_size(), 128);
   EXPECT_EQ(world.ranks(127), 127u);
+  EXPECT_EQ(world.declared_size(), 0u);  // complete now
   // 24 ops seen, and the 3 all-reduces of the world for each of the 124 ranks not seen.
   EXPECT_EQ(t->ops.size(), 24u + 124u * 3u);
   EXPECT_EQ(t->report.ops, t->ops.size());

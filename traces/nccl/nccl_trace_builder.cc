@@ -402,6 +402,7 @@ Status NcclTraceBuilder::group_communicators() {
       present.push_back(mi);
     }
     note_missing(expected, groups[g].nranks);
+    if (missing_count > 0) comm->set_declared_size(groups[g].nranks);
     const Member& first = members_[groups[g].first];
     if (groups[g].nranks == world && missing.empty()) {
       comm->set_name("world");
@@ -770,6 +771,7 @@ void NcclTraceBuilder::fill_unobserved_ranks(const std::vector<uint32_t>& unobse
   v1::Communicator& comm = *header_.mutable_communicators(static_cast<int>(group));
   comm.clear_ranks();
   for (uint32_t r = 0; r < world; ++r) comm.add_ranks(r);
+  comm.clear_declared_size();
   comm.set_name("world");
   // Every rank issues each collective of a communicator, with the same count; point-to-point
   // ops have peers of their own and are not copied.
