@@ -124,7 +124,7 @@ TEST_F(AgentRunTest, AKilledAgentFailsTheRunByNameAndLeavesNothingBehind) {
     auto agents = processes_with({" agent ", agent1_dir});
     // setpriv execs collide, so the agent keeps the pid it was started with.
     if (agents.size() == 1 && bpf_links_of(agents[0]) > 0 &&
-        !processes_with({" replay ", agent1_dir}).empty()) {
+        !processes_with({" replay-child ", agent1_dir}).empty()) {
       agent = agents[0];
       break;
     }
@@ -162,11 +162,13 @@ TEST_F(AgentRunTest, SigtermTearsDownTestbedAgentsAndFaultsAndKeepsWhatTheReplay
   while (!running && std::chrono::steady_clock::now() < deadline) {
     auto agents = processes_with({" agent ", agent1_dir});
     running = agents.size() == 1 && bpf_links_of(agents[0]) > 0 &&
-              !processes_with({" replay ", agent1_dir}).empty();
+              !processes_with({" replay-child ", agent1_dir}).empty();
     if (!running) std::this_thread::sleep_for(50ms);
   }
   ASSERT_TRUE(running) << "the lossy run never started";
-  std::this_thread::sleep_for(1s);
+  // The replay child is there from the prepare on, before the go: leave time for the go and for
+  // some ops to finish.
+  std::this_thread::sleep_for(2s);
 
   const auto signalled = std::chrono::steady_clock::now();
   ASSERT_EQ(kill(run->pid(), SIGTERM), 0);

@@ -11,6 +11,7 @@
 
 #include "collide/agent.pb.h"
 #include "orchestrator/control/certs.h"
+#include "orchestrator/replay/transport_options.h"
 #include "orchestrator/run/agent_fleet.h"
 #include "orchestrator/run/op_catalog.h"
 #include "orchestrator/run/real_host_placement.h"
@@ -79,6 +80,7 @@ struct Placement {
   v1::VirtualTestbedSpec testbed;  // empty for remote agents
   std::vector<tb::HostNic> nics;   // the virtual hosts' NICs
   bool trace_timing = false;       // the workload's compute gaps, not back to back
+  uint64_t runs_seed = 0;          // Runs.seed: varies the faults' random draws
   OpCatalog catalog;               // what completion records leave out: datatype, iteration...
   RealHostPlacement real;          // empty on a virtual testbed
 };
@@ -97,6 +99,7 @@ v1::PrepareRun prepare_request(const Placement& p, const AgentHandle& a, const R
     if (host_of_fault(*f) == a.host || (host_of_fault(*f) >= p.world && a.index == 0)) *r.add_faults() = *f;
   }
   r.set_repetition(run.repetition);
+  r.set_runs_seed(p.runs_seed);
   r.set_lease_ms(static_cast<uint64_t>(o.lease.count()));
   r.set_run_timeout_s(o.run_timeout_s);
   r.set_trace_timing(p.trace_timing);
@@ -402,6 +405,10 @@ Result<RunOutcome> run_locally(const v1::Scenario& s, const LocalRunOptions& o) 
   auto progress = [&](const std::string& line) {
     if (o.progress) o.progress(line);
   };
+  for (const Run& run : plan_runs(s)) {
+    // The agents resolve the same settings with the same function: refuse now what they would.
+    if (auto t = replay::resolve_transport(run.transport); !t.ok()) return t.status().with_context(run.name);
+  }
   const bool remote = s.testbed().agents_size() > 0;
   const v1::VirtualTestbedSpec& spec = s.testbed().virtual_();
   if (!remote && spec.nics_per_host() != 1) return unavailable("the embedded runner drives one NIC per host so far");
@@ -410,6 +417,7 @@ Result<RunOutcome> run_locally(const v1::Scenario& s, const LocalRunOptions& o) 
   placement.per_host = s.testbed().ranks_per_host();
   placement.world = hosts * placement.per_host;
   placement.trace_timing = s.workload().timing() == v1::Workload::TIMING_TRACE;
+  placement.runs_seed = s.runs().seed();
   std::filesystem::create_directories(o.work_dir);
 
   auto trace = prepare_workload(s, placement.world, o.work_dir);
