@@ -20,7 +20,7 @@ class ArmedScenarioFaults final : public ArmedFaults {
   std::vector<FaultCounts> counts() const override {
     std::vector<FaultCounts> out;
     for (const report::FaultWindow& w : armed->ground_truth()) {
-      out.push_back({w.name, w.kind, w.packets_matched, w.packets_acted});
+      out.push_back({w.name, w.kind, w.packets_matched, w.packets_acted, w.start_ns, w.end_ns});
     }
     return out;
   }

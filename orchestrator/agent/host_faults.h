@@ -19,6 +19,8 @@ struct FaultCounts {
   std::string kind;
   uint64_t packets_matched = 0;  // ground truth from the injector's counters
   uint64_t packets_acted = 0;
+  uint64_t start_ns = 0;  // when it really held (CLOCK_MONOTONIC); 0: never
+  uint64_t end_ns = 0;
 };
 
 class ArmedFaults {

@@ -209,6 +209,8 @@ void HostRun::add_fault_counts(v1::RunCompletion& c) const {
     out->set_kind(f.kind);
     out->set_packets_matched(f.packets_matched);
     out->set_packets_acted(f.packets_acted);
+    out->set_start_ns(f.start_ns);
+    out->set_end_ns(f.end_ns);
   }
 }
 

@@ -107,6 +107,49 @@ TEST_F(AgentRunTest, RunsABaselineAndALossyVariantThroughAgents) {
   EXPECT_TRUE(processes_with({out_.string()}).empty());
 }
 
+// A 200 ms link flap in a run of about a second: the results and the HTML timeline carry the
+// window the agent measured (about 200 ms, where it held), not the whole run.
+TEST_F(AgentRunTest, AFlapsMeasuredWindowReachesTheResultsAndTheReport) {
+  const auto path = out_ / "flap.yaml";
+  std::ofstream(path) << fmt::format(R"(name: agent-flap
+testbed:
+  virtual: {{name: {}, hosts: 2, nics_per_host: 1, leaves: 1, spines: 1}}
+  ranks_per_host: 1
+workload:
+  collectives: {{kind: all-reduce, bytes: 4MiB, count: 40}}
+transport: {{mtu_bytes: 1024, timeout_exponent: 14}}
+faults:
+  - {{name: flap-h1, kind: link-flap, link: h1, start_ns: 300ms, duration_ns: 200ms}}
+runs:
+  variants:
+    - {{name: flap, faults: [flap-h1]}}
+)",
+                                     bed_);
+  auto run = process::run_command({COLLIDE_BIN, "run", path.string(), "--output", (out_ / "results").string()});
+  ASSERT_TRUE(run.ok());
+  EXPECT_EQ(run->exit_code, 0) << run->output;
+  std::ifstream in(out_ / "results" / "report.json");
+  ASSERT_TRUE(in.good()) << run->output;
+  const auto report = nlohmann::json::parse(in, nullptr, false);
+  ASSERT_TRUE(report.is_object());
+  const auto& rep = report["variants"][0]["repetitions"][0];
+  ASSERT_EQ(rep["fault_windows"].size(), 1u) << rep.dump();
+  const auto& w = rep["fault_windows"][0];
+  const double start_ms = std::stod(w.value("start_ns", std::string("0"))) / 1e6;
+  const double held_ms = (std::stod(w.value("end_ns", std::string("0"))) -
+                          std::stod(w.value("start_ns", std::string("0")))) / 1e6;
+  const double jct_ms = rep.value("jct_seconds", 0.0) * 1e3;
+  std::cout << fmt::format("flap held {:.1f} ms from {:.1f} ms of a {:.1f} ms run\n", held_ms, start_ms, jct_ms);
+  EXPECT_NEAR(held_ms, 200, 40) << w.dump();
+  EXPECT_NEAR(start_ms, 300, 60) << w.dump();
+  EXPECT_GT(jct_ms, held_ms + 200) << "the run must outlast the flap for the window to tell";
+  std::ifstream page(out_ / "results" / "report.html");
+  const std::string html((std::istreambuf_iterator<char>(page)), std::istreambuf_iterator<char>());
+  const size_t title = html.find("flap-h1 (link-flap): ");
+  ASSERT_NE(title, std::string::npos);
+  EXPECT_NEAR(std::stod(html.substr(title + 21)), held_ms, 1.0);
+}
+
 TEST_F(AgentRunTest, AKilledAgentFailsTheRunByNameAndLeavesNothingBehind) {
   // Long enough to be killed in the middle of the lossy run.
   const std::string scenario = write_scenario(400, "16MiB", /*baseline=*/false);

@@ -85,6 +85,19 @@ struct Placement {
   RealHostPlacement real;          // empty on a virtual testbed
 };
 
+// A fault's window as its agent measured it, onto this process's clock; a fault armed on several
+// hosts held from the first start to the last end. A window that never opened stays 0.
+void merge_window(report::FaultWindow& w, const control::ClockOffset& clock, uint64_t start_ns,
+                  uint64_t end_ns) {
+  if (start_ns == 0) return;
+  const auto here = [&](uint64_t t) {
+    return static_cast<uint64_t>(std::max<int64_t>(1, clock.to_orchestrator(t)));
+  };
+  const uint64_t start = here(start_ns), end = end_ns == 0 ? 0 : here(end_ns);
+  w.start_ns = w.start_ns == 0 ? start : std::min(w.start_ns, start);
+  w.end_ns = std::max(w.end_ns, end);
+}
+
 v1::PrepareRun prepare_request(const Placement& p, const AgentHandle& a, const Run& run,
                                uint32_t run_index, const LocalRunOptions& o) {
   v1::PrepareRun r;
@@ -373,20 +386,11 @@ Result<report::RunResult> RunDriver::drive(const Placement& p, const Run& run, u
       w.kind = f.kind();
       w.packets_matched += f.packets_matched();
       w.packets_acted += f.packets_acted();
+      merge_window(w, a.clock, f.start_ns(), f.end_ns());
     }
   }
   if (completions_.size() < agents_.size() && !result.failed) finish_failed();
-  for (auto& [name, w] : faults) {
-    // The faults last the whole run: their window is the run's.
-    if (!result.ops.empty()) {
-      w.start_ns = result.ops.front().start_ns;
-      for (const auto& op : result.ops) {
-        w.start_ns = std::min(w.start_ns, op.start_ns);
-        w.end_ns = std::max(w.end_ns, op.end_ns);
-      }
-    }
-    result.faults.push_back(w);
-  }
+  for (auto& [name, w] : faults) result.faults.push_back(w);
   if (result.failed) progress(fmt::format("  failed: {}", result.failure));
   return result;
 }
