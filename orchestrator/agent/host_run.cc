@@ -49,7 +49,9 @@ Result<std::map<uint32_t, std::string>> peer_macs(const v1::PrepareRun& r, const
 // What the replay child is asked to play: this host's ranks of the run, over its port.
 v1::ReplayRequest replay_request(const v1::PrepareRun& r, const HostRunDefaults& d,
                                  const std::string& trace_file,
-                                 const std::map<uint32_t, std::string>& host_macs) {
+                                 const std::map<uint32_t, std::string>& host_macs,
+                                 std::vector<std::string>& drain_pauses,
+                                 std::vector<std::string>& send_delays) {
   v1::ReplayRequest q;
   q.set_run_index(r.run_index());
   q.set_trace_file(trace_file);
@@ -75,8 +77,9 @@ v1::ReplayRequest replay_request(const v1::PrepareRun& r, const HostRunDefaults&
   std::vector<const v1::Fault*> faults;
   for (const v1::Fault& f : r.faults()) faults.push_back(&f);
   for (const v1::Fault* f : orchestrator::faults::replayer_faults_of_host(faults, r.host())) {
-    v1::HookWindowSpec* w = f->kind() == v1::Fault::KIND_SLOW_RECEIVER ? q.add_drain_pauses()
-                                                                        : q.add_send_delays();
+    const bool pause = f->kind() == v1::Fault::KIND_SLOW_RECEIVER;
+    (pause ? drain_pauses : send_delays).push_back(f->name());
+    v1::HookWindowSpec* w = pause ? q.add_drain_pauses() : q.add_send_delays();
     w->set_start_ns(f->start_ns());
     w->set_duration_ns(f->duration_ns());
     w->set_delay_ns(f->delay_ns());
@@ -138,7 +141,8 @@ Result<std::unique_ptr<HostRun>> HostRun::prepare(const v1::PrepareRun& request,
   if (!child.ok()) return child.status();
   run->replay_.emplace(std::move(child).value());
   v1::ReplayCommand command;
-  *command.mutable_request() = replay_request(request, defaults, run->trace_file_.string(), host_macs);
+  *command.mutable_request() = replay_request(request, defaults, run->trace_file_.string(), host_macs,
+                                              run->drain_pause_faults_, run->send_delay_faults_);
   const Status sent = run->replay_->send(command);
   auto event = sent.ok() ? run->replay_->receive(kReadyTimeout) : Result<std::optional<v1::ReplayEvent>>(sent);
   const auto not_started = [&](const std::string& why) {
@@ -203,14 +207,23 @@ bool HostRun::finished() {
 
 void HostRun::add_fault_counts(v1::RunCompletion& c) const {
   if (!faults_) return;
+  // The windows the replay measured, by fault name; a replayer fault it never began held not at all.
+  std::map<std::string, std::pair<uint64_t, uint64_t>> measured;
+  for (const std::string& name : drain_pause_faults_) measured[name] = {0, 0};
+  for (const std::string& name : send_delay_faults_) measured[name] = {0, 0};
+  for (const v1::ReplayerFaultWindow& w : c.replayer_faults()) {
+    const auto& names = w.send_delay() ? send_delay_faults_ : drain_pause_faults_;
+    if (w.index() < names.size()) measured[names[w.index()]] = {w.start_ns(), w.end_ns()};
+  }
   for (const FaultCounts& f : faults_->counts()) {
     v1::FaultCount* out = c.add_faults();
     out->set_name(f.name);
     out->set_kind(f.kind);
     out->set_packets_matched(f.packets_matched);
     out->set_packets_acted(f.packets_acted);
-    out->set_start_ns(f.start_ns);
-    out->set_end_ns(f.end_ns);
+    const auto it = measured.find(f.name);
+    out->set_start_ns(it != measured.end() ? it->second.first : f.start_ns);
+    out->set_end_ns(it != measured.end() ? it->second.second : f.end_ns);
   }
 }
 

@@ -5,6 +5,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "collide/agent.pb.h"
 #include "orchestrator/replay/replay_child.h"
@@ -48,6 +49,7 @@ class HostRun {
 
  private:
   HostRun() = default;
+  // The armed faults' counters and windows; a replayer fault's window as the replay measured it.
   void add_fault_counts(v1::RunCompletion& c) const;
   // Leaves the completion in the work directory (protobuf's JSON), every op's record kept for
   // whoever looks into a run afterwards; what goes to the orchestrator does not depend on it.
@@ -64,6 +66,9 @@ class HostRun {
   int exit_code_ = -1;
   v1::RunProgress progress_;
   std::optional<v1::RunCompletion> completion_;
+  // The faults the replayer plays, by name, in the order of the request's drain pauses and
+  // send delays: their measured windows come back by that order.
+  std::vector<std::string> drain_pause_faults_, send_delay_faults_;
   std::chrono::steady_clock::time_point started_at_;
 };
 

@@ -297,6 +297,13 @@ v1::RunCompletion completion_of(const SessionOutcome& o, uint32_t run_index) {
   k.set_ecn_marked(o.counters.responders.ecn_marked);
   k.set_cnps_received(o.counters.requesters.cnps);
   c.set_port(o.port_description);
+  for (const eng::HookWindow& w : o.hook_windows) {
+    v1::ReplayerFaultWindow* out = c.add_replayer_faults();
+    out->set_send_delay(w.kind == eng::HookWindow::Kind::kSendDelay);
+    out->set_index(w.index);
+    out->set_start_ns(static_cast<uint64_t>(w.start_ns));
+    out->set_end_ns(static_cast<uint64_t>(w.end_ns));
+  }
   return c;
 }
 

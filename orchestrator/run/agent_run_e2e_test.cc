@@ -107,8 +107,8 @@ TEST_F(AgentRunTest, RunsABaselineAndALossyVariantThroughAgents) {
   EXPECT_TRUE(processes_with({out_.string()}).empty());
 }
 
-// A 200 ms link flap in a run of about a second: the results and the HTML timeline carry the
-// window the agent measured (about 200 ms, where it held), not the whole run.
+// A 200 ms link flap and a 150 ms slow receiver in a run of about two seconds: the results and the
+// HTML timeline carry the windows measured (by the agent, by the replay), not the whole run.
 TEST_F(AgentRunTest, AFlapsMeasuredWindowReachesTheResultsAndTheReport) {
   const auto path = out_ / "flap.yaml";
   std::ofstream(path) << fmt::format(R"(name: agent-flap
@@ -120,9 +120,10 @@ workload:
 transport: {{mtu_bytes: 1024, timeout_exponent: 14}}
 faults:
   - {{name: flap-h1, kind: link-flap, link: h1, start_ns: 300ms, duration_ns: 200ms}}
+  - {{name: slow-h0, kind: slow-receiver, link: h0, start_ns: 900ms, duration_ns: 150ms}}
 runs:
   variants:
-    - {{name: flap, faults: [flap-h1]}}
+    - {{name: flap, faults: [flap-h1, slow-h0]}}
 )",
                                      bed_);
   auto run = process::run_command({COLLIDE_BIN, "run", path.string(), "--output", (out_ / "results").string()});
@@ -133,8 +134,14 @@ runs:
   const auto report = nlohmann::json::parse(in, nullptr, false);
   ASSERT_TRUE(report.is_object());
   const auto& rep = report["variants"][0]["repetitions"][0];
-  ASSERT_EQ(rep["fault_windows"].size(), 1u) << rep.dump();
-  const auto& w = rep["fault_windows"][0];
+  ASSERT_EQ(rep["fault_windows"].size(), 2u) << rep.dump();
+  const auto window_of = [&](const std::string& name) {
+    for (const auto& w : rep["fault_windows"]) {
+      if (w.value("name", "") == name) return w;
+    }
+    return nlohmann::json();
+  };
+  const auto w = window_of("flap-h1");
   const double start_ms = std::stod(w.value("start_ns", std::string("0"))) / 1e6;
   const double held_ms = (std::stod(w.value("end_ns", std::string("0"))) -
                           std::stod(w.value("start_ns", std::string("0")))) / 1e6;
@@ -143,6 +150,11 @@ runs:
   EXPECT_NEAR(held_ms, 200, 40) << w.dump();
   EXPECT_NEAR(start_ms, 300, 60) << w.dump();
   EXPECT_GT(jct_ms, held_ms + 200) << "the run must outlast the flap for the window to tell";
+  const auto slow = window_of("slow-h0");
+  const double slow_ms = (std::stod(slow.value("end_ns", std::string("0"))) -
+                          std::stod(slow.value("start_ns", std::string("0")))) / 1e6;
+  std::cout << fmt::format("slow receiver held {:.1f} ms\n", slow_ms);
+  EXPECT_NEAR(slow_ms, 150, 30) << slow.dump();
   std::ifstream page(out_ / "results" / "report.html");
   const std::string html((std::istreambuf_iterator<char>(page)), std::istreambuf_iterator<char>());
   const size_t title = html.find("flap-h1 (link-flap): ");
