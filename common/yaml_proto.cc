@@ -12,6 +12,8 @@
 
 #include <fmt/format.h>
 
+#include "common/units.h"
+
 namespace collide::config {
 namespace {
 
@@ -43,44 +45,20 @@ std::string lower(std::string s) {
   return s;
 }
 
-// "1.5GB" -> (1.5, "gb"); "20" -> (20, "").
-bool split_number(const std::string& text, double& value, std::string& unit) {
-  const char* begin = text.data();
-  const char* end = text.data() + text.size();
-  while (begin < end && std::isspace(static_cast<unsigned char>(*begin))) ++begin;
-  auto [ptr, ec] = std::from_chars(begin, end, value);
-  if (ec != std::errc()) return false;
-  std::string rest(ptr, end);
-  rest.erase(std::remove_if(rest.begin(), rest.end(), [](unsigned char c) { return std::isspace(c); }),
-             rest.end());
-  unit = lower(rest);
-  return true;
-}
-
-// Multiplier that turns `unit` into the field's own unit, judged by the field name's suffix.
+// Multiplier that turns `unit` into the field's own unit, judged by the field name's suffix; the
+// units and their meaning are common/units.h's.
 std::optional<double> unit_scale(const std::string& field, const std::string& unit) {
   if (unit.empty()) return 1.0;
-  if (field == "bytes" || ends_with(field, "_bytes")) {
-    static const std::pair<const char*, double> kSizes[] = {
-        {"b", 1},       {"kb", 1e3},      {"mb", 1e6},      {"gb", 1e9},     {"tb", 1e12},
-        {"kib", 1024.0}, {"mib", 1048576.0}, {"gib", 1073741824.0}, {"tib", 1099511627776.0}};
-    for (const auto& [u, m] : kSizes) {
-      if (unit == u) return m;
-    }
-    return std::nullopt;
-  }
+  if (field == "bytes" || ends_with(field, "_bytes")) return units::bytes_per_unit(unit);
   double field_ns = 0;
   if (ends_with(field, "_ns")) field_ns = 1;
   if (ends_with(field, "_us")) field_ns = 1e3;
   if (ends_with(field, "_ms")) field_ns = 1e6;
   if (ends_with(field, "_s")) field_ns = 1e9;
   if (field_ns > 0) {
-    static const std::pair<const char*, double> kTimes[] = {
-        {"ns", 1}, {"us", 1e3}, {"ms", 1e6}, {"s", 1e9}, {"m", 60e9}, {"min", 60e9}, {"h", 3600e9}};
-    for (const auto& [u, ns] : kTimes) {
-      if (unit == u) return ns / field_ns;
-    }
-    return std::nullopt;
+    const auto ns = units::ns_per_unit(unit);
+    if (!ns) return std::nullopt;
+    return *ns / field_ns;
   }
   if (unit == "%") return 0.01;
   return std::nullopt;
@@ -142,9 +120,10 @@ Status set_scalar(const Context& ctx, const YAML::Node& node, const std::string&
   if (!node.IsScalar()) return error_at(ctx, node, path, "expected a single value");
   const std::string text = node.Scalar();
   auto number = [&](double lo, double hi, bool integral) -> Result<double> {
-    double value = 0;
-    std::string unit;
-    if (!split_number(text, value, unit)) {
+    const auto parsed = units::split_number(text);
+    double value = parsed ? parsed->value : 0;
+    const std::string unit = parsed ? parsed->unit : "";
+    if (!parsed) {
       return error_at(ctx, node, path, fmt::format("'{}' is not a number", text));
     }
     auto scale = unit_scale(f->name(), unit);

@@ -2,7 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include "common/units.h"
+
 #include "collide/port.pb.h"
+#include "collide/scenario.pb.h"
 #include "collide/testbed.pb.h"
 #include "collide/trace.pb.h"
 
@@ -31,6 +34,20 @@ communicators:
   EXPECT_EQ(h.metadata().at("model"), "llama3-70b");
   ASSERT_EQ(h.communicators_size(), 1);
   EXPECT_EQ(h.communicators(0).rings(0).ranks(1), 2u);
+}
+
+// A size typed in a scenario and on the command line (common/units.h) means the same bytes.
+TEST(YamlProtoTest, OneKbMeansTheSameInYamlAndOnTheCommandLine) {
+  for (const std::string text : {"1KB", "1KiB", "1MB", "1MiB", "64k", "1500"}) {
+    v1::TransportSettings t;
+    ASSERT_TRUE(parse_yaml_string("slice_bytes: " + text, "t.yaml", t).ok()) << text;
+    auto cli = units::parse_bytes(text);
+    ASSERT_TRUE(cli.ok()) << text;
+    EXPECT_EQ(t.slice_bytes(), *cli) << text;
+  }
+  v1::TransportSettings t;
+  ASSERT_TRUE(parse_yaml_string("slice_bytes: 1KB", "t.yaml", t).ok());
+  EXPECT_EQ(t.slice_bytes(), 1000u);
 }
 
 TEST(YamlProtoTest, RecordsTheLineOfEveryField) {

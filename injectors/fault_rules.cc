@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "common/parse_number.h"
+#include "common/units.h"
 
 namespace collide::injectors {
 namespace {
@@ -380,14 +381,14 @@ Result<uint64_t> parse_rate(std::string_view text) {
 Result<uint64_t> parse_size(std::string_view text) {
   auto n = number_with_unit(text, "size");
   if (!n.ok()) return n.status();
-  double scale = 0;
-  const std::string& u = n->unit;
-  if (u.empty() || u == "b") scale = 1;
-  else if (u == "k" || u == "kb" || u == "kib") scale = 1024;
-  else if (u == "m" || u == "mb" || u == "mib") scale = 1024.0 * 1024;
-  else if (u == "g" || u == "gb" || u == "gib") scale = 1024.0 * 1024 * 1024;
-  else return invalid_argument(fmt::format("size '{}' has an unknown unit '{}' (b, k, m, g)", trim(text), u));
-  const double bytes = n->value * scale;
+  // The units and their meaning are common/units.h's: KB = 1000 B as in a scenario, KiB and tc's
+  // bare k = 1024 B.
+  const auto scale = units::bytes_per_unit(n->unit);
+  if (!scale) {
+    return invalid_argument(fmt::format("size '{}' has an unknown unit '{}' (B, KB, KiB, MB, MiB, GB, GiB; k, m, g as tc)",
+                                        trim(text), n->unit));
+  }
+  const double bytes = n->value * *scale;
   if (!(bytes >= 1) || bytes > 1e12) {
     return invalid_argument(fmt::format("size '{}' is not between 1 byte and 1 TB", trim(text)));
   }

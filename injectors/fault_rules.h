@@ -140,7 +140,8 @@ Result<U32Range> parse_u24_range(std::string_view text);
 // Rates as tc writes them: "10gbit", "100mbit", "64kbit", "1000bit" are bits per second;
 // "1gbps", "10mbps", "1kbps", "500bps" are bytes per second. Returns bytes per second.
 Result<uint64_t> parse_rate(std::string_view text);
-// "1500", "64k", "64KiB", "1m", "1MB" (k/K/KB/KiB = 1024 bytes, m/M/MB/MiB = 1024^2).
+// "1500", "64k", "64KiB", "1m", "1MB", in common/units.h's units (KB = 1000 bytes, KiB and tc's
+// bare k = 1024 bytes).
 Result<uint64_t> parse_size(std::string_view text);
 
 // A rule that the program can run: probabilities in range, parameters the decider needs.

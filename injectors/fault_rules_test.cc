@@ -123,6 +123,8 @@ TEST(FaultRulesTest, RatesAndSizes) {
   EXPECT_EQ(*parse_size("1500"), 1500u);
   EXPECT_EQ(*parse_size("64k"), 65536u);
   EXPECT_EQ(*parse_size("1MiB"), 1048576u);
+  EXPECT_EQ(*parse_size("1KB"), 1000u);  // as in a scenario's YAML
+  EXPECT_EQ(*parse_size("1KiB"), 1024u);
   EXPECT_FALSE(parse_size("3 furlongs").ok());
 }
 

@@ -20,7 +20,7 @@ class ArmedScenarioFaults final : public ArmedFaults {
   std::vector<FaultCounts> counts() const override {
     std::vector<FaultCounts> out;
     for (const report::FaultWindow& w : armed->ground_truth()) {
-      out.push_back({w.name, w.kind, w.packets_matched, w.packets_acted});
+      out.push_back({w.name, w.kind, w.packets_matched, w.packets_acted, w.start_ns, w.end_ns});
     }
     return out;
   }
@@ -32,14 +32,15 @@ class ArmedScenarioFaults final : public ArmedFaults {
 namespace {
 
 Result<std::unique_ptr<ArmedFaults>> arm(const std::vector<v1::Fault>& faults,
-                                         const testbed::TestbedPlan& plan, uint32_t repetition,
+                                         const testbed::TestbedPlan& plan, FaultDraw draw,
                                          scenario_faults::ArmOptions options) {
   auto out = std::make_unique<ArmedScenarioFaults>();
   out->faults = faults;
   options.start_now = false;
   std::vector<const v1::Fault*> pointers;
   for (const v1::Fault& f : out->faults) pointers.push_back(&f);
-  options.repetition = repetition;
+  options.repetition = draw.repetition;
+  options.runs_seed = draw.runs_seed;
   auto armed = scenario_faults::arm_faults(pointers, plan, options);
   if (!armed.ok()) return armed.status();
   out->armed = std::move(armed).value();
@@ -76,14 +77,14 @@ Result<scenario_faults::FaultSite> own_nic_site(const v1::Fault& f, const std::s
 
 Result<std::unique_ptr<ArmedFaults>> arm_host_faults(const std::vector<v1::Fault>& faults,
                                                      const testbed::TestbedPlan& plan,
-                                                     uint32_t repetition) {
-  return arm(faults, plan, repetition, {});
+                                                     FaultDraw draw) {
+  return arm(faults, plan, draw, {});
 }
 
 Result<std::unique_ptr<ArmedFaults>> arm_own_nic_faults(const std::vector<v1::Fault>& faults,
                                                         const std::string& netns,
                                                         const std::string& ifname,
-                                                        uint32_t repetition) {
+                                                        FaultDraw draw) {
   // Checked first, so that nothing is armed when one of them cannot be.
   for (const v1::Fault& f : faults) {
     auto site = own_nic_site(f, netns, ifname);
@@ -93,7 +94,7 @@ Result<std::unique_ptr<ArmedFaults>> arm_own_nic_faults(const std::vector<v1::Fa
   options.site_of = [netns, ifname](const v1::Fault& f) { return own_nic_site(f, netns, ifname); };
   testbed::TestbedPlan plan;
   plan.name = "real";
-  return arm(faults, plan, repetition, std::move(options));
+  return arm(faults, plan, draw, std::move(options));
 }
 
 }  // namespace collide::orchestrator::agent

@@ -19,6 +19,8 @@ struct FaultCounts {
   std::string kind;
   uint64_t packets_matched = 0;  // ground truth from the injector's counters
   uint64_t packets_acted = 0;
+  uint64_t start_ns = 0;  // when it really held (CLOCK_MONOTONIC); 0: never
+  uint64_t end_ns = 0;
 };
 
 class ArmedFaults {
@@ -30,11 +32,17 @@ class ArmedFaults {
   virtual Status start() { return {}; }
 };
 
-// Arms `faults` on the virtual fabric `plan`; `repetition` varies their random draws (the same
-// repetition draws the same packets).
+// What a run's random draws depend on: the repetition and the scenario's Runs.seed (the same
+// pair draws the same packets; fault_plan.h: draw_seed).
+struct FaultDraw {
+  uint32_t repetition = 0;
+  uint64_t runs_seed = 0;
+};
+
+// Arms `faults` on the virtual fabric `plan`.
 Result<std::unique_ptr<ArmedFaults>> arm_host_faults(const std::vector<v1::Fault>& faults,
                                                      const testbed::TestbedPlan& plan,
-                                                     uint32_t repetition);
+                                                     FaultDraw draw);
 
 // Arms `faults` (all aimed at this host's link) on a real host's own NIC `ifname` (in `netns`,
 // "" for the agent's own). The replay's packet socket sees received frames before tc would act
@@ -44,6 +52,6 @@ Result<std::unique_ptr<ArmedFaults>> arm_host_faults(const std::vector<v1::Fault
 Result<std::unique_ptr<ArmedFaults>> arm_own_nic_faults(const std::vector<v1::Fault>& faults,
                                                         const std::string& netns,
                                                         const std::string& ifname,
-                                                        uint32_t repetition);
+                                                        FaultDraw draw);
 
 }  // namespace collide::orchestrator::agent

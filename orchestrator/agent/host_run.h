@@ -5,9 +5,10 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "collide/agent.pb.h"
-#include "common/process.h"
+#include "orchestrator/replay/replay_child.h"
 #include "common/result.h"
 #include "orchestrator/agent/host_faults.h"
 
@@ -34,12 +35,12 @@ class HostRun {
   uint32_t run_index() const { return request_.run_index(); }
   size_t armed_faults() const { return faults_ ? faults_->size() : 0; }
   bool started() const { return started_; }
-  // Lets the replay go (it polls for the go file).
+  // Lets the replay go.
   Status start();
   // True once the replay has exited (it closed its output).
   bool finished();
   double elapsed_s() const;
-  // How far the replay got, from the newest progress line it printed (ops done, packets, resends).
+  // How far the replay got, from the newest progress it reported (ops done, packets, resends).
   v1::RunProgress poll_progress();
   // What the replay recorded (after finished()), with the faults' counters.
   v1::RunCompletion completion();
@@ -48,16 +49,26 @@ class HostRun {
 
  private:
   HostRun() = default;
+  // The armed faults' counters and windows; a replayer fault's window as the replay measured it.
   void add_fault_counts(v1::RunCompletion& c) const;
+  // Leaves the completion in the work directory (protobuf's JSON), every op's record kept for
+  // whoever looks into a run afterwards; what goes to the orchestrator does not depend on it.
+  void keep_record(const v1::RunCompletion& c) const;
+  // Takes in what the child sent since the last call (progress, its completion, its end).
+  void drain_events(std::chrono::milliseconds wait);
 
   v1::PrepareRun request_;
   std::unique_ptr<ArmedFaults> faults_;
-  std::optional<process::ChildProcess> replay_;
-  std::filesystem::path trace_file_, results_file_, go_file_;
+  std::optional<replay::ReplayChild> replay_;
+  std::filesystem::path trace_file_, record_file_;
   bool started_ = false;
-  bool exited_ = false;
+  bool exited_ = false;  // the child closed its end (after its completion, or dying)
   int exit_code_ = -1;
   v1::RunProgress progress_;
+  std::optional<v1::RunCompletion> completion_;
+  // The faults the replayer plays, by name, in the order of the request's drain pauses and
+  // send delays: their measured windows come back by that order.
+  std::vector<std::string> drain_pause_faults_, send_delay_faults_;
   std::chrono::steady_clock::time_point started_at_;
 };
 

@@ -7,7 +7,9 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "common/units.h"
 #include "orchestrator/cli/commands.h"
+#include "orchestrator/replay/transport_options.h"
 #include "replayer/collectives/expander.h"
 #include "replayer/collectives/plan_summary.h"
 #include "traces/op_types.h"
@@ -22,9 +24,8 @@ struct PlanOptions {
   std::string trace;
   uint32_t ranks_per_host = 8;
   uint32_t nics_per_host = 0;  // 0: one per rank
-  uint32_t channels = 2;
-  uint64_t slice_bytes = 512 * 1024;
-  uint32_t qps = 1;
+  v1::TransportSettings transport;  // what is left at 0 takes the one default
+  std::string slice;                 // "512KiB", "1MB", "65536"
   std::string algorithm = "ring";
   bool per_op = false;
   int64_t only_rank = -1;
@@ -61,12 +62,17 @@ void run_plan(const PlanOptions& opt) {
       header.world_size(), opt.ranks_per_host,
       opt.nics_per_host == 0 ? opt.ranks_per_host : opt.nics_per_host);
   if (!placement.ok()) fail("plan", kExitUsage, placement.status().message());
-  coll::ExpandOptions options;
-  options.channels = opt.channels;
-  options.slice_bytes = opt.slice_bytes;
-  options.qps_per_connection = opt.qps;
-  options.all_reduce =
-      opt.algorithm == "tree" ? coll::AllReduceAlgorithm::kTree : coll::AllReduceAlgorithm::kRing;
+  v1::TransportSettings settings = opt.transport;
+  if (!opt.slice.empty()) {
+    auto slice = units::parse_bytes(opt.slice);
+    if (!slice.ok()) fail("plan", kExitUsage, "--slice-bytes: " + slice.status().message());
+    settings.set_slice_bytes(*slice);
+  }
+  settings.set_all_reduce(opt.algorithm == "tree" ? v1::TransportSettings::ALL_REDUCE_TREE
+                                                  : v1::TransportSettings::ALL_REDUCE_RING);
+  auto resolved = orchestrator::replay::resolve_transport(settings);
+  if (!resolved.ok()) fail("plan", kExitUsage, resolved.status().message());
+  const coll::ExpandOptions& options = resolved->expand;
   auto expander = coll::Expander::create(header, *placement, options);
   if (!expander.ok()) fail("plan", kExitUsage, opt.trace + ": " + expander.status().message());
 
@@ -108,8 +114,8 @@ void run_plan(const PlanOptions& opt) {
     out["trace"] = opt.trace;
     out["placement"] = {{"ranks_per_host", opt.ranks_per_host},
                         {"hosts", placement->host_count()}};
-    out["options"] = {{"channels", opt.channels}, {"slice_bytes", opt.slice_bytes},
-                      {"qps_per_connection", opt.qps}, {"all_reduce", opt.algorithm}};
+    out["options"] = {{"channels", options.channels}, {"slice_bytes", options.slice_bytes},
+                      {"qps_per_connection", options.qps_per_connection}, {"all_reduce", opt.algorithm}};
     nlohmann::json ranks = nlohmann::json::array();
     for (uint32_t r = 0; r < summary.ranks().size(); ++r) {
       const coll::RankTotals& t = summary.ranks()[r];
@@ -164,15 +170,19 @@ void add_plan_command(CLI::App& app) {
       ->capture_default_str();
   plan->add_option("--nics-per-host", opt->nics_per_host,
                    "NICs (rails) per host; rank i uses NIC i mod this (default: one per rank)");
-  plan->add_option("--channels", opt->channels, "NCCL channels the buffer is split across")
-      ->check(CLI::Range(1u, 64u))
-      ->capture_default_str();
-  plan->add_option("--slice-bytes", opt->slice_bytes, "pipelining slice size")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  plan->add_option("--qps", opt->qps, "queue pairs per connection (NCCL_IB_QPS_PER_CONNECTION)")
-      ->check(CLI::Range(1u, 256u))
-      ->capture_default_str();
+  using D = orchestrator::replay::TransportDefaults;
+  v1::TransportSettings& t = opt->transport;
+  plan->add_option_function<uint32_t>("--channels", [&t](uint32_t n) { t.set_channels(n); },
+                                      fmt::format("NCCL channels the buffer is split across (default {})",
+                                                  D::kChannels))
+      ->check(CLI::Range(1u, 64u));
+  plan->add_option("--slice-bytes", opt->slice,
+                   fmt::format("pipelining slice size, e.g. 512KiB or 1MB (KB = 1000 B, KiB = 1024 B; "
+                               "default {})", D::kSliceBytes));
+  plan->add_option_function<uint32_t>("--qps", [&t](uint32_t n) { t.set_qps_per_connection(n); },
+                                      fmt::format("queue pairs per connection (NCCL_IB_QPS_PER_CONNECTION; "
+                                                  "default {})", D::kQpsPerConnection))
+      ->check(CLI::Range(1u, 256u));
   plan->add_option("--algorithm", opt->algorithm, "all-reduce algorithm")
       ->check(CLI::IsMember({"ring", "tree"}))
       ->capture_default_str();

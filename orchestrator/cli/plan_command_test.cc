@@ -6,7 +6,9 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+
 #include "common/process.h"
+#include "orchestrator/replay/transport_options.h"
 #include "tests/support/all_reduce_trace.h"
 
 namespace collide {
@@ -35,6 +37,24 @@ TEST_F(PlanCommandTest, JsonAccountsHostPairsOfARingAllReduce) {
   ASSERT_EQ(j["host_pairs"].size(), 2u);
   EXPECT_EQ(j["host_pairs"][0]["bytes"].get<uint64_t>(), per_crossing);
   EXPECT_EQ(j["ranks"].size(), 16u);
+}
+
+// The slice `plan` expands with is the one default of orchestrator/replay/transport_options.h,
+// which `replay` and `run` resolve too; a size given with a unit reads as common/units.h says.
+TEST_F(PlanCommandTest, SliceBytesIsTheSharedDefaultAndTakesUnits) {
+  auto out = process::run_command({COLLIDE_BIN, "plan", path_, "--json"});
+  ASSERT_TRUE(out.ok());
+  ASSERT_EQ(out->exit_code, 0) << out->output;
+  EXPECT_EQ(nlohmann::json::parse(out->output)["options"]["slice_bytes"].get<uint64_t>(),
+            orchestrator::replay::TransportDefaults::kSliceBytes);
+  out = process::run_command({COLLIDE_BIN, "plan", path_, "--json", "--slice-bytes=64KB"});
+  ASSERT_TRUE(out.ok());
+  ASSERT_EQ(out->exit_code, 0) << out->output;
+  EXPECT_EQ(nlohmann::json::parse(out->output)["options"]["slice_bytes"].get<uint64_t>(), 64'000u);
+  out = process::run_command({COLLIDE_BIN, "plan", path_, "--slice-bytes=64 furlongs"});
+  ASSERT_TRUE(out.ok());
+  EXPECT_NE(out->exit_code, 0);
+  EXPECT_NE(out->output.find("64 furlongs"), std::string::npos) << out->output;
 }
 
 TEST_F(PlanCommandTest, TableAndPerOpLines) {

@@ -13,7 +13,7 @@
 
 #include "orchestrator/cli/commands.h"
 #include "orchestrator/metrics/http_endpoint.h"
-#include "orchestrator/report/html_report.h"
+#include "orchestrator/report/report_files.h"
 #include "orchestrator/report/report.h"
 #include "orchestrator/report/text_summary.h"
 #include "orchestrator/run/local_runner.h"
@@ -79,11 +79,9 @@ void run(const RunOptions& opt) {
 
   auto report = orchestrator::report::build_report(scenario->name(), *runs);
   report.description = scenario->description();
-  std::ofstream(out / "report.json") << orchestrator::report::results_json(report) << "\n";
-  std::ofstream(out / "report.html") << orchestrator::report::render_html(report, *runs);
-
-  std::cout << orchestrator::report::run_summary(report, (out / "report.html").string(),
-                                                 (out / "report.json").string());
+  auto files = orchestrator::report::write_report_files(out, scenario->outputs(), report, *runs);
+  if (!files.ok()) fail("run", kExitFailed, files.status().message());
+  std::cout << orchestrator::report::run_summary(report, files->html.string(), files->json.string());
   // The partial results are in the report; the run as a whole failed.
   if (!outcome->agent_failure.empty()) fail("run", kExitFailed, outcome->agent_failure);
 }

@@ -79,7 +79,7 @@ Result<std::unique_ptr<ArmedFaults>> arm_faults(const std::vector<const v1::Faul
     auto site = options.site_of ? options.site_of(*f) : resolve_site(plan, f->link(), f->direction());
     if (!site.ok()) return site.status().with_context("fault " + f->name());
     if (is_packet_fault(*f)) {
-      auto rule = packet_rule(*f, options.repetition, shift);
+      auto rule = packet_rule(*f, options.repetition, shift, options.runs_seed);
       if (!rule.ok()) return rule.status();
       injectors::FaultInjectorOptions o;
       o.rules = {*rule};

@@ -37,6 +37,7 @@ namespace collide::orchestrator::faults {
 
 struct ArmOptions {
   uint32_t repetition = 0;  // offsets every seed: each repetition draws other packets
+  uint64_t runs_seed = 0;   // the scenario's Runs.seed (fault_plan.h: draw_seed)
   // The moment fault windows count from (CLOCK_MONOTONIC, as steady_clock). Unset: the moment
   // arming is done, so that the caller starts its replays right after arm_faults() returns. In
   // the future: arm_faults() returns at that moment, rules armed. In the past: windows are

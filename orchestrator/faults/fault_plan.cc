@@ -101,13 +101,25 @@ std::string kind_name(v1::Fault::Kind kind) {
   }
 }
 
+uint64_t draw_seed(uint64_t fault_seed, uint64_t runs_seed, uint32_t repetition) {
+  uint64_t mixed = 0;
+  if (runs_seed != 0) {
+    // SplitMix64's finalizer (Steele, Lea, Flood 2014).
+    mixed = runs_seed + 0x9e3779b97f4a7c15ull;
+    mixed = (mixed ^ (mixed >> 30)) * 0xbf58476d1ce4e5b9ull;
+    mixed = (mixed ^ (mixed >> 27)) * 0x94d049bb133111ebull;
+    mixed ^= mixed >> 31;
+  }
+  return fault_seed + repetition + mixed;
+}
+
 Result<injectors::FaultRule> packet_rule(const v1::Fault& f, uint32_t repetition,
-                                         std::chrono::nanoseconds shift) {
+                                         std::chrono::nanoseconds shift, uint64_t runs_seed) {
   using injectors::Action;
   using injectors::Decider;
   injectors::FaultRule rule;
   rule.description = fmt::format("{} ({})", f.name(), kind_name(f.kind()));
-  rule.seed = f.seed() + repetition;
+  rule.seed = draw_seed(f.seed(), runs_seed, repetition);
   rule.log_events = false;  // counters are the ground truth; a ring per packet costs CPU
   if (f.roce_only()) {
     rule.match.l4_proto = 17;
@@ -186,15 +198,24 @@ Result<SplitFaults> split_faults(const std::vector<const v1::Fault*>& faults,
   return split;
 }
 
-std::vector<std::string> replayer_hook_flags(const std::vector<const v1::Fault*>& faults,
-                                             uint32_t host) {
+std::vector<const v1::Fault*> replayer_faults_of_host(const std::vector<const v1::Fault*>& faults,
+                                                     uint32_t host) {
   static const std::regex kHost(R"(h(\d+)(?:\.eth\d+)?)");
-  std::vector<std::string> flags;
+  std::vector<const v1::Fault*> mine;
   for (const v1::Fault* f : faults) {
     std::smatch m;
     if (!is_replayer_fault(*f) || !std::regex_match(f->link(), m, kHost)) continue;
     // A host number too large for any testbed names none of its hosts.
     if (auto h = parse_number<uint32_t>(m.str(1), "link host"); !h.ok() || *h != host) continue;
+    mine.push_back(f);
+  }
+  return mine;
+}
+
+std::vector<std::string> replayer_hook_flags(const std::vector<const v1::Fault*>& faults,
+                                             uint32_t host) {
+  std::vector<std::string> flags;
+  for (const v1::Fault* f : replayer_faults_of_host(faults, host)) {
     if (f->kind() == v1::Fault::KIND_SLOW_RECEIVER) {
       flags.push_back(fmt::format("--drain-pause={}:{}", ns_text(f->start_ns()),
                                   ns_text(f->duration_ns())));

@@ -62,9 +62,15 @@ std::string kind_name(v1::Fault::Kind kind);
 
 // The eBPF rule for a per-packet fault: the decision, the action, the window counted from the
 // moment the rules are armed plus `shift` (negative when the run started before arming), the
-// seed offset by the repetition (the same repetition drops the same packets, another other ones).
+// seed offset by the repetition (the same repetition drops the same packets, another other ones)
+// and by the scenario's Runs.seed (draw_seed).
 Result<injectors::FaultRule> packet_rule(const v1::Fault& fault, uint32_t repetition,
-                                         std::chrono::nanoseconds shift);
+                                         std::chrono::nanoseconds shift, uint64_t runs_seed = 0);
+
+// The seed of a fault's random draws in one repetition: its own seed plus the repetition, and,
+// when the scenario sets Runs.seed, a SplitMix64 mix of that seed, so that two scenario seeds give
+// unrelated draws and the same seed the same draws. Runs.seed 0 leaves each fault its own seed.
+uint64_t draw_seed(uint64_t fault_seed, uint64_t runs_seed, uint32_t repetition);
 
 // A run's faults, split by who arms them: each host's own link (what that host's agent arms,
 // and the replayer hooks it runs) and the fabric's links (the orchestrator's part).
@@ -74,6 +80,10 @@ struct SplitFaults {
 };
 Result<SplitFaults> split_faults(const std::vector<const v1::Fault*>& faults,
                                  const testbed::TestbedPlan& plan);
+
+// The faults a host's replayer plays itself (slow receiver, send delay): those aimed at its link.
+std::vector<const v1::Fault*> replayer_faults_of_host(const std::vector<const v1::Fault*>& faults,
+                                                     uint32_t host);
 
 // The `collide replay` flags that play a host's replayer faults (--drain-pause, --send-delay),
 // from the faults aimed at that host's link; others are ignored.

@@ -101,6 +101,27 @@ TEST(FaultPlanTest, PacketRulesCarryDecisionWindowAndSeed) {
   EXPECT_EQ(open->window.end.count(), 0);
 }
 
+TEST(FaultPlanTest, RunsSeedRepeatsOrChangesEveryFaultsDraws) {
+  v1::Fault loss = fault(v1::Fault::KIND_LOSS, "h1");
+  loss.set_seed(7);
+  const auto seed_of = [&](uint32_t repetition, uint64_t runs_seed) {
+    auto rule = packet_rule(loss, repetition, {}, runs_seed);
+    EXPECT_TRUE(rule.ok());
+    return rule.ok() ? rule->seed : 0;
+  };
+  // The same scenario seed draws the same packets, run after run.
+  EXPECT_EQ(seed_of(0, 42), seed_of(0, 42));
+  EXPECT_EQ(seed_of(2, 42), seed_of(2, 42));
+  // Another scenario seed draws others, in every repetition; repetitions differ among themselves.
+  EXPECT_NE(seed_of(0, 42), seed_of(0, 43));
+  EXPECT_NE(seed_of(1, 42), seed_of(1, 43));
+  EXPECT_NE(seed_of(0, 42), seed_of(1, 42));
+  // Neighbouring scenario seeds do not collide with neighbouring repetitions.
+  EXPECT_NE(seed_of(1, 42), seed_of(0, 43));
+  // No scenario seed: the fault's own seed plus the repetition.
+  EXPECT_EQ(seed_of(3, 0), 10u);
+}
+
 TEST(FaultPlanTest, BurstLossIsGilbertWithTheAskedRateAndBurst) {
   v1::Fault burst = fault(v1::Fault::KIND_BURST_LOSS, "leaf0-spine1");
   burst.set_probability(0.02);

@@ -151,12 +151,17 @@ std::string timeline_svg(const RunResult& run, const std::string& id) {
       "height=\"{:.0f}\" xmlns=\"http://www.w3.org/2000/svg\">",
       id, kW, h, kW, h);
   for (const FaultWindow& f : run.faults) {
-    const uint64_t end = f.end_ns == 0 ? t1 : f.end_ns;
+    // Each fault where it was measured to hold; one that never held (the run ended first) is not
+    // drawn, and one still holding when the run ended reaches its end.
+    if (f.start_ns == 0) continue;
+    const uint64_t start = std::clamp(f.start_ns, t0, t1);
+    const uint64_t end = std::clamp(f.end_ns == 0 ? t1 : f.end_ns, start, t1);
     // Taller than the rows, so the window shows above and below the ops it covers.
     svg += fmt::format("<rect class=\"fault\" x=\"{:.1f}\" y=\"{}\" width=\"{:.1f}\" height=\"{}\">"
-                       "<title>{} ({})</title></rect>",
-                       x(f.start_ns), kTop - 6, std::max(1.0, x(end) - x(f.start_ns)), ranks * kRow + 12,
-                       escape(f.name), escape(f.kind));
+                       "<title>{} ({}): {:.1f} ms from {:.1f} ms</title></rect>",
+                       x(start), kTop - 6, std::max(1.0, x(end) - x(start)), ranks * kRow + 12,
+                       escape(f.name), escape(f.kind), static_cast<double>(end - start) / 1e6,
+                       static_cast<double>(start - t0) / 1e6);
   }
   for (uint32_t r = 0; r < ranks; ++r) {
     svg += fmt::format("<text x=\"5\" y=\"{:.0f}\" class=\"tick\">rank {}</text>",

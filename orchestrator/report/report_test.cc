@@ -95,6 +95,34 @@ TEST(ReportTest, JsonFollowsTheResultsSchema) {
   EXPECT_EQ(report_json(rep)["variants"][0]["name"], "baseline");
 }
 
+// A 200 ms flap in the middle of a 1 s run: the timeline shades 200 ms of it, where it held, and
+// the results give that window; a fault that never held is not drawn at all.
+TEST(ReportTest, FaultWindowsAreShadedAsMeasuredNotAsTheRun) {
+  RunResult r = run("flap", 0, 10, 100'000);  // 10 ops of 100 ms from t = 1 ms: 1 s
+  const uint64_t t0 = 1'000'000;
+  r.faults.push_back({"flap-h1", "link-flap", t0 + 400'000'000, t0 + 600'000'000, 0, 0});
+  r.faults.push_back({"late-loss", "loss", 0, 0, 0, 0});
+  const std::vector<RunResult> runs = {r};
+  const Report rep = build_report("windows", runs);
+  v1::Results parsed;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(results_json(rep), &parsed).ok());
+  const auto& w = parsed.variants(0).repetitions(0).fault_windows(0);
+  EXPECT_EQ(w.start_ns(), 400'000'000u);
+  EXPECT_EQ(w.end_ns() - w.start_ns(), 200'000'000u);
+
+  const std::string html = render_html(rep, runs);
+  std::vector<double> widths;
+  for (size_t at = html.find("<rect class=\"fault\""); at != std::string::npos;
+       at = html.find("<rect class=\"fault\"", at + 1)) {
+    const size_t w_at = html.find("width=\"", at) + 7;
+    widths.push_back(std::stod(html.substr(w_at)));
+  }
+  ASSERT_EQ(widths.size(), 1u) << "only the fault that held is drawn";
+  // The timeline's axis is 680 units wide (760 - 60 - 20) for the run's 1 s.
+  EXPECT_NEAR(widths[0], 680 * 0.2, 1.0);
+  EXPECT_NE(html.find("flap-h1 (link-flap): 200.0 ms from 400.0 ms"), std::string::npos);
+}
+
 TEST(ReportTest, RunSummaryHasBothTablesAndThePaths) {
   std::vector<RunResult> runs = {run("baseline", 0, 10, 100), run("baseline", 1, 10, 102),
                                  run("lossy", 0, 10, 150), run("lossy", 1, 10, 160)};

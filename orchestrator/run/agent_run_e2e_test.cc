@@ -107,6 +107,61 @@ TEST_F(AgentRunTest, RunsABaselineAndALossyVariantThroughAgents) {
   EXPECT_TRUE(processes_with({out_.string()}).empty());
 }
 
+// A 200 ms link flap and a 150 ms slow receiver in a run of about two seconds: the results and the
+// HTML timeline carry the windows measured (by the agent, by the replay), not the whole run.
+TEST_F(AgentRunTest, AFlapsMeasuredWindowReachesTheResultsAndTheReport) {
+  const auto path = out_ / "flap.yaml";
+  std::ofstream(path) << fmt::format(R"(name: agent-flap
+testbed:
+  virtual: {{name: {}, hosts: 2, nics_per_host: 1, leaves: 1, spines: 1}}
+  ranks_per_host: 1
+workload:
+  collectives: {{kind: all-reduce, bytes: 4MiB, count: 40}}
+transport: {{mtu_bytes: 1024, timeout_exponent: 14}}
+faults:
+  - {{name: flap-h1, kind: link-flap, link: h1, start_ns: 300ms, duration_ns: 200ms}}
+  - {{name: slow-h0, kind: slow-receiver, link: h0, start_ns: 900ms, duration_ns: 150ms}}
+runs:
+  variants:
+    - {{name: flap, faults: [flap-h1, slow-h0]}}
+)",
+                                     bed_);
+  auto run = process::run_command({COLLIDE_BIN, "run", path.string(), "--output", (out_ / "results").string()});
+  ASSERT_TRUE(run.ok());
+  EXPECT_EQ(run->exit_code, 0) << run->output;
+  std::ifstream in(out_ / "results" / "report.json");
+  ASSERT_TRUE(in.good()) << run->output;
+  const auto report = nlohmann::json::parse(in, nullptr, false);
+  ASSERT_TRUE(report.is_object());
+  const auto& rep = report["variants"][0]["repetitions"][0];
+  ASSERT_EQ(rep["fault_windows"].size(), 2u) << rep.dump();
+  const auto window_of = [&](const std::string& name) {
+    for (const auto& w : rep["fault_windows"]) {
+      if (w.value("name", "") == name) return w;
+    }
+    return nlohmann::json();
+  };
+  const auto w = window_of("flap-h1");
+  const double start_ms = std::stod(w.value("start_ns", std::string("0"))) / 1e6;
+  const double held_ms = (std::stod(w.value("end_ns", std::string("0"))) -
+                          std::stod(w.value("start_ns", std::string("0")))) / 1e6;
+  const double jct_ms = rep.value("jct_seconds", 0.0) * 1e3;
+  std::cout << fmt::format("flap held {:.1f} ms from {:.1f} ms of a {:.1f} ms run\n", held_ms, start_ms, jct_ms);
+  EXPECT_NEAR(held_ms, 200, 40) << w.dump();
+  EXPECT_NEAR(start_ms, 300, 60) << w.dump();
+  EXPECT_GT(jct_ms, held_ms + 200) << "the run must outlast the flap for the window to tell";
+  const auto slow = window_of("slow-h0");
+  const double slow_ms = (std::stod(slow.value("end_ns", std::string("0"))) -
+                          std::stod(slow.value("start_ns", std::string("0")))) / 1e6;
+  std::cout << fmt::format("slow receiver held {:.1f} ms\n", slow_ms);
+  EXPECT_NEAR(slow_ms, 150, 30) << slow.dump();
+  std::ifstream page(out_ / "results" / "report.html");
+  const std::string html((std::istreambuf_iterator<char>(page)), std::istreambuf_iterator<char>());
+  const size_t title = html.find("flap-h1 (link-flap): ");
+  ASSERT_NE(title, std::string::npos);
+  EXPECT_NEAR(std::stod(html.substr(title + 21)), held_ms, 1.0);
+}
+
 TEST_F(AgentRunTest, AKilledAgentFailsTheRunByNameAndLeavesNothingBehind) {
   // Long enough to be killed in the middle of the lossy run.
   const std::string scenario = write_scenario(400, "16MiB", /*baseline=*/false);
@@ -124,7 +179,7 @@ TEST_F(AgentRunTest, AKilledAgentFailsTheRunByNameAndLeavesNothingBehind) {
     auto agents = processes_with({" agent ", agent1_dir});
     // setpriv execs collide, so the agent keeps the pid it was started with.
     if (agents.size() == 1 && bpf_links_of(agents[0]) > 0 &&
-        !processes_with({" replay ", agent1_dir}).empty()) {
+        !processes_with({" replay-child ", agent1_dir}).empty()) {
       agent = agents[0];
       break;
     }
@@ -162,11 +217,13 @@ TEST_F(AgentRunTest, SigtermTearsDownTestbedAgentsAndFaultsAndKeepsWhatTheReplay
   while (!running && std::chrono::steady_clock::now() < deadline) {
     auto agents = processes_with({" agent ", agent1_dir});
     running = agents.size() == 1 && bpf_links_of(agents[0]) > 0 &&
-              !processes_with({" replay ", agent1_dir}).empty();
+              !processes_with({" replay-child ", agent1_dir}).empty();
     if (!running) std::this_thread::sleep_for(50ms);
   }
   ASSERT_TRUE(running) << "the lossy run never started";
-  std::this_thread::sleep_for(1s);
+  // The replay child is there from the prepare on, before the go: leave time for the go and for
+  // some ops to finish.
+  std::this_thread::sleep_for(2s);
 
   const auto signalled = std::chrono::steady_clock::now();
   ASSERT_EQ(kill(run->pid(), SIGTERM), 0);

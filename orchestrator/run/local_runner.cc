@@ -12,6 +12,7 @@
 #include "collide/agent.pb.h"
 #include "common/parse_number.h"
 #include "orchestrator/control/certs.h"
+#include "orchestrator/replay/transport_options.h"
 #include "orchestrator/run/agent_fleet.h"
 #include "orchestrator/run/op_catalog.h"
 #include "orchestrator/run/real_host_placement.h"
@@ -83,9 +84,23 @@ struct Placement {
   v1::VirtualTestbedSpec testbed;  // empty for remote agents
   std::vector<tb::HostNic> nics;   // the virtual hosts' NICs
   bool trace_timing = false;       // the workload's compute gaps, not back to back
+  uint64_t runs_seed = 0;          // Runs.seed: varies the faults' random draws
   OpCatalog catalog;               // what completion records leave out: datatype, iteration...
   RealHostPlacement real;          // empty on a virtual testbed
 };
+
+// A fault's window as its agent measured it, onto this process's clock; a fault armed on several
+// hosts held from the first start to the last end. A window that never opened stays 0.
+void merge_window(report::FaultWindow& w, const control::ClockOffset& clock, uint64_t start_ns,
+                  uint64_t end_ns) {
+  if (start_ns == 0) return;
+  const auto here = [&](uint64_t t) {
+    return static_cast<uint64_t>(std::max<int64_t>(1, clock.to_orchestrator(t)));
+  };
+  const uint64_t start = here(start_ns), end = end_ns == 0 ? 0 : here(end_ns);
+  w.start_ns = w.start_ns == 0 ? start : std::min(w.start_ns, start);
+  w.end_ns = std::max(w.end_ns, end);
+}
 
 v1::PrepareRun prepare_request(const Placement& p, const AgentHandle& a, const Run& run,
                                uint32_t run_index, const LocalRunOptions& o) {
@@ -101,6 +116,7 @@ v1::PrepareRun prepare_request(const Placement& p, const AgentHandle& a, const R
     if (host_of_fault(*f) == a.host || (host_of_fault(*f) >= p.world && a.index == 0)) *r.add_faults() = *f;
   }
   r.set_repetition(run.repetition);
+  r.set_runs_seed(p.runs_seed);
   r.set_lease_ms(static_cast<uint64_t>(o.lease.count()));
   r.set_run_timeout_s(o.run_timeout_s);
   r.set_trace_timing(p.trace_timing);
@@ -374,20 +390,11 @@ Result<report::RunResult> RunDriver::drive(const Placement& p, const Run& run, u
       w.kind = f.kind();
       w.packets_matched += f.packets_matched();
       w.packets_acted += f.packets_acted();
+      merge_window(w, a.clock, f.start_ns(), f.end_ns());
     }
   }
   if (completions_.size() < agents_.size() && !result.failed) finish_failed();
-  for (auto& [name, w] : faults) {
-    // The faults last the whole run: their window is the run's.
-    if (!result.ops.empty()) {
-      w.start_ns = result.ops.front().start_ns;
-      for (const auto& op : result.ops) {
-        w.start_ns = std::min(w.start_ns, op.start_ns);
-        w.end_ns = std::max(w.end_ns, op.end_ns);
-      }
-    }
-    result.faults.push_back(w);
-  }
+  for (auto& [name, w] : faults) result.faults.push_back(w);
   if (result.failed) progress(fmt::format("  failed: {}", result.failure));
   return result;
 }
@@ -406,6 +413,10 @@ Result<RunOutcome> run_locally(const v1::Scenario& s, const LocalRunOptions& o) 
   auto progress = [&](const std::string& line) {
     if (o.progress) o.progress(line);
   };
+  for (const Run& run : plan_runs(s)) {
+    // The agents resolve the same settings with the same function: refuse now what they would.
+    if (auto t = replay::resolve_transport(run.transport); !t.ok()) return t.status().with_context(run.name);
+  }
   const bool remote = s.testbed().agents_size() > 0;
   const v1::VirtualTestbedSpec& spec = s.testbed().virtual_();
   if (!remote && spec.nics_per_host() != 1) return unavailable("the embedded runner drives one NIC per host so far");
@@ -414,6 +425,7 @@ Result<RunOutcome> run_locally(const v1::Scenario& s, const LocalRunOptions& o) 
   placement.per_host = s.testbed().ranks_per_host();
   placement.world = hosts * placement.per_host;
   placement.trace_timing = s.workload().timing() == v1::Workload::TIMING_TRACE;
+  placement.runs_seed = s.runs().seed();
   std::filesystem::create_directories(o.work_dir);
 
   auto trace = prepare_workload(s, placement.world, o.work_dir);

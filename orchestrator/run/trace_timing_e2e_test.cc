@@ -3,6 +3,7 @@
 // the same ops back to back. Needs root (a virtual testbed, AF_XDP).
 #include <unistd.h>
 
+#include <charconv>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -17,6 +18,15 @@
 
 namespace collide {
 namespace {
+
+// A uint64 field of protobuf's JSON (a quoted number; absent when 0).
+uint64_t number(const nlohmann::json& op, const char* field) {
+  const std::string text = op.value(field, std::string("0"));
+  uint64_t n = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+  EXPECT_TRUE(ec == std::errc() && end == text.data() + text.size()) << field << ": " << text;
+  return n;
+}
 
 // The gap recorded before each op after the first, per rank (ms): different, so that a replay
 // that waited the wrong one, or a fixed one, shows.
@@ -83,13 +93,14 @@ runs:
     EXPECT_TRUE(run.ok() && run->exit_code == 0) << (run.ok() ? run->output : run.status().message());
     std::map<uint32_t, std::vector<double>> gaps;
     for (uint32_t h = 0; h < kWorld; ++h) {
-      std::ifstream in(out / "work" / fmt::format("agent-{}", h) / fmt::format("run-0-host-{}.json", h));
+      // The agent's record of the run: its RunCompletion as protobuf's JSON (64-bit numbers quoted).
+      std::ifstream in(out / "work" / fmt::format("agent-{}", h) / fmt::format("run-0-host-{}.completion.json", h));
       const auto j = nlohmann::json::parse(in, nullptr, false);
-      EXPECT_TRUE(j.is_object()) << "host " << h << " left no results";
+      EXPECT_TRUE(j.is_object()) << "host " << h << " left no record";
       if (!j.is_object()) continue;
       std::map<uint64_t, std::pair<uint64_t, uint64_t>> ops;  // op index -> start, end
       for (const auto& op : j["ops"]) {
-        ops[op["op_index"].get<uint64_t>()] = {op["start_ns"].get<uint64_t>(), op["end_ns"].get<uint64_t>()};
+        ops[number(op, "op_index")] = {number(op, "start_ns"), number(op, "end_ns")};
       }
       uint64_t previous_end = 0;
       for (const auto& [index, times] : ops) {

@@ -18,9 +18,12 @@ namespace {
 
 #ifdef COLLIDE_HAVE_DPDK
 Result<std::unique_ptr<PacketPort>> open_dpdk(const std::string& device, int lcore,
-                                              uint32_t max_frame_bytes) {
-  COLLIDE_RETURN_IF_ERROR(dpdk::init_eal(dpdk::virtual_device_eal_args(lcore, 512)));
+                                              uint32_t max_frame_bytes,
+                                              const std::vector<std::string>& eal_args) {
   v1::DpdkPortConfig config;
+  for (std::string& a : dpdk::virtual_device_eal_args(lcore, 512)) config.add_eal_args(std::move(a));
+  for (const std::string& a : eal_args) config.add_eal_args(a);
+  COLLIDE_RETURN_IF_ERROR(dpdk::init_eal({config.eal_args().begin(), config.eal_args().end()}));
   config.set_device(device);
   config.set_rx_ring_size(4096);
   config.set_tx_ring_size(4096);
@@ -43,7 +46,8 @@ bool dpdk_available() {
 }
 
 Result<std::unique_ptr<PacketPort>> open_port(const std::string& spec, int lcore,
-                                              uint32_t max_frame_bytes) {
+                                              uint32_t max_frame_bytes,
+                                              const std::vector<std::string>& eal_args) {
   const auto colon = spec.find(':');
   const std::string kind = spec.substr(0, colon);
   const std::string target = colon == std::string::npos ? "" : spec.substr(colon + 1);
@@ -57,9 +61,10 @@ Result<std::unique_ptr<PacketPort>> open_port(const std::string& spec, int lcore
   }
   if (kind == "dpdk" && !target.empty()) {
 #ifdef COLLIDE_HAVE_DPDK
-    return open_dpdk(target, lcore, max_frame_bytes);
+    return open_dpdk(target, lcore, max_frame_bytes, eal_args);
 #else
     (void)lcore;
+    (void)eal_args;
     return failed_precondition(fmt::format(
         "port '{}': this build is without DPDK (-DCOLLIDE_WITH_DPDK=OFF); use "
         "afpacket:<interface>", spec));

@@ -61,7 +61,8 @@ void FaultHooks::observe(Nanos now) {
   if (!started_) return;
   auto note = [&](size_t slot, HookWindow::Kind kind, bool in_force) {
     std::optional<HookWindow>& w = seen_[slot];
-    if (in_force && !w) w = HookWindow{kind, now, 0};
+    const auto index = static_cast<uint32_t>(kind == HookWindow::Kind::kDrainPause ? slot : slot - pauses_.size());
+    if (in_force && !w) w = HookWindow{kind, now, 0, index};
     if (!in_force && w && w->end_ns == 0) w->end_ns = now;
   };
   for (size_t i = 0; i < pauses_.size(); ++i) {

@@ -32,6 +32,7 @@ struct HookWindow {
   Kind kind = Kind::kDrainPause;
   transport::Nanos start_ns = 0;
   transport::Nanos end_ns = 0;  // 0: still in force when the run ended
+  uint32_t index = 0;           // which window of its kind, in the order they were configured
 };
 
 // The hooks' windows on the engine's clock. Pure: the caller passes the time.

@@ -33,6 +33,20 @@ TEST(FaultHooksTest, WindowsCountFromTheStartAndRecordWhenTheyHeld) {
   EXPECT_EQ(windows[1].start_ns, t0 + 2'000);
   EXPECT_EQ(windows[1].end_ns, t0 + 5'000);
   EXPECT_EQ(windows[2].end_ns, 0u);  // open: still in force
+  // Each says which window of its kind it is, so a caller can tell them apart.
+  EXPECT_EQ(windows[0].index, 0u);
+  EXPECT_EQ(windows[1].index, 0u);
+  EXPECT_EQ(windows[2].index, 1u);
+}
+
+TEST(FaultHooksTest, AWindowThatNeverBeganLeavesTheOthersTheirIndex) {
+  FaultHooks hooks({{100us, 5us}, {1us, 2us}}, {});
+  hooks.start(0);
+  for (transport::Nanos t = 0; t <= 10'000; t += 500) hooks.observe(t);  // the run ends at 10 us
+  const auto windows = hooks.windows();
+  ASSERT_EQ(windows.size(), 1u);
+  EXPECT_EQ(windows[0].index, 1u);
+  EXPECT_EQ(windows[0].start_ns, 1'000u);
 }
 
 TEST(FaultHooksTest, NoHooksNeverPauseOrDelay) {

@@ -1,0 +1,42 @@
+#include "common/units.h"
+
+#include <gtest/gtest.h>
+
+namespace collide::units {
+namespace {
+
+TEST(UnitsTest, KilobyteIsSiAndKibibyteIsIec) {
+  EXPECT_EQ(*parse_bytes("1KB"), 1000u);
+  EXPECT_EQ(*parse_bytes("1kb"), 1000u);
+  EXPECT_EQ(*parse_bytes("1KiB"), 1024u);
+  EXPECT_EQ(*parse_bytes("1.5MB"), 1'500'000u);
+  EXPECT_EQ(*parse_bytes("512KiB"), 524'288u);
+  EXPECT_EQ(*parse_bytes("2 GiB"), 2ull << 30);
+  EXPECT_EQ(*parse_bytes("1500"), 1500u);
+  EXPECT_EQ(*parse_bytes("64k"), 65'536u);  // tc's notation
+}
+
+TEST(UnitsTest, RefusesUnknownUnitsFractionsOfBytesAndNonNumbers) {
+  EXPECT_FALSE(parse_bytes("3 furlongs").ok());
+  EXPECT_FALSE(parse_bytes("1.5B").ok());
+  EXPECT_FALSE(parse_bytes("-1KB").ok());
+  EXPECT_FALSE(parse_bytes("KB").ok());
+  EXPECT_NE(parse_bytes("4 parsecs").status().message().find("'4 parsecs'"), std::string::npos);
+}
+
+TEST(UnitsTest, Durations) {
+  EXPECT_EQ(parse_duration("200ms")->count(), 200'000'000);
+  EXPECT_EQ(parse_duration("1.5s")->count(), 1'500'000'000);
+  EXPECT_EQ(parse_duration("40us")->count(), 40'000);
+  EXPECT_EQ(parse_duration("2")->count(), 2'000'000'000);
+  EXPECT_EQ(parse_duration("1m")->count(), 60'000'000'000);
+  EXPECT_FALSE(parse_duration("3 fortnights").ok());
+}
+
+TEST(UnitsTest, RatesAreBitsPerSecond) {
+  EXPECT_EQ(*bits_per_s_per_unit("Gbit"), 1e9);
+  EXPECT_FALSE(bits_per_s_per_unit("GB").has_value());
+}
+
+}  // namespace
+}  // namespace collide::units

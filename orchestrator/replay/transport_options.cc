@@ -1,0 +1,57 @@
+#include "orchestrator/replay/transport_options.h"
+
+#include <fmt/format.h>
+
+namespace collide::orchestrator::replay {
+namespace {
+
+template <typename T>
+T or_default(T value, T fallback) {
+  return value != T{} ? value : fallback;
+}
+
+}  // namespace
+
+v1::TransportSettings with_defaults(const v1::TransportSettings& s) {
+  using D = TransportDefaults;
+  v1::TransportSettings t = s;
+  t.set_mtu_bytes(or_default(s.mtu_bytes(), D::kMtuBytes));
+  t.set_channels(or_default(s.channels(), D::kChannels));
+  t.set_qps_per_connection(or_default(s.qps_per_connection(), D::kQpsPerConnection));
+  t.set_slice_bytes(or_default(s.slice_bytes(), D::kSliceBytes));
+  t.set_timeout_exponent(or_default(s.timeout_exponent(), D::kTimeoutExponent));
+  t.set_timeout_scale(or_default(s.timeout_scale(), D::kTimeoutScale));
+  t.set_retry_count(or_default(s.retry_count(), D::kRetryCount));
+  t.set_ack_every(or_default(s.ack_every(), D::kAckEvery));
+  t.set_max_outstanding(or_default(s.max_outstanding(), D::kMaxOutstanding));
+  return t;
+}
+
+Result<TransportOptions> resolve_transport(const v1::TransportSettings& settings) {
+  const v1::TransportSettings t = with_defaults(settings);
+  if (t.timeout_scale() < 0) {
+    return invalid_argument(fmt::format("transport.timeout_scale: {} is negative", t.timeout_scale()));
+  }
+  TransportOptions o;
+  o.qp.mtu = t.mtu_bytes();
+  o.qp.ack_every = t.ack_every();
+  o.qp.max_outstanding = t.max_outstanding();
+  o.qp.recovery = t.recovery() == v1::TransportSettings::RECOVERY_SELECTIVE_REPEAT
+                      ? replayer::transport::Recovery::kSelectiveRepeat
+                      : replayer::transport::Recovery::kGoBackN;
+  o.qp.timeout_exponent = t.timeout_exponent();
+  o.qp.timeout_scale = t.timeout_scale();
+  o.qp.retry_count = t.retry_count();
+  o.dcqcn.enabled = t.dcqcn();
+  o.expand.channels = t.channels();
+  o.expand.qps_per_connection = t.qps_per_connection();
+  o.expand.slice_bytes = t.slice_bytes();
+  o.expand.all_reduce = t.all_reduce() == v1::TransportSettings::ALL_REDUCE_TREE
+                            ? replayer::collectives::AllReduceAlgorithm::kTree
+                            : replayer::collectives::AllReduceAlgorithm::kRing;
+  if (Status s = replayer::transport::validate(o.qp); !s.ok()) return s.with_context("transport");
+  if (Status s = replayer::collectives::validate(o.expand); !s.ok()) return s.with_context("transport");
+  return o;
+}
+
+}  // namespace collide::orchestrator::replay

@@ -1,0 +1,42 @@
+#pragma once
+
+#include "collide/scenario.pb.h"
+#include "common/result.h"
+#include "replayer/collectives/expander.h"
+#include "replayer/transport/dcqcn.h"
+#include "replayer/transport/qp_config.h"
+
+// The one place a scenario's TransportSettings become the replayer's options. `collide plan`,
+// `collide replay` (by hand or as an agent's child) and `collide run` all go through it, so a
+// field left at 0 means the same default everywhere; the defaults are the constants below, and
+// scenario.proto's comments quote them.
+namespace collide::orchestrator::replay {
+
+struct TransportDefaults {
+  static constexpr uint32_t kMtuBytes = 1024;
+  static constexpr uint32_t kChannels = 2;
+  static constexpr uint32_t kQpsPerConnection = 1;
+  // NCCL's ring step: a 4 MiB buffer in 8 steps.
+  static constexpr uint64_t kSliceBytes = 512 * 1024;
+  // NCCL_IB_TIMEOUT 14 (67 ms per attempt): a testbed's RTTs are microseconds, NCCL's 20 (4.3 s)
+  // would make every lost tail packet cost seconds.
+  static constexpr uint32_t kTimeoutExponent = 14;
+  static constexpr double kTimeoutScale = 1.0;
+  static constexpr uint32_t kRetryCount = 7;  // NCCL_IB_RETRY_CNT
+  static constexpr uint32_t kAckEvery = 16;
+  static constexpr uint32_t kMaxOutstanding = 256;
+};
+
+struct TransportOptions {
+  replayer::transport::QpConfig qp;
+  replayer::transport::DcqcnConfig dcqcn;
+  replayer::collectives::ExpandOptions expand;
+};
+
+// Fills every unset (zero) field with its default and checks the result; an error names the field.
+Result<TransportOptions> resolve_transport(const v1::TransportSettings& settings);
+
+// The settings with every default written out (what a report or `plan --json` shows).
+v1::TransportSettings with_defaults(const v1::TransportSettings& settings);
+
+}  // namespace collide::orchestrator::replay

@@ -1,0 +1,50 @@
+#include "orchestrator/replay/transport_options.h"
+
+#include <gtest/gtest.h>
+
+namespace collide::orchestrator::replay {
+namespace {
+
+TEST(TransportOptionsTest, UnsetFieldsTakeTheOneSetOfDefaults) {
+  auto o = resolve_transport(v1::TransportSettings());
+  ASSERT_TRUE(o.ok()) << o.status().to_string();
+  EXPECT_EQ(o->expand.slice_bytes, 512u * 1024);
+  EXPECT_EQ(o->expand.channels, 2u);
+  EXPECT_EQ(o->expand.qps_per_connection, 1u);
+  EXPECT_EQ(o->qp.mtu, 1024u);
+  EXPECT_EQ(o->qp.timeout_exponent, 14u);
+  EXPECT_EQ(o->qp.retry_count, 7u);
+  EXPECT_EQ(o->qp.max_outstanding, 256u);
+  EXPECT_EQ(o->qp.ack_every, 16u);
+  EXPECT_EQ(o->qp.recovery, replayer::transport::Recovery::kGoBackN);
+  EXPECT_EQ(o->expand.all_reduce, replayer::collectives::AllReduceAlgorithm::kRing);
+  EXPECT_FALSE(o->dcqcn.enabled);
+}
+
+TEST(TransportOptionsTest, SetFieldsWin) {
+  v1::TransportSettings t;
+  t.set_slice_bytes(1 << 20);
+  t.set_mtu_bytes(4096);
+  t.set_recovery(v1::TransportSettings::RECOVERY_SELECTIVE_REPEAT);
+  t.set_all_reduce(v1::TransportSettings::ALL_REDUCE_TREE);
+  t.set_dcqcn(true);
+  auto o = resolve_transport(t);
+  ASSERT_TRUE(o.ok()) << o.status().to_string();
+  EXPECT_EQ(o->expand.slice_bytes, 1u << 20);
+  EXPECT_EQ(o->qp.mtu, 4096u);
+  EXPECT_EQ(o->qp.recovery, replayer::transport::Recovery::kSelectiveRepeat);
+  EXPECT_EQ(o->expand.all_reduce, replayer::collectives::AllReduceAlgorithm::kTree);
+  EXPECT_TRUE(o->dcqcn.enabled);
+  EXPECT_EQ(with_defaults(t).channels(), 2u);
+}
+
+TEST(TransportOptionsTest, RefusesSettingsTheTransportCannotRunAndNamesThem) {
+  v1::TransportSettings t;
+  t.set_mtu_bytes(100);
+  auto o = resolve_transport(t);
+  ASSERT_FALSE(o.ok());
+  EXPECT_NE(o.status().message().find("transport"), std::string::npos) << o.status().message();
+}
+
+}  // namespace
+}  // namespace collide::orchestrator::replay
