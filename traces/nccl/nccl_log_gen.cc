@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "common/parse_number.h"
+
 namespace {
 
 struct Options {
@@ -46,12 +48,15 @@ int main(int argc, char** argv) {
     const char* value = argv[++i];
     if (arg == "--output") {
       opt.output = value;
-    } else if (arg == "--bytes") {
-      opt.bytes = std::strtoull(value, nullptr, 10);
-    } else if (arg == "--ranks") {
-      opt.ranks = static_cast<uint32_t>(std::strtoul(value, nullptr, 10));
-    } else if (arg == "--tp") {
-      opt.tp = static_cast<uint32_t>(std::strtoul(value, nullptr, 10));
+    } else if (arg == "--bytes" || arg == "--ranks" || arg == "--tp") {
+      auto n = collide::parse_number<uint64_t>(value, arg);
+      if (!n.ok() || (arg != "--bytes" && *n > UINT32_MAX)) {
+        std::fprintf(stderr, "%s\n", n.ok() ? (arg + " is too large").c_str() : n.status().message().c_str());
+        return usage();
+      }
+      if (arg == "--bytes") opt.bytes = *n;
+      if (arg == "--ranks") opt.ranks = static_cast<uint32_t>(*n);
+      if (arg == "--tp") opt.tp = static_cast<uint32_t>(*n);
     } else {
       return usage();
     }
