@@ -24,23 +24,37 @@ Result<std::pair<int, int>> spawn_with_pipe(const std::vector<std::string>& argv
                                             bool merge_stderr) {
   int pipe_fds[2];
   if (pipe2(pipe_fds, O_CLOEXEC) != 0) return errno_status(errno, "pipe");
+  std::vector<std::pair<int, int>> placed = {{pipe_fds[1], STDOUT_FILENO}};
+  if (merge_stderr) placed.emplace_back(pipe_fds[1], STDERR_FILENO);
+  auto pid = spawn_with_descriptors(argv, placed);
+  close(pipe_fds[1]);
+  if (!pid.ok()) {
+    close(pipe_fds[0]);
+    return pid.status();
+  }
+  return std::make_pair(*pid, pipe_fds[0]);
+}
+
+}  // namespace
+
+Result<int> spawn_with_descriptors(const std::vector<std::string>& argv,
+                                   const std::vector<std::pair<int, int>>& placed) {
+  if (argv.empty()) return invalid_argument("no program to start");
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], STDOUT_FILENO);
-  if (merge_stderr) posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], STDERR_FILENO);
+  // dup2 clears close-on-exec on the copy: the child keeps exactly these.
+  for (const auto& [ours, its] : placed) posix_spawn_file_actions_adddup2(&actions, ours, its);
   std::vector<char*> args;
   for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   pid_t pid = -1;
   const int rc = posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
-  close(pipe_fds[1]);
-  if (rc != 0) {
-    close(pipe_fds[0]);
-    return errno_status(rc, fmt::format("starting {}", argv[0]));
-  }
-  return std::make_pair(static_cast<int>(pid), pipe_fds[0]);
+  if (rc != 0) return errno_status(rc, fmt::format("starting {}", argv[0]));
+  return static_cast<int>(pid);
 }
+
+namespace {
 
 int decode_wait_status(int status) {
   if (WIFEXITED(status)) return WEXITSTATUS(status);

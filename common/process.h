@@ -15,6 +15,12 @@ struct CommandResult {
   std::string output;  // stdout and stderr together
 };
 
+// Starts a program (no shell) with some of our descriptors placed at given numbers in it
+// ({ours, its}: e.g. {pipe_end, STDOUT_FILENO}); nothing else of ours is inherited where our
+// descriptors are close-on-exec. Returns its pid; reaping it is the caller's job.
+Result<int> spawn_with_descriptors(const std::vector<std::string>& argv,
+                                   const std::vector<std::pair<int, int>>& placed);
+
 // Runs a program (no shell) to completion and captures what it prints.
 Result<CommandResult> run_command(const std::vector<std::string>& argv);
 

@@ -1,7 +1,6 @@
 #include "orchestrator/replay/replay_child.h"
 
 #include <signal.h>
-#include <spawn.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -14,9 +13,9 @@
 
 #include <fmt/format.h>
 
+#include "common/process.h"
 #include "orchestrator/replay/replay_session.h"
 
-extern char** environ;
 
 namespace collide::orchestrator::replay {
 namespace {
@@ -101,24 +100,15 @@ Result<ReplayChild> ReplayChild::spawn(const std::vector<std::string>& argv) {
   if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0) {
     return errno_status(errno, "socketpair for the replay child");
   }
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  // dup2 clears close-on-exec: the child keeps its end as fd 3, and nothing else of ours.
-  posix_spawn_file_actions_adddup2(&actions, fds[1], kChildFd);
-  // Its stdout is not a channel: whatever a library prints there joins its log on stderr.
-  posix_spawn_file_actions_adddup2(&actions, STDERR_FILENO, STDOUT_FILENO);
-  std::vector<char*> args;
-  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  pid_t pid = -1;
-  const int rc = posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
+  // The child keeps its end as fd 3, and nothing else of ours. Its stdout is not a channel:
+  // whatever a library prints there joins its log on stderr.
+  auto pid = process::spawn_with_descriptors(argv, {{fds[1], kChildFd}, {STDERR_FILENO, STDOUT_FILENO}});
   ::close(fds[1]);
-  if (rc != 0) {
+  if (!pid.ok()) {
     ::close(fds[0]);
-    return errno_status(rc, fmt::format("starting {}", argv.empty() ? "" : argv[0]));
+    return pid.status();
   }
-  return ReplayChild(static_cast<int>(pid), fds[0]);
+  return ReplayChild(*pid, fds[0]);
 }
 
 ReplayChild::ReplayChild(ReplayChild&& other) noexcept
