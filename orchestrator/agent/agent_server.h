@@ -25,6 +25,7 @@ struct AgentOptions {
   std::string port_spec;  // the packet port, when a run does not name one
   std::filesystem::path work_dir;  // traces and results of the replays
   std::string collide_binary;      // runs `collide replay`
+  std::vector<std::string> eal_args;  // DPDK EAL arguments for every replay on this host
   int max_sessions = -1;           // orchestrators to serve before returning; -1: no limit
   // Real hosts: the only interfaces runs may use (empty: whichever the orchestrator names).
   std::vector<std::string> interfaces;

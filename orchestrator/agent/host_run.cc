@@ -61,6 +61,7 @@ v1::ReplayRequest replay_request(const v1::PrepareRun& r, const HostRunDefaults&
   q.set_port(r.port().empty() ? d.port_spec : r.port());
   q.set_netns(r.netns().empty() ? d.netns : r.netns());
   q.set_lcore(r.lcore());
+  for (const std::string& a : d.eal_args) q.add_eal_args(a);
   *q.mutable_transport() = r.transport();
   if (r.testbed().hosts() > 0) q.set_addressing(v1::ReplayRequest::ADDRESSING_TESTBED);
   if (r.rank_endpoints_size() > 0) {

@@ -21,6 +21,9 @@ struct HostRunDefaults {
   std::string port_spec;
   std::filesystem::path work_dir;
   std::string collide_binary;
+  // This host's DPDK EAL arguments (a PCI allowlist, hugepage memory, ...): the host's own
+  // business, so they come from the agent's configuration, not from the scenario.
+  std::vector<std::string> eal_args;
 };
 
 class HostRun {

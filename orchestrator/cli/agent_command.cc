@@ -21,6 +21,7 @@ struct AgentCliOptions {
   std::string work_dir;
   int sessions = -1;
   std::vector<std::string> interfaces;
+  std::vector<std::string> eal_args;
 };
 
 std::atomic<bool> g_stop{false};
@@ -52,6 +53,7 @@ void run(const AgentCliOptions& opt) {
   o.collide_binary = self_path();
   o.max_sessions = opt.sessions;
   o.interfaces = opt.interfaces;
+  o.eal_args = opt.eal_args;
   auto server = orchestrator::agent::AgentServer::create(o);
   if (!server.ok()) fail("agent", kExitFailed, server.status().message());
   std::signal(SIGTERM, on_signal);
@@ -80,6 +82,10 @@ void add_agent_command(CLI::App& app) {
   cmd->add_option("--interfaces", opt->interfaces,
                   "real hosts: the only interfaces runs may use (e.g. eth1,eth2)")
       ->delimiter(',');
+  cmd->add_option("--eal-arg", opt->eal_args,
+                  "a DPDK EAL argument for this host's replays, after the built-in ones "
+                  "(e.g. --eal-arg=--log-level=pmd.net.mlx5:8); repeatable")
+      ->allow_extra_args(false);
   cmd->callback([opt] { run(*opt); });
 }
 
