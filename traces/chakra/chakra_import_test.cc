@@ -6,28 +6,13 @@
 #include "traces/analysis/trace_stats.h"
 #include "traces/chakra/chakra_test_util.h"
 #include "traces/trace_io.h"
+#include "traces/trace_test_util.h"
 
 namespace collide::traces::chakra {
 namespace {
 
 namespace fs = std::filesystem;
 using namespace testing;
-
-struct Loaded {
-  v1::TraceHeader header;
-  std::vector<v1::Op> ops;
-};
-
-Loaded load(const std::string& path) {
-  Loaded l;
-  auto reader = TraceReader::open(path);
-  EXPECT_TRUE(reader.ok()) << reader.status().message();
-  if (!reader.ok()) return l;
-  l.header = (*reader)->header();
-  v1::Op op;
-  while (*(*reader)->next(op)) l.ops.push_back(op);
-  return l;
-}
 
 TEST(ChakraImport, TwoRankJob) {
   const TempDir tmp("two_rank");
@@ -41,7 +26,7 @@ TEST(ChakraImport, TwoRankJob) {
   EXPECT_EQ(report->units_read, 14u);
   EXPECT_EQ(report->problems_total, 0u);
 
-  const Loaded t = load(out);
+  const LoadedTrace t = load_trace(out);
   EXPECT_EQ(t.header.source_format(), v1::SOURCE_FORMAT_CHAKRA_ET);
   EXPECT_EQ(t.header.world_size(), 2u);
   ASSERT_EQ(t.header.communicators_size(), 2);
@@ -97,7 +82,7 @@ TEST(ChakraImport, CommittedFixture) {
   ASSERT_TRUE(report.ok()) << report.status().message();
   EXPECT_EQ(report->ops, 8u);
   EXPECT_EQ(report->problems_total, 0u);
-  const Loaded t = load(out);
+  const LoadedTrace t = load_trace(out);
   ASSERT_EQ(t.ops.size(), 8u);
   EXPECT_EQ(t.ops[3].kind(), v1::OP_KIND_REDUCE_SCATTER);
   EXPECT_EQ(t.ops[3].deps_size(), 1);
@@ -117,7 +102,7 @@ TEST(ChakraImport, GroupsWithoutMembersSpanTheWorld) {
   const std::string out = (dir / "job.trace").string();
   auto report = import_chakra({(dir / "job.0.et").string(), (dir / "job.1.et").string()}, out, {});
   ASSERT_TRUE(report.ok()) << report.status().message();
-  const Loaded t = load(out);
+  const LoadedTrace t = load_trace(out);
   ASSERT_EQ(t.header.communicators_size(), 2);
   EXPECT_EQ(t.header.communicators(0).ranks_size(), 2);
 }
@@ -197,7 +182,7 @@ uint64_t wire_bytes_of_one_collective(const std::string& name, int64_t type, uin
   EXPECT_TRUE(report.ok()) << report.status().message();
   if (!report.ok()) return 0;
   EXPECT_EQ(report->problems_total, 0u);
-  if (first_op != nullptr) *first_op = load(out).ops.at(0);
+  if (first_op != nullptr) *first_op = load_trace(out).ops.at(0);
   auto stats = analysis::compute_trace_stats(out);
   EXPECT_TRUE(stats.ok()) << stats.status().message();
   return stats.ok() ? stats->job.nccl_bytes : 0;
@@ -292,7 +277,7 @@ TEST(ChakraImport, PyTorchRankZeroTraceTakesTheWorldFromItsProcessGroups) {
   EXPECT_NE(report->notes[1].find("2 host-side collective records"), std::string::npos)
       << report->notes[1];
 
-  const Loaded t = load(out);
+  const LoadedTrace t = load_trace(out);
   EXPECT_EQ(t.header.world_size(), 4u);
   ASSERT_EQ(t.header.communicators_size(), 2);
   EXPECT_EQ(t.header.communicators(0).id(), "0");
@@ -325,7 +310,7 @@ TEST(ChakraImport, LoneRankWithoutProcessGroupsSaysHowToGiveTheWorldSize) {
   EXPECT_EQ(given->ranks, 8u);
   ASSERT_EQ(given->problems_total, 1u);
   EXPECT_NE(given->problems[0].what.find("ranks 1-7"), std::string::npos);
-  EXPECT_EQ(load(out).header.communicators(0).ranks_size(), 8);
+  EXPECT_EQ(load_trace(out).header.communicators(0).ranks_size(), 8);
 
   write_file(tmp.path / "job.3.et", et_bytes({coll(1, ChakraProtoMsg::ALL_REDUCE, 1024, "")}));
   ImportOptions two;

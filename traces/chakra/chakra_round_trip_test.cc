@@ -10,6 +10,7 @@
 #include "traces/chakra/chakra_import.h"
 #include "traces/chakra/chakra_test_util.h"
 #include "traces/trace_io.h"
+#include "traces/trace_test_util.h"
 
 namespace collide::traces::chakra {
 namespace {
@@ -17,24 +18,8 @@ namespace {
 namespace fs = std::filesystem;
 using namespace testing;
 
-struct Loaded {
-  v1::TraceHeader header;
-  std::vector<v1::Op> ops;
-};
-
-Loaded load(const std::string& path) {
-  Loaded l;
-  auto reader = TraceReader::open(path);
-  EXPECT_TRUE(reader.ok()) << reader.status().message();
-  if (!reader.ok()) return l;
-  l.header = (*reader)->header();
-  v1::Op op;
-  while (*(*reader)->next(op)) l.ops.push_back(op);
-  return l;
-}
-
 // Chakra names the files it came from; nothing else may differ.
-void expect_same_trace(Loaded a, Loaded b) {
+void expect_same_trace(LoadedTrace a, LoadedTrace b) {
   a.header.clear_source_files();
   b.header.clear_source_files();
   std::string diff;
@@ -69,7 +54,7 @@ TEST(ChakraRoundTrip, ChakraToCollideToChakraToCollide) {
   auto again = import_chakra({(dir / "out").string()}, (dir / "b.trace").string(), {});
   ASSERT_TRUE(again.ok()) << again.status().message();
   EXPECT_EQ(again->problems_total, 0u);
-  expect_same_trace(load((dir / "a.trace").string()), load((dir / "b.trace").string()));
+  expect_same_trace(load_trace((dir / "a.trace").string()), load_trace((dir / "b.trace").string()));
 }
 
 v1::Op make_op(uint32_t rank, uint64_t index, v1::OpKind kind, const std::string& comm,
@@ -171,7 +156,7 @@ TEST(ChakraRoundTrip, CollideToChakraToCollideKeepsWhatChakraCarries) {
   ASSERT_TRUE(report.ok()) << report.status().message();
   EXPECT_EQ(report->problems_total, 0u);
 
-  const Loaded back = load((dir / "back.trace").string());
+  const LoadedTrace back = load_trace((dir / "back.trace").string());
   EXPECT_EQ(back.header.world_size(), 4u);
   ASSERT_EQ(back.header.communicators_size(), header.communicators_size());
   for (int i = 0; i < header.communicators_size(); ++i) {
