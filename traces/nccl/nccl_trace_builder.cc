@@ -729,6 +729,14 @@ Status NcclTraceBuilder::align_by_op_count() {
 
 namespace {
 
+// A packed op's fields but its rank and communicator. The parts are fields of an Op in its wire
+// format, so the library reads them back.
+void read_packed_fields(const PackedOpView& c, v1::Op& op) {
+  op.Clear();
+  op.MergeFromString(std::string(c.index_kind));
+  op.MergeFromString(std::string(c.rest));
+}
+
 // What PackedOps keeps of an op read back from it.
 OpWireFields wire_fields_of(const v1::Op& op) {
   OpWireFields f;
@@ -785,9 +793,7 @@ void NcclTraceBuilder::fill_unobserved_ranks(const std::vector<uint32_t>& unobse
   for (size_t i = 0; i < observed_ops; ++i) {
     reader.next(c);
     if (c.member != source) continue;
-    op.Clear();
-    op.MergeFromString(std::string(c.index_kind));
-    op.MergeFromString(std::string(c.rest));
+    read_packed_fields(c, op);
     if (op.kind() == v1::OP_KIND_SEND || op.kind() == v1::OP_KIND_RECV) continue;
     OpWireFields f = wire_fields_of(op);
     f.index = index++;
@@ -811,9 +817,7 @@ void NcclTraceBuilder::drop_unmatched_ops() {
   v1::Op op;
   for (size_t i = 0; i < ops_.size(); ++i) {
     reader.next(c);
-    op.Clear();
-    op.MergeFromString(std::string(c.index_kind));
-    op.MergeFromString(std::string(c.rest));
+    read_packed_fields(c, op);
     const Member& m = members_[c.member];
     if (op.op_count() < m.drop_below) continue;
     OpWireFields f = wire_fields_of(op);
@@ -825,10 +829,7 @@ void NcclTraceBuilder::drop_unmatched_ops() {
 }
 
 void NcclTraceBuilder::fill_op(const PackedOpView& c, v1::Op& op) const {
-  // The parts are fields of an Op in its wire format, so the library reads them back.
-  op.Clear();
-  op.MergeFromString(std::string(c.index_kind));
-  op.MergeFromString(std::string(c.rest));
+  read_packed_fields(c, op);
   const MemberOut& m = member_out_[c.member];
   op.set_rank(m.rank);
   op.set_comm(group_ids_[m.group]);
