@@ -122,16 +122,18 @@ v1::PrepareRun prepare_request(const Placement& p, const AgentHandle& a, const R
   r.set_trace_timing(p.trace_timing);
   if (!p.real.endpoints.empty()) {
     for (const v1::RankEndpoint& e : p.real.endpoints) *r.add_rank_endpoints() = e;
-    r.set_interface(p.real.interface_of_host.at(a.host));
-    r.set_port(p.real.port_of_host.at(a.host));
+    v1::RunNic* nic = r.add_nics();
+    nic->set_interface(p.real.interface_of_host.at(a.host));
+    nic->set_port(p.real.port_of_host.at(a.host));
     r.set_lcore(a.host % 2);
   }
   if (a.host < p.nics.size()) {
     const tb::HostNic& nic = p.nics[a.host];
     *r.mutable_testbed() = p.testbed;
-    r.set_port("dpdk:net_af_xdp" + std::to_string(a.host) + ",iface=" + nic.ifname);
+    v1::RunNic* run_nic = r.add_nics();
+    run_nic->set_port("dpdk:net_af_xdp" + std::to_string(a.host) + ",iface=" + nic.ifname);
+    run_nic->set_next_hop_mac(nic.gateway_mac);
     r.set_netns(nic.netns);
-    r.set_next_hop_mac(nic.gateway_mac);
     r.set_lcore(a.host % 2);
   }
   return r;
