@@ -48,7 +48,8 @@ nlohmann::json op_json(const coll::OpPlan& p) {
           {"kind", std::string(traces::op_kind_name(p.kind))},
           {"comm", p.comm},         {"comm_size", p.comm_size},
           {"bytes", p.bytes},       {"network_sent_bytes", p.network_sent},
-          {"local_sent_bytes", p.local_sent}, {"steps", p.steps},
+          {"local_sent_bytes", p.local_sent}, {"pxn_relayed_bytes", p.pxn_relayed},
+          {"steps", p.steps},
           {"busbw_factor", p.busbw_factor}};
 }
 
@@ -115,14 +116,16 @@ void run_plan(const PlanOptions& opt) {
     out["placement"] = {{"ranks_per_host", opt.ranks_per_host},
                         {"hosts", placement->host_count()}};
     out["options"] = {{"channels", options.channels}, {"slice_bytes", options.slice_bytes},
-                      {"qps_per_connection", options.qps_per_connection}, {"all_reduce", opt.algorithm}};
+                      {"qps_per_connection", options.qps_per_connection}, {"all_reduce", opt.algorithm},
+                      {"pxn", options.pxn}};
     nlohmann::json ranks = nlohmann::json::array();
     for (uint32_t r = 0; r < summary.ranks().size(); ++r) {
       const coll::RankTotals& t = summary.ranks()[r];
       ranks.push_back({{"rank", r}, {"host", placement->host_of_rank[r]}, {"ops", t.ops},
                        {"steps", t.steps}, {"network_sent_bytes", t.network_sent},
                        {"network_received_bytes", t.network_received},
-                       {"local_sent_bytes", t.local_sent}});
+                       {"local_sent_bytes", t.local_sent},
+                       {"pxn_relayed_bytes", t.pxn_relayed}});
     }
     out["ranks"] = std::move(ranks);
     nlohmann::json pairs = nlohmann::json::array();
@@ -131,6 +134,7 @@ void run_plan(const PlanOptions& opt) {
     }
     out["host_pairs"] = std::move(pairs);
     out["total_network_bytes"] = summary.total_network_bytes();
+    out["total_pxn_relayed_bytes"] = summary.total_pxn_relayed_bytes();
     if (opt.per_op) out["ops"] = std::move(ops);
     std::cout << out.dump(2) << "\n";
     return;
@@ -156,6 +160,12 @@ void run_plan(const PlanOptions& opt) {
   std::cout << fmt::format("\nTotal over the network: {} ({} bytes)\n",
                            human_bytes(summary.total_network_bytes()),
                            summary.total_network_bytes());
+  if (options.pxn) {
+    std::cout << fmt::format("  of which relayed by PXN (sent for a host-mate on another rail): "
+                             "{} ({} bytes)\n",
+                             human_bytes(summary.total_pxn_relayed_bytes()),
+                             summary.total_pxn_relayed_bytes());
+  }
 }
 
 }  // namespace
@@ -186,6 +196,10 @@ void add_plan_command(CLI::App& app) {
   plan->add_option("--algorithm", opt->algorithm, "all-reduce algorithm")
       ->check(CLI::IsMember({"ring", "tree"}))
       ->capture_default_str();
+  plan->add_flag_function(
+      "--no-pxn", [&t](int64_t) { t.set_pxn_disable(true); },
+      "send cross-rail transfers from the sender's own NIC (NCCL_PXN_DISABLE=1; default: PXN "
+      "relays them through the host-mate on the receiver's rail)");
   plan->add_flag("--ops", opt->per_op, "also print one line per op");
   plan->add_option("--rank", opt->only_rank, "only this rank's lines");
   plan->add_flag("--json", opt->json, "print JSON instead of tables");

@@ -39,6 +39,31 @@ TEST_F(PlanCommandTest, JsonAccountsHostPairsOfARingAllReduce) {
   EXPECT_EQ(j["ranks"].size(), 16u);
 }
 
+// 8 ranks per host on 8 NICs: the ring's crossing rank (NIC 7) sends to NIC 0 of the other host,
+// so PXN (NCCL's default) hands it over NVLink to the host's NIC 0 rank, which sends it; the
+// same bytes cross between the hosts either way.
+TEST_F(PlanCommandTest, CountsWhatPxnRelaysUnlessTurnedOff) {
+  auto on = process::run_command({COLLIDE_BIN, "plan", path_, "--ranks-per-host=8", "--json"});
+  auto off = process::run_command(
+      {COLLIDE_BIN, "plan", path_, "--ranks-per-host=8", "--json", "--no-pxn"});
+  ASSERT_TRUE(on.ok() && off.ok());
+  ASSERT_EQ(on->exit_code, 0) << on->output;
+  ASSERT_EQ(off->exit_code, 0) << off->output;
+  const auto j_on = nlohmann::json::parse(on->output);
+  const auto j_off = nlohmann::json::parse(off->output);
+  const uint64_t per_crossing = 2 * 15 * ((16u << 20) / 16);
+  EXPECT_TRUE(j_on["options"]["pxn"].get<bool>());
+  EXPECT_FALSE(j_off["options"]["pxn"].get<bool>());
+  EXPECT_EQ(j_on["total_pxn_relayed_bytes"].get<uint64_t>(), 2 * per_crossing);
+  EXPECT_EQ(j_off["total_pxn_relayed_bytes"].get<uint64_t>(), 0u);
+  EXPECT_EQ(j_on["total_network_bytes"], j_off["total_network_bytes"]);
+  EXPECT_EQ(j_on["host_pairs"], j_off["host_pairs"]);
+  // Rank 0 relays for rank 7; rank 7 then sends nothing over the network.
+  EXPECT_EQ(j_on["ranks"][0]["pxn_relayed_bytes"].get<uint64_t>(), per_crossing);
+  EXPECT_EQ(j_on["ranks"][7]["network_sent_bytes"].get<uint64_t>(), 0u);
+  EXPECT_GT(j_off["ranks"][7]["network_sent_bytes"].get<uint64_t>(), 0u);
+}
+
 // The slice `plan` expands with is the one default of orchestrator/replay/transport_options.h,
 // which `replay` and `run` resolve too; a size given with a unit reads as common/units.h says.
 TEST_F(PlanCommandTest, SliceBytesIsTheSharedDefaultAndTakesUnits) {

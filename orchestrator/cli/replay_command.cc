@@ -50,6 +50,7 @@ struct ReplayOptions {
   double timeout_scale = 0;
   std::string slice;  // "512KiB", "1MB", "65536"
   bool dcqcn = false;
+  bool no_pxn = false;
   bool no_verify = false;
   std::string timing = "fast";
   std::string results;
@@ -143,6 +144,7 @@ v1::ReplayRequest request_of(const ReplayOptions& opt) {
   t.set_all_reduce(opt.algorithm == "tree" ? v1::TransportSettings::ALL_REDUCE_TREE
                                            : v1::TransportSettings::ALL_REDUCE_RING);
   t.set_dcqcn(opt.dcqcn);
+  t.set_pxn_disable(opt.no_pxn);
   r.set_verify_payload(!opt.no_verify);
   r.set_trace_timing(opt.timing == "trace");
   for (const std::string& text : opt.drain_pauses) *r.add_drain_pauses() = parse_hook("--drain-pause", text, 2);
@@ -348,6 +350,9 @@ void add_replay_command(CLI::App& app) {
   cmd->add_option("--algorithm", opt->algorithm, "all-reduce algorithm: ring or tree")
       ->check(CLI::IsMember({"ring", "tree"}))->capture_default_str();
   cmd->add_flag("--dcqcn", opt->dcqcn, "react to CNPs with DCQCN");
+  cmd->add_flag("--no-pxn", opt->no_pxn,
+                "NCCL_PXN_DISABLE: a transfer to another rail leaves from the sender's own NIC "
+                "(default: over NVLink to the host-mate on the peer's rail, then its NIC)");
   cmd->add_option_function<double>("--line-rate-gbps", [&r](double g) { r.set_dcqcn_line_rate_gbps(g); },
                                    "DCQCN's line rate (default 100)");
   cmd->add_option_function<double>("--pace-gbps", [&r](double g) { r.set_pace_gbps(g); },

@@ -46,6 +46,7 @@ Result<TransportOptions> resolve_transport(const v1::TransportSettings& settings
   o.expand.channels = t.channels();
   o.expand.qps_per_connection = t.qps_per_connection();
   o.expand.slice_bytes = t.slice_bytes();
+  o.expand.pxn = !t.pxn_disable();
   o.expand.all_reduce = t.all_reduce() == v1::TransportSettings::ALL_REDUCE_TREE
                             ? replayer::collectives::AllReduceAlgorithm::kTree
                             : replayer::collectives::AllReduceAlgorithm::kRing;

@@ -25,6 +25,7 @@ struct TransportDefaults {
   static constexpr uint32_t kRetryCount = 7;  // NCCL_IB_RETRY_CNT
   static constexpr uint32_t kAckEvery = 16;
   static constexpr uint32_t kMaxOutstanding = 256;
+  // Flags need no entry: their unset false is the default (pxn_disable false: PXN on, as NCCL).
 };
 
 struct TransportOptions {

@@ -19,6 +19,8 @@ TEST(TransportOptionsTest, UnsetFieldsTakeTheOneSetOfDefaults) {
   EXPECT_EQ(o->qp.recovery, replayer::transport::Recovery::kGoBackN);
   EXPECT_EQ(o->expand.all_reduce, replayer::collectives::AllReduceAlgorithm::kRing);
   EXPECT_FALSE(o->dcqcn.enabled);
+  EXPECT_TRUE(o->expand.pxn);  // NCCL's default (NCCL_PXN_DISABLE unset)
+  EXPECT_FALSE(with_defaults(v1::TransportSettings()).pxn_disable());
 }
 
 TEST(TransportOptionsTest, SetFieldsWin) {
@@ -28,6 +30,7 @@ TEST(TransportOptionsTest, SetFieldsWin) {
   t.set_recovery(v1::TransportSettings::RECOVERY_SELECTIVE_REPEAT);
   t.set_all_reduce(v1::TransportSettings::ALL_REDUCE_TREE);
   t.set_dcqcn(true);
+  t.set_pxn_disable(true);
   auto o = resolve_transport(t);
   ASSERT_TRUE(o.ok()) << o.status().to_string();
   EXPECT_EQ(o->expand.slice_bytes, 1u << 20);
@@ -35,7 +38,9 @@ TEST(TransportOptionsTest, SetFieldsWin) {
   EXPECT_EQ(o->qp.recovery, replayer::transport::Recovery::kSelectiveRepeat);
   EXPECT_EQ(o->expand.all_reduce, replayer::collectives::AllReduceAlgorithm::kTree);
   EXPECT_TRUE(o->dcqcn.enabled);
+  EXPECT_FALSE(o->expand.pxn);
   EXPECT_EQ(with_defaults(t).channels(), 2u);
+  EXPECT_TRUE(with_defaults(t).pxn_disable());
 }
 
 TEST(TransportOptionsTest, RefusesSettingsTheTransportCannotRunAndNamesThem) {

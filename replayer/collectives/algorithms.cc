@@ -10,6 +10,7 @@ using SliceIds = std::vector<uint32_t>;  // one step id per slice of a transfer
 // Adds a transfer as slices; slice j depends on slice j of every transfer in `after`.
 SliceIds transfer(StepBuilder& b, StepKind kind, uint32_t peer, uint64_t bytes, FlowTag tag,
                   const std::vector<const SliceIds*>& after = {}) {
+  if (!b.keeps(kind, peer)) return {};
   const uint32_t slices = b.slice_count(bytes);
   SliceIds ids(slices);
   for (uint32_t j = 0; j < slices; ++j) {
@@ -27,6 +28,12 @@ SliceIds transfer(StepBuilder& b, StepKind kind, uint32_t peer, uint64_t bytes, 
 
 uint64_t mod(int64_t a, uint32_t n) { return static_cast<uint64_t>(((a % n) + n) % n); }
 
+// A ring rank talks only to its two neighbours: when the builder keeps neither (a PXN probe of a
+// rank this one does not relay for), there is nothing to walk.
+bool ring_kept(const StepBuilder& b, const ChannelView& v) {
+  return b.keeps(StepKind::kSend, v.at(1)) || b.keeps(StepKind::kRecv, v.at(-1));
+}
+
 }  // namespace
 
 uint32_t ChannelView::at(int64_t offset) const {
@@ -35,7 +42,7 @@ uint32_t ChannelView::at(int64_t offset) const {
 
 void ring_all_reduce(StepBuilder& b, const ChannelView& v, uint64_t bytes) {
   const uint32_t n = v.n();
-  if (n < 2) return;
+  if (n < 2 || !ring_kept(b, v)) return;
   const auto p = static_cast<int64_t>(v.pos);
   auto chunk = [&](int64_t index) { return share_of(bytes, n, static_cast<uint32_t>(mod(index, n))); };
   SliceIds received;
@@ -55,6 +62,7 @@ void ring_all_reduce(StepBuilder& b, const ChannelView& v, uint64_t bytes) {
 
 void ring_all_gather(StepBuilder& b, const ChannelView& v, uint64_t bytes_per_rank) {
   const uint32_t n = v.n();
+  if (n < 2 || !ring_kept(b, v)) return;
   SliceIds received;
   for (uint32_t s = 0; s + 1 < n; ++s) {
     std::vector<const SliceIds*> after;
@@ -147,6 +155,7 @@ void pairwise_all_to_all(StepBuilder& b, const ChannelView& v,
     const auto to = static_cast<uint32_t>(mod(static_cast<int64_t>(v.pos) + i, n));
     const auto from = static_cast<uint32_t>(mod(static_cast<int64_t>(v.pos) - i, n));
     transfer(b, StepKind::kSend, v.order[to], bytes_to_pos[to], v.tag(i));
+    if (!b.keeps(StepKind::kRecv, v.order[from])) continue;
     if (bytes_from_pos.empty()) {
       // Sizes known only to the senders: one receive per peer, sized by what arrives.
       const uint32_t id = b.add(StepKind::kRecv, v.order[from], 0, v.tag(i));

@@ -124,6 +124,10 @@ Result<ExpandedOp> Expander::expand(const v1::Op& op) {
       host_local_[op.comm()] ? std::numeric_limits<uint64_t>::max() : options_.slice_bytes;
   StepBuilder builder(out, placement_, slice_bytes, options_.qps_per_connection);
 
+  // PXN relays collectives whose sizes every member knows (not all-to-allv) and that leave
+  // the host; every end of a transfer decides the same way from the same header and placement.
+  const bool relayed = options_.pxn && !p2p && !host_local_[op.comm()] &&
+                       op.kind() != v1::OP_KIND_ALL_TO_ALLV;
   for (uint32_t c = 0; c < options_.channels; ++c) {
     auto order_or = order_of(comm, c);
     if (!order_or.ok()) return order_or.status();
@@ -131,77 +135,13 @@ Result<ExpandedOp> Expander::expand(const v1::Op& op) {
     auto pos = position_of(*order, op.rank(), comm.id());
     if (!pos.ok()) return pos.status();
     const ChannelView view{*order, *pos, seq, static_cast<uint16_t>(c), p2p};
-    const uint64_t share = share_of(op.bytes(), options_.channels, c);
-    auto root_pos = [&]() -> uint32_t {
-      return *position_of(*order, comm.ranks(op.root()), comm.id());
-    };
     if (op.bytes() == 0 && op.kind() != v1::OP_KIND_BARRIER &&
         op.kind() != v1::OP_KIND_ALL_TO_ALLV) {
       break;  // NCCL returns at once for empty buffers
     }
-    switch (op.kind()) {
-      case v1::OP_KIND_ALL_REDUCE:
-        if (options_.all_reduce == AllReduceAlgorithm::kTree) {
-          tree_all_reduce(builder, view, static_cast<int>(c % 2), share);
-        } else {
-          ring_all_reduce(builder, view, share);
-        }
-        break;
-      case v1::OP_KIND_ALL_GATHER:
-        ring_all_gather(builder, view, share);
-        break;
-      case v1::OP_KIND_REDUCE_SCATTER:
-        ring_reduce_scatter(builder, view, share);
-        break;
-      case v1::OP_KIND_BARRIER:
-        // A barrier is a one-byte all-gather on one channel: done once every rank was heard.
-        if (c == 0) ring_all_gather(builder, view, 1);
-        break;
-      case v1::OP_KIND_BROADCAST:
-        chain_broadcast(builder, view, root_pos(), share);
-        break;
-      case v1::OP_KIND_REDUCE:
-        chain_reduce(builder, view, root_pos(), share);
-        break;
-      case v1::OP_KIND_GATHER:
-        direct_gather(builder, view, root_pos(), share);
-        break;
-      case v1::OP_KIND_SCATTER:
-        direct_scatter(builder, view, root_pos(), share);
-        break;
-      case v1::OP_KIND_ALL_TO_ALL: {
-        std::vector<uint64_t> each(n, share);
-        pairwise_all_to_all(builder, view, each, each);
-        break;
-      }
-      case v1::OP_KIND_ALL_TO_ALLV: {
-        if (op.peer_bytes_size() != static_cast<int>(n)) {
-          return invalid_argument(fmt::format(
-              "{}: all_to_allv of rank {} lists {} peer sizes for a {}-rank communicator",
-              traces::op_source(sources_, op), op.rank(), op.peer_bytes_size(), n));
-        }
-        // peer_bytes is indexed by comm rank; the view by position in this channel's order.
-        std::vector<uint64_t> to_pos(n);
-        for (uint32_t q = 0; q < n; ++q) {
-          const auto comm_rank =
-              static_cast<int>(std::find(comm.ranks().begin(), comm.ranks().end(), (*order)[q]) -
-                               comm.ranks().begin());
-          to_pos[q] = share_of(op.peer_bytes(comm_rank), options_.channels, c);
-        }
-        pairwise_all_to_all(builder, view, to_pos, {});
-        break;
-      }
-      case v1::OP_KIND_SEND:
-        point_to_point(builder, view, StepKind::kSend, peer, share);
-        break;
-      case v1::OP_KIND_RECV:
-        point_to_point(builder, view, StepKind::kRecv, peer, share);
-        break;
-      default:
-        return invalid_argument(fmt::format("{}: op {} of rank {} has no kind",
-                                            traces::op_source(sources_, op), op.index(),
-                                            op.rank()));
-    }
+    const auto first = static_cast<uint32_t>(out.steps.size());
+    COLLIDE_RETURN_IF_ERROR(append_channel(builder, op, comm, view));
+    if (relayed) COLLIDE_RETURN_IF_ERROR(relay_channel(builder, out, op, comm, view, first));
   }
   for (Step& s : out.steps) {
     if (s.local) {
@@ -210,6 +150,133 @@ Result<ExpandedOp> Expander::expand(const v1::Op& op) {
     }
   }
   return out;
+}
+
+Status Expander::append_channel(StepBuilder& builder, const v1::Op& op,
+                                const v1::Communicator& comm, const ChannelView& view) {
+  const auto n = static_cast<uint32_t>(comm.ranks_size());
+  const uint32_t c = view.channel;
+  const uint64_t share = share_of(op.bytes(), options_.channels, c);
+  auto root_pos = [&]() -> uint32_t {
+    return *position_of(view.order, comm.ranks(op.root()), comm.id());
+  };
+  switch (op.kind()) {
+    case v1::OP_KIND_ALL_REDUCE:
+      if (options_.all_reduce == AllReduceAlgorithm::kTree) {
+        tree_all_reduce(builder, view, static_cast<int>(c % 2), share);
+      } else {
+        ring_all_reduce(builder, view, share);
+      }
+      break;
+    case v1::OP_KIND_ALL_GATHER:
+      ring_all_gather(builder, view, share);
+      break;
+    case v1::OP_KIND_REDUCE_SCATTER:
+      ring_reduce_scatter(builder, view, share);
+      break;
+    case v1::OP_KIND_BARRIER:
+      // A barrier is a one-byte all-gather on one channel: done once every rank was heard.
+      if (c == 0) ring_all_gather(builder, view, 1);
+      break;
+    case v1::OP_KIND_BROADCAST:
+      chain_broadcast(builder, view, root_pos(), share);
+      break;
+    case v1::OP_KIND_REDUCE:
+      chain_reduce(builder, view, root_pos(), share);
+      break;
+    case v1::OP_KIND_GATHER:
+      direct_gather(builder, view, root_pos(), share);
+      break;
+    case v1::OP_KIND_SCATTER:
+      direct_scatter(builder, view, root_pos(), share);
+      break;
+    case v1::OP_KIND_ALL_TO_ALL: {
+      std::vector<uint64_t> each(n, share);
+      pairwise_all_to_all(builder, view, each, each);
+      break;
+    }
+    case v1::OP_KIND_ALL_TO_ALLV: {
+      if (op.peer_bytes_size() != static_cast<int>(n)) {
+        return invalid_argument(fmt::format(
+            "{}: all_to_allv of rank {} lists {} peer sizes for a {}-rank communicator",
+            traces::op_source(sources_, op), op.rank(), op.peer_bytes_size(), n));
+      }
+      // peer_bytes is indexed by comm rank; the view by position in this channel's order.
+      std::vector<uint64_t> to_pos(n);
+      for (uint32_t q = 0; q < n; ++q) {
+        const auto comm_rank = static_cast<int>(
+            std::find(comm.ranks().begin(), comm.ranks().end(), view.order[q]) -
+            comm.ranks().begin());
+        to_pos[q] = share_of(op.peer_bytes(comm_rank), options_.channels, c);
+      }
+      pairwise_all_to_all(builder, view, to_pos, {});
+      break;
+    }
+    case v1::OP_KIND_SEND:
+      point_to_point(builder, view, StepKind::kSend, comm.ranks(op.root()), share);
+      break;
+    case v1::OP_KIND_RECV:
+      point_to_point(builder, view, StepKind::kRecv, comm.ranks(op.root()), share);
+      break;
+    default:
+      return invalid_argument(fmt::format("{}: op {} of rank {} has no kind",
+                                          traces::op_source(sources_, op), op.index(),
+                                          op.rank()));
+  }
+  return {};
+}
+
+const PxnRelays& Expander::relays_of(const v1::Communicator& comm) {
+  auto it = relays_.find(comm.id());
+  if (it == relays_.end()) it = relays_.emplace(comm.id(), PxnRelays(comm, placement_)).first;
+  return it->second;
+}
+
+Status Expander::relay_channel(StepBuilder& builder, ExpandedOp& out, const v1::Op& op,
+                               const v1::Communicator& comm, const ChannelView& view,
+                               uint32_t first) {
+  const PxnRelays& relays = relays_of(comm);
+  if (index_on_host_.empty()) index_on_host_ = index_on_host(placement_);
+  const uint32_t me = op.rank();
+  // This rank's own transfers with other rails: sends go over NVLink to the relay, which keeps
+  // them apart from its own by their receiver; receives come from the relay, apart from its own
+  // by their origin.
+  for (uint32_t i = first; i < out.steps.size(); ++i) {
+    Step& s = out.steps[i];
+    if (s.local) continue;
+    const bool send = s.kind == StepKind::kSend;
+    const int64_t relay = relays.relay_of(placement_, send ? me : s.peer, send ? s.peer : me);
+    if (relay == PxnRelays::kDirect) continue;
+    if (send) {
+      s.tag.relay_to = s.peer + 1;
+      s.local = true;
+    } else {
+      s.tag.relay_from = index_on_host_[s.peer] + 1;
+    }
+    s.peer = static_cast<uint32_t>(relay);
+  }
+  // The transfers of host-mates on other rails that this rank carries on: each mate's channel is
+  // expanded again keeping only those sends (its other transfers are not even cut into slices).
+  for (uint32_t mate : relays.members_on(placement_.host_of_rank[me])) {
+    if (placement_.nic_of_rank[mate] == placement_.nic_of_rank[me]) continue;
+    auto pos = position_of(view.order, mate, comm.id());
+    if (!pos.ok()) return pos.status();
+    probe_.rank = mate;
+    probe_.steps.clear();
+    StepBuilder probe = builder.for_op(probe_);
+    probe.keep_only_relayed_by(me, relays);
+    const ChannelView mate_view{view.order, *pos, view.op_seq, view.channel, view.point_to_point};
+    COLLIDE_RETURN_IF_ERROR(append_channel(probe, op, comm, mate_view));
+    for (const Step& s : probe_.steps) {
+      FlowTag in = s.tag;
+      in.relay_to = s.peer + 1;
+      const uint32_t arrived = builder.add(StepKind::kRecv, mate, s.bytes, in);
+      FlowTag onward = s.tag;
+      onward.relay_from = index_on_host_[mate] + 1;
+      builder.add(StepKind::kSend, s.peer, s.bytes, onward, StepDeps{arrived});
+    }
+  }
+  return {};
 }
 
 }  // namespace collide::replayer::collectives

@@ -27,10 +27,11 @@ struct Case {
 
 std::string describe(const Case& c) {
   return fmt::format("{} n={} bytes={} root={} ranks/host={} channels={} slice={} qps={} tree={} "
-                     "shuffled={} seed={}",
+                     "pxn={} shuffled={} seed={}",
                      traces::op_kind_name(c.kind), c.n, c.bytes, c.root, c.ranks_per_host,
                      c.options.channels, c.options.slice_bytes, c.options.qps_per_connection,
-                     c.options.all_reduce == AllReduceAlgorithm::kTree, c.shuffled_members, c.seed);
+                     c.options.all_reduce == AllReduceAlgorithm::kTree, c.options.pxn,
+                     c.shuffled_members, c.seed);
 }
 
 v1::TraceHeader header_for(const Case& c, std::mt19937& rng) {
@@ -56,8 +57,9 @@ v1::Op op_for(const Case& c, uint32_t rank, v1::OpKind kind) {
 }
 
 // Expands one op on every rank (for send/recv: a send from comm rank 0 to the root's rank and the
-// matching receive), checks the plan runs to completion and returns what was sent.
-ExecutionSummary expand_all(const Case& c) {
+// matching receive), checks the plan runs to completion and returns what was sent. PXN's NVLink
+// hops to a relay (sends the op itself does not make) are summed into `relay_hop_bytes`.
+ExecutionSummary expand_all(const Case& c, uint64_t* relay_hop_bytes = nullptr) {
   std::mt19937 rng(c.seed);
   const v1::TraceHeader header = header_for(c, rng);
   auto placement = Placement::uniform(c.n, c.ranks_per_host, c.ranks_per_host);
@@ -86,6 +88,9 @@ ExecutionSummary expand_all(const Case& c) {
   for (const ExpandedOp& e : expanded) {
     for (const Step& s : e.steps) {
       if (s.kind == StepKind::kSend) sent += s.bytes;
+      if (s.kind == StepKind::kSend && s.tag.relay_to != 0 && relay_hop_bytes != nullptr) {
+        *relay_hop_bytes += s.bytes;
+      }
       EXPECT_LT(s.qp, c.options.qps_per_connection);
       EXPECT_EQ(s.local, e.rank / c.ranks_per_host == s.peer / c.ranks_per_host);
     }
@@ -117,6 +122,7 @@ Case random_case(std::mt19937& rng, uint32_t seed) {
   c.options.qps_per_connection = 1 + rng() % 4;
   c.options.all_reduce = rng() % 2 ? AllReduceAlgorithm::kTree : AllReduceAlgorithm::kRing;
   c.shuffled_members = rng() % 2;
+  c.options.pxn = rng() % 2;
   return c;
 }
 
@@ -125,10 +131,15 @@ TEST(ExpanderTest, EveryKindSendsItsClosedFormBytesAndCompletes) {
   for (uint32_t i = 0; i < 600; ++i) {
     const Case c = random_case(rng, i);
     SCOPED_TRACE(describe(c));
-    const ExecutionSummary s = expand_all(c);
+    uint64_t relay_hops = 0;
+    const ExecutionSummary s = expand_all(c, &relay_hops);
     const uint64_t expected =
         c.bytes == 0 && c.kind != v1::OP_KIND_BARRIER ? 0 : total_sent_bytes(c.kind, c.n, c.bytes);
-    ASSERT_EQ(s.bytes_delivered, expected);
+    // PXN adds an NVLink hop to relayed transfers and nothing else.
+    ASSERT_EQ(s.bytes_delivered - relay_hops, expected);
+    if (!c.options.pxn) {
+      ASSERT_EQ(relay_hops, 0u);
+    }
   }
 }
 
@@ -137,6 +148,7 @@ TEST(ExpanderTest, RingAllReduceCrossesHostsOnlyAtBoundaries) {
   // on the other host send over the network, each 2(n-1) chunks of S/n.
   Case c{v1::OP_KIND_ALL_REDUCE, 16, 16 * 2 * 1024, -1, 8, {}, true, 1};
   c.options.channels = 2;
+  c.options.pxn = false;  // no NVLink hops to count (PxnTest counts them)
   const ExecutionSummary s = expand_all(c);
   const uint64_t chunk = c.bytes / c.options.channels / c.n;
   EXPECT_EQ(s.network_bytes, 2 * c.options.channels * 2 * (c.n - 1) * chunk);
@@ -147,6 +159,7 @@ TEST(ExpanderTest, RingAllReduceCrossesHostsOnlyAtBoundaries) {
 
 TEST(ExpanderTest, TreeAllReduceIsShallowerThanRing) {
   Case c{v1::OP_KIND_ALL_REDUCE, 64, 1 << 20, -1, 8, {}, false, 2};
+  c.options.pxn = false;  // the two algorithms relay different transfers
   c.options.all_reduce = AllReduceAlgorithm::kTree;
   c.options.slice_bytes = 1 << 20;
   const ExecutionSummary tree = expand_all(c);

@@ -14,12 +14,16 @@ using TransferKey = std::tuple<uint32_t, uint32_t, std::string, FlowTag>;
 
 std::string describe(const ExpandedOp& op, const Step& s) {
   return fmt::format("rank {} op {} ({}) step {}: {} {} bytes {} rank {} ({}seq {} ch {} step {} "
-                     "slice {})",
+                     "slice {}{})",
                      op.rank, op.op_index, op.comm, s.id,
                      s.kind == StepKind::kSend ? "send" : "recv", s.bytes,
                      s.kind == StepKind::kSend ? "to" : "from", s.peer,
                      s.tag.point_to_point ? "p2p " : "", s.tag.op_seq, s.tag.channel, s.tag.step,
-                     s.tag.slice);
+                     s.tag.slice,
+                     s.tag.relay_to != 0     ? fmt::format(" relayed to {}", s.tag.relay_to - 1)
+                     : s.tag.relay_from != 0 ? fmt::format(" relayed from host index {}",
+                                                           s.tag.relay_from - 1)
+                                             : "");
 }
 
 TransferKey key_of(const ExpandedOp& op, const Step& s) {

@@ -28,16 +28,24 @@ OpPlan PlanSummary::add(const v1::Op& op, uint32_t comm_size, const ExpandedOp& 
       continue;
     }
     line.network_sent += s.bytes;
+    if (s.tag.relay_from != 0) line.pxn_relayed += s.bytes;
     host_pairs_[{placement.host_of_rank[op.rank()], placement.host_of_rank[s.peer]}] += s.bytes;
   }
   me.network_sent += line.network_sent;
   me.local_sent += line.local_sent;
+  me.pxn_relayed += line.pxn_relayed;
   return line;
 }
 
 uint64_t PlanSummary::total_network_bytes() const {
   uint64_t total = 0;
   for (const RankTotals& r : ranks_) total += r.network_sent;
+  return total;
+}
+
+uint64_t PlanSummary::total_pxn_relayed_bytes() const {
+  uint64_t total = 0;
+  for (const RankTotals& r : ranks_) total += r.pxn_relayed;
   return total;
 }
 

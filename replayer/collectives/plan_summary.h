@@ -23,6 +23,7 @@ struct OpPlan {
   uint64_t bytes = 0;            // the op's own size (Op.bytes)
   uint64_t network_sent = 0;     // sent to other hosts
   uint64_t local_sent = 0;       // sent inside the host
+  uint64_t pxn_relayed = 0;      // of network_sent: carried on for a host-mate (PXN)
   uint32_t steps = 0;
   double busbw_factor = 0;       // nccl-tests convention for the kind and communicator size
 };
@@ -33,6 +34,7 @@ struct RankTotals {
   uint64_t network_sent = 0;
   uint64_t network_received = 0;
   uint64_t local_sent = 0;
+  uint64_t pxn_relayed = 0;
 };
 
 class PlanSummary {
@@ -49,6 +51,8 @@ class PlanSummary {
     return host_pairs_;
   }
   uint64_t total_network_bytes() const;
+  // Of those, bytes a rank sent for a host-mate on another rail (NCCL's PXN relay).
+  uint64_t total_pxn_relayed_bytes() const;
 
  private:
   std::vector<RankTotals> ranks_;

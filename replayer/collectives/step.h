@@ -21,6 +21,13 @@ struct FlowTag {
   uint16_t channel = 0;  // NCCL channel (each with its own ring/tree and connections)
   uint32_t step = 0;     // algorithm step
   uint32_t slice = 0;    // pipelined slice within the step
+  // A transfer NCCL's PXN relays (ExpandOptions::pxn) crosses two hops, each with the tag of the
+  // transfer it carries plus the far end that hop does not name, so it never meets the hop's
+  // own transfers or other relays between the same two ranks:
+  // the NVLink hop to the relay: 1 + the final receiver's global rank (never on the wire);
+  uint32_t relay_to = 0;
+  // the network hop from the relay: 1 + the origin's index among its host's ranks (on the wire).
+  uint32_t relay_from = 0;
   bool operator==(const FlowTag&) const = default;
   auto operator<=>(const FlowTag&) const = default;
 };

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "replayer/collectives/placement.h"
+#include "replayer/collectives/pxn_relays.h"
 #include "replayer/collectives/step.h"
 
 namespace collide::replayer::collectives {
@@ -29,11 +30,30 @@ class StepBuilder {
                StepDeps deps = {});
   void mark_size_from_sender(uint32_t id) { out_.steps[id].size_from_sender = true; }
 
+  // A builder of another rank's steps with the same slicing and QPs.
+  StepBuilder for_op(ExpandedOp& other) const {
+    return StepBuilder(other, placement_, slice_bytes_, qps_);
+  }
+
+  // A probe of another rank's expansion for the PXN relay: the builder keeps only that rank's
+  // sends that `relay` carries on (algorithms ask keeps() before cutting a transfer into slices).
+  void keep_only_relayed_by(uint32_t relay, const PxnRelays& relays) {
+    relay_ = relay;
+    relays_ = &relays;
+  }
+  bool keeps(StepKind kind, uint32_t peer) const {
+    return relays_ == nullptr ||
+           (kind == StepKind::kSend &&
+            relays_->relay_of(placement_, out_.rank, peer) == static_cast<int64_t>(relay_));
+  }
+
  private:
   ExpandedOp& out_;
   const Placement& placement_;
   uint64_t slice_bytes_;
   uint32_t qps_;
+  uint32_t relay_ = 0;
+  const PxnRelays* relays_ = nullptr;
 };
 
 }  // namespace collide::replayer::collectives

@@ -191,7 +191,7 @@ void Engine::start_step(RankRunner& runner, const ReadyStep& ready, Nanos now) {
   }
   const uint32_t rank = runner.rank();
   if (step.kind == collectives::StepKind::kRecv) {
-    const TransferKey key{step.peer, rank, *qpn, *tag};
+    const TransferKey key{step.peer, rank, *qpn, *tag, step.tag.relay_to};
     if (arrived_.erase(key) > 0) {
       runner.complete(ready.ref, now);
     } else {
@@ -202,9 +202,10 @@ void Engine::start_step(RankRunner& runner, const ReadyStep& ready, Nanos now) {
   if (step.local) {
     const Nanos at = now + step.local_ns;
     const bool ours = exchange_ == nullptr || runners_.count(step.peer) > 0;
-    local_.push({at, rank, ready.ref, TransferKey{rank, step.peer, *qpn, *tag}, true, ours});
+    local_.push({at, rank, ready.ref,
+                 TransferKey{rank, step.peer, *qpn, *tag, step.tag.relay_to}, true, ours});
     if (!ours) {
-      const LocalArrival a{at, rank, step.peer, *qpn, *tag};
+      const LocalArrival a{at, rank, step.peer, *qpn, *tag, step.tag.relay_to};
       if (!handovers_.empty() || !exchange_->hand_over(a)) handovers_.push_back(a);
     }
     return;
@@ -259,7 +260,7 @@ void Engine::handle_frame(const backend::Frame& frame, Nanos now) {
       control_.push_back({response, c.to_peer});
     }
     for (const transport::MessageDelivery& d : c.responder.take_deliveries()) {
-      arrive(TransferKey{peer, local, p.qpn, d.tag}, now);
+      arrive(TransferKey{peer, local, p.qpn, d.tag, 0}, now);
     }
     return;
   }
@@ -312,8 +313,8 @@ void Engine::exchange_local(bool& progress) {
   arrivals_.clear();
   exchange_->take(arrivals_);
   for (const LocalArrival& a : arrivals_) {
-    local_.push({a.at, a.sender, StepRef{}, TransferKey{a.sender, a.receiver, a.qpn, a.tag},
-                 false, true});
+    local_.push({a.at, a.sender, StepRef{},
+                 TransferKey{a.sender, a.receiver, a.qpn, a.tag, a.relay_to}, false, true});
     progress = true;
   }
 }

@@ -135,8 +135,10 @@ class Engine {
   bool rate_allows(Connection& c, transport::Nanos now) const;
   // (local rank, peer rank, qpn)
   using ConnectionKey = std::tuple<uint32_t, uint32_t, uint32_t>;
-  // A transfer as both ends know it: (sender, receiver, qpn, packed tag).
-  using TransferKey = std::tuple<uint32_t, uint32_t, uint32_t, uint64_t>;
+  // A transfer as both ends know it: (sender, receiver, qpn, packed tag, FlowTag::relay_to). The
+  // last is 0 but on an NVLink hop to a PXN relay, which it tells apart from the sender's other
+  // transfers to the relay (frames never carry it).
+  using TransferKey = std::tuple<uint32_t, uint32_t, uint32_t, uint64_t, uint32_t>;
   struct LocalDelivery {
     transport::Nanos at;
     uint32_t sender;

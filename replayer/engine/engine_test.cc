@@ -546,5 +546,23 @@ TEST(FlowTagCodecTest, RoundTripsAndRejectsOverflow) {
   EXPECT_FALSE(pack_flow_tag(tag).ok());
 }
 
+TEST(FlowTagCodecTest, CarriesThePxnOriginAndNotTheNvlinkHop) {
+  // A relay's own transfer and the one it carries on for its host-mate differ only by origin.
+  collectives::FlowTag own{false, (1u << 25) - 1, 1, (1u << 15) - 1, (1u << 15) - 1};
+  collectives::FlowTag relayed = own;
+  relayed.relay_from = 255;
+  auto a = pack_flow_tag(own);
+  auto b = pack_flow_tag(relayed);
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_NE(*a, *b);
+  EXPECT_EQ(unpack_flow_tag(*b, 1), relayed);
+  EXPECT_EQ(unpack_flow_tag(*a, 1), own);
+  relayed.relay_from = 256;
+  EXPECT_FALSE(pack_flow_tag(relayed).ok());
+  collectives::FlowTag hop = own;
+  hop.relay_to = 9;
+  EXPECT_EQ(pack_flow_tag(hop).value(), *a);
+}
+
 }  // namespace
 }  // namespace collide::replayer::engine

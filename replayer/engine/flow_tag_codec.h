@@ -7,7 +7,9 @@
 
 // Packs a transfer's FlowTag into the 64-bit RETH virtual address that travels with each message,
 // so the receiving engine knows which of its receive steps a message completes. The channel is
-// not packed: each channel has its own QPs. Layout: p2p (1) | op_seq (27) | step (18) | slice (18).
+// not packed: each channel has its own QPs. Nor is relay_to: it names NVLink hops to a PXN relay,
+// which never reach the wire (the engine keys local transfers by it). Layout:
+// p2p (1) | relay_from (8) | op_seq (25) | step (15) | slice (15).
 namespace collide::replayer::engine {
 
 Result<uint64_t> pack_flow_tag(const collectives::FlowTag& tag);

@@ -1,6 +1,7 @@
 #include "replayer/engine/host_engines.h"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -22,6 +23,7 @@ using transport::Nanos;
 // to the port whose MAC is its destination; frames to no port are lost.
 class MemorySwitch {
  public:
+  using Mac = std::array<uint8_t, 6>;
   class Port : public backend::PacketPort {
    public:
     Port(MemorySwitch& sw, wire::MacAddress mac) : switch_(sw), mac_(mac) {}
@@ -86,13 +88,26 @@ class MemorySwitch {
     return *ports_.back();
   }
   void forward(const wire::MacAddress& to, std::vector<uint8_t> frame) {
+    {
+      Mac from;
+      std::copy(frame.begin() + 6, frame.begin() + 12, from.begin());
+      std::lock_guard lock(links_mutex_);
+      ++links_[{from, to.bytes}];
+    }
     for (auto& p : ports_) {
       if (p->mac() == to) return p->deliver(std::move(frame));
     }
   }
+  // Frames forwarded, by (source MAC, destination MAC).
+  std::map<std::pair<Mac, Mac>, uint64_t> links() const {
+    std::lock_guard lock(links_mutex_);
+    return links_;
+  }
 
  private:
   std::vector<std::unique_ptr<Port>> ports_;
+  mutable std::mutex links_mutex_;
+  std::map<std::pair<Mac, Mac>, uint64_t> links_;
 };
 
 constexpr uint32_t kHosts = 2;
@@ -363,6 +378,90 @@ TEST(HostEnginesTest, AStopFromOutsideEndsEveryEngineAndProgressIsPublished) {
   const std::vector<OpRecord> records = (*g)->take_records();
   ASSERT_EQ(records.size(), 2u);
   for (const OpRecord& r : records) EXPECT_TRUE(r.failed) << "rank " << r.rank;
+}
+
+// Two hosts of two ranks, one per NIC, through collectives whose transfers cross rails (ring
+// 1 -> 2 and 3 -> 0, all-to-all 0 -> 3 and 1 -> 2, ...), each host as one engine per NIC.
+struct RailRun {
+  using Mac = MemorySwitch::Mac;
+  Outcome outcome;
+  std::map<std::pair<Mac, Mac>, uint64_t> links;
+};
+
+RailRun run_collectives_on_rails(bool pxn) {
+  constexpr uint32_t kRanks = 2;
+  JobSetup s(kRanks);
+  s.expand.pxn = pxn;
+  MemorySwitch sw;
+  std::vector<std::unique_ptr<HostEngines>> hosts;
+  for (uint32_t h = 0; h < kHosts; ++h) {
+    std::map<uint32_t, std::vector<v1::Op>> programs;
+    for (uint32_t r = h * kRanks; r < (h + 1) * kRanks; ++r) {
+      programs[r].push_back(op(v1::OP_KIND_ALL_REDUCE, 1 << 20, r, 0));
+      programs[r].push_back(op(v1::OP_KIND_ALL_GATHER, 200 << 10, r, 1));
+      programs[r].push_back(op(v1::OP_KIND_ALL_TO_ALL, 100 << 10, r, 2));
+      programs[r].push_back(op(v1::OP_KIND_SCATTER, 50 << 10, r, 3, 1));
+    }
+    std::vector<backend::PacketPort*> ports;
+    for (uint32_t n = 0; n < kNicsPerHost; ++n) ports.push_back(&sw.add(mac_of(h, n)));
+    auto g = HostEngines::create(s.config, world_header(kRanks), s.placement, s.expand,
+                                 std::move(programs),
+                                 std::vector<RankAddressing>(kNicsPerHost, s.addressing(true)), ports,
+                                 steady_clock());
+    EXPECT_TRUE(g.ok()) << g.status().to_string();
+    if (!g.ok()) return {};
+    hosts.push_back(std::move(g).value());
+  }
+  RailRun out;
+  out.outcome.status.resize(hosts.size());
+  std::vector<std::thread> threads;
+  for (size_t h = 0; h < hosts.size(); ++h) {
+    threads.emplace_back(
+        [&, h] { out.outcome.status[h] = hosts[h]->run(std::chrono::seconds(20)); });
+  }
+  for (auto& t : threads) t.join();
+  for (auto& g : hosts) {
+    for (OpRecord& r : g->take_records()) out.outcome.records.push_back(r);
+    out.outcome.counters += g->counters();
+  }
+  out.links = sw.links();
+  return out;
+}
+
+// Frames whose NIC index differs at the two ends (the 6th byte of mac_of is the NIC).
+uint64_t cross_rail_frames(const RailRun& run) {
+  uint64_t n = 0;
+  for (const auto& [ends, frames] : run.links) {
+    if (ends.first[5] != ends.second[5]) n += frames;
+  }
+  return n;
+}
+
+TEST(HostEnginesTest, PxnKeepsEveryNicOnItsRailAndDeliversEveryByte) {
+  const RailRun direct = run_collectives_on_rails(false);
+  const RailRun relayed = run_collectives_on_rails(true);
+  for (const RailRun* run : {&direct, &relayed}) {
+    for (const Status& st : run->outcome.status) ASSERT_TRUE(st.ok()) << st.to_string();
+    ASSERT_EQ(run->outcome.records.size(), 4u * 4);
+    for (const OpRecord& r : run->outcome.records) EXPECT_FALSE(r.failed) << r.failure;
+    EXPECT_EQ(run->outcome.counters.pattern_errors, 0u);
+    EXPECT_EQ(run->outcome.counters.icrc_errors, 0u);
+    EXPECT_EQ(run->outcome.counters.rx_foreign, 0u);
+    for (const auto& [ends, frames] : run->links) {
+      EXPECT_NE(ends.first[4], ends.second[4]) << "a frame to its own host";
+    }
+  }
+  // Without PXN the job sends across rails; with it, each NIC talks only to its own rail, and
+  // the same payload crosses between the hosts.
+  EXPECT_GT(cross_rail_frames(direct), 0u);
+  EXPECT_EQ(cross_rail_frames(relayed), 0u);
+  EXPECT_EQ(relayed.outcome.counters.responders.bytes_received,
+            direct.outcome.counters.responders.bytes_received);
+  uint64_t relayed_network = 0, direct_network = 0;
+  for (const OpRecord& r : relayed.outcome.records) relayed_network += r.network_bytes;
+  for (const OpRecord& r : direct.outcome.records) direct_network += r.network_bytes;
+  EXPECT_EQ(relayed_network, direct_network);
+  EXPECT_GT(relayed.outcome.counters.responders.bytes_received, 1u << 20);
 }
 
 }  // namespace

@@ -16,6 +16,7 @@ struct LocalArrival {
   uint32_t receiver = 0;
   uint32_t qpn = 0;
   uint64_t tag = 0;  // the packed flow tag
+  uint32_t relay_to = 0;  // FlowTag::relay_to: set on an NVLink hop to a PXN relay
 };
 
 // One engine's end of the channels to the other engines of its host. Called only from the thread
