@@ -471,8 +471,8 @@ Result<RunOutcome> run_locally(const v1::Scenario& s, const LocalRunOptions& o) 
       auto d = describe_agent(a, std::vector<std::string>(spec.interfaces().begin(), spec.interfaces().end()));
       if (!d.ok()) return d.status().with_context(a.name());
       for (const v1::InterfaceDescription& i : d->interfaces()) {
-        progress(fmt::format("{}: {} {} mac {} mtu {}", a.name(), i.name(), fmt::join(i.ipv4(), ","),
-                             i.mac(), i.mtu()));
+        progress(fmt::format("{}: {} {} mac {} mtu {} speed {}", a.name(), i.name(), fmt::join(i.ipv4(), ","),
+                             i.mac(), i.mtu(), i.speed_mbps() ? fmt::format("{} Mb/s", i.speed_mbps()) : "unknown"));
       }
       described[a.index] = std::move(d).value();
     }

@@ -200,6 +200,8 @@ TEST_F(RealHostRunTest, RunsOnAgentsItDoesNotOwnWithBytesVerifiedAndLossGroundTr
   ASSERT_EQ(run->exit_code, 0) << run->output;
   // The handshake: each agent described its interface.
   EXPECT_NE(run->output.find(fmt::format("eth0 {} mac", host_ip(1))), std::string::npos) << run->output;
+  // ... with its link speed (a veth says 10000 Mb/s).
+  EXPECT_NE(run->output.find("speed 10000 Mb/s"), std::string::npos) << run->output;
 
   // Every replay verified every byte it received: no payload or ICRC errors, all data arrived.
   int results = 0;
