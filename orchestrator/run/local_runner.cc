@@ -122,8 +122,15 @@ v1::PrepareRun prepare_request(const Placement& p, const AgentHandle& a, const R
   r.set_trace_timing(p.trace_timing);
   if (!p.real.endpoints.empty()) {
     for (const v1::RankEndpoint& e : p.real.endpoints) *r.add_rank_endpoints() = e;
-    r.set_interface(p.real.interface_of_host.at(a.host));
-    r.set_port(p.real.port_of_host.at(a.host));
+    r.set_nics_per_host(p.real.nics_per_host);
+    for (const RealHostNic& nic : p.real.nics_of_host.at(a.host)) {
+      v1::RunNic* n = r.add_nics();
+      n->set_interface(nic.interface);
+      n->set_port(nic.port);
+    }
+    // The single-NIC fields, for an agent that reads no list yet: NIC 0.
+    r.set_interface(r.nics(0).interface());
+    r.set_port(r.nics(0).port());
     r.set_lcore(a.host % 2);
   }
   if (a.host < p.nics.size()) {
@@ -479,6 +486,12 @@ Result<RunOutcome> run_locally(const v1::Scenario& s, const LocalRunOptions& o) 
     auto real = place_on_real_hosts(s, agents, described, placement.per_host);
     if (!real.ok()) return real.status();
     placement.real = std::move(real).value();
+    for (const AgentHandle& a : agents) {
+      std::vector<std::string> rails;
+      for (const RealHostNic& nic : placement.real.nics_of_host.at(a.host)) rails.push_back(nic.interface);
+      progress(fmt::format("{}: {} rank(s) on {} NIC(s) in rail order: {}", a.name(), placement.per_host,
+                           rails.size(), fmt::join(rails, ", ")));
+    }
   }
   COLLIDE_RETURN_IF_ERROR(measure_clocks(agents, 8));
   for (const AgentHandle& a : agents) {

@@ -302,13 +302,14 @@ TEST_F(RealHostRunTest, AnInterfaceTheAgentMayNotUseIsRefusedByName) {
       << run->output;
 }
 
-TEST_F(RealHostRunTest, MoreThanOneRankPerRealHostIsRefusedBeforeAnyTraffic) {
+TEST_F(RealHostRunTest, TwoRanksOnAnInterfaceWithOneAddressAreRefusedBeforeAnyTraffic) {
   const std::string scenario = write_scenario(1, "64KiB", true);
   edit(scenario, "ranks_per_host: 1", "ranks_per_host: 2");
   auto run = process::run_command(run_argv(scenario));
   ASSERT_TRUE(run.ok());
   EXPECT_NE(run->exit_code, 0);
-  EXPECT_NE(run->output.find("real hosts run one rank each so far"), std::string::npos) << run->output;
+  EXPECT_NE(run->output.find("interface eth0 (NIC 0) has 1 IPv4 address(es) for its 2 rank(s)"), std::string::npos)
+      << run->output;
   for (int h = 0; h < kHosts; ++h) EXPECT_FALSE(std::filesystem::exists(agent_dir(h))) << "a run started";
 }
 
