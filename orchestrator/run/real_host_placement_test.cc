@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "orchestrator/scenario/scenario.h"
+
 namespace collide::orchestrator {
 namespace {
 
@@ -161,6 +163,30 @@ TEST_F(RealHostPlacementTest, AfXdpOnANicThatCarriesTheControlConnectionIsRefuse
       << p.status().message();
   scenario_.mutable_testbed()->set_port("af_packet");
   EXPECT_TRUE(place(2).ok());
+}
+
+// The example in configs: two hosts of two NICs, one rank on each NIC.
+TEST_F(RealHostPlacementTest, TheTwoByTwoExamplePutsOneRankOnEachNic) {
+  auto loaded = load_scenario(std::string(COLLIDE_CONFIGS_DIR) + "/real-hosts-2x2.yaml");
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  scenario_ = *loaded;
+  for (const v1::Agent& spec : scenario_.testbed().agents()) {
+    AgentHandle a;
+    a.index = static_cast<uint32_t>(agents_.size());
+    a.host = spec.host();
+    a.address = spec.address();
+    v1::HostDescription d;
+    for (int k = 0; k < spec.interfaces_size(); ++k) {
+      *d.add_interfaces() = interface(spec.interfaces(k), {fmt::format("10.{}.0.{}", k, a.host + 1)}, 9000);
+    }
+    described_[a.index] = d;
+    agents_.push_back(std::move(a));
+  }
+  auto p = place(scenario_.testbed().ranks_per_host());
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  EXPECT_EQ(p->nics_per_host, 2u);
+  EXPECT_EQ(addresses(*p), (std::vector<std::string>{"10.0.0.1@0", "10.1.0.1@0", "10.0.0.2@1", "10.1.0.2@1"}));
+  EXPECT_EQ(p->nics_of_host.at(1)[1].port, "afpacket:ens1f1");
 }
 
 }  // namespace
