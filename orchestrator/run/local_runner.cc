@@ -128,17 +128,15 @@ v1::PrepareRun prepare_request(const Placement& p, const AgentHandle& a, const R
       n->set_interface(nic.interface);
       n->set_port(nic.port);
     }
-    // The single-NIC fields, for an agent that reads no list yet: NIC 0.
-    r.set_interface(r.nics(0).interface());
-    r.set_port(r.nics(0).port());
     r.set_lcore(a.host % 2);
   }
   if (a.host < p.nics.size()) {
     const tb::HostNic& nic = p.nics[a.host];
     *r.mutable_testbed() = p.testbed;
-    r.set_port("dpdk:net_af_xdp" + std::to_string(a.host) + ",iface=" + nic.ifname);
+    v1::RunNic* run_nic = r.add_nics();
+    run_nic->set_port("dpdk:net_af_xdp" + std::to_string(a.host) + ",iface=" + nic.ifname);
+    run_nic->set_next_hop_mac(nic.gateway_mac);
     r.set_netns(nic.netns);
-    r.set_next_hop_mac(nic.gateway_mac);
     r.set_lcore(a.host % 2);
   }
   return r;
