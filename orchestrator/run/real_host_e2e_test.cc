@@ -3,7 +3,8 @@
 // host's address; the orchestrator runs in a namespace of its own on the same bridge. The job
 // must complete with every byte verified, a 1% loss fault on one host's NIC must show as resends
 // and as the injector's ground truth, and stopping the run must leave no replay or fault behind.
-// Needs root (namespaces, BPF).
+// Hosts with two NICs on the fabric run one rank on each, with traffic on both. Needs root
+// (namespaces, BPF).
 #include <signal.h>
 #include <unistd.h>
 
@@ -11,6 +12,8 @@
 #include <charconv>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
+#include <map>
 #include <future>
 #include <optional>
 #include <thread>
@@ -40,9 +43,25 @@ uint64_t number(const nlohmann::json& j, const char* field, uint64_t fallback = 
   return n;
 }
 
+size_t occurrences(const std::string& text, const std::string& part) {
+  size_t n = 0;
+  for (size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + part.size())) ++n;
+  return n;
+}
+
 nlohmann::json read_json(const std::filesystem::path& path) {
   std::ifstream in(path);
   return in.good() ? nlohmann::json::parse(in, nullptr, false) : nlohmann::json();
+}
+
+// A variant of a run's report.json; nullopt when the report or the variant is missing.
+std::optional<nlohmann::json> variant_in_report(const std::filesystem::path& report, const std::string& name) {
+  const auto j = read_json(report);
+  if (!j.is_object()) return std::nullopt;
+  for (const auto& v : j["variants"]) {
+    if (v["name"] == name) return v;
+  }
+  return std::nullopt;
 }
 
 class RealHostRunTest : public ::testing::Test {
@@ -53,7 +72,7 @@ class RealHostRunTest : public ::testing::Test {
     COLLIDE_REQUIRE(testing::missing_netns());
     COLLIDE_REQUIRE(testing::missing_bpf());
     COLLIDE_REQUIRE(testing::missing_tool("setpriv"));
-    prefix_ = fmt::format("rh{}", getpid() % 100000);
+    prefix_ = fmt::format("{}{}", prefix_stem_, getpid() % 100000);
     // A /24 of its own per test process, so that parallel runs do not share addresses.
     subnet_ = fmt::format("10.{}.{}", 100 + getpid() % 100, getpid() / 100 % 250);
     dir_ = std::filesystem::temp_directory_path() / fmt::format("collide-real-host-{}", getpid());
@@ -81,6 +100,8 @@ class RealHostRunTest : public ::testing::Test {
 
   std::string ns(const std::string& role) const { return prefix_ + "-" + role; }
   std::string host_ip(int h) const { return fmt::format("{}.{}", subnet_, h + 1); }
+  // The address of a host's NIC k > 0 (NIC 0 has host_ip), on the same segment.
+  std::string nic_ip(int h, int k) const { return k == 0 ? host_ip(h) : fmt::format("{}.{}", subnet_, 100 * k + h + 1); }
   // Where the agent listens: on its data interface, or on a control network of its own.
   std::string control_ip(int h) const {
     return separate_control_ ? fmt::format("{}.{}", control_subnet(), h + 1) : host_ip(h);
@@ -117,6 +138,7 @@ class RealHostRunTest : public ::testing::Test {
       sh({"ip", "-n", name, "addr", "add", address, "dev", "eth0"});
       sh({"ip", "-n", name, "link", "set", "eth0", "up"});
     }
+    for (int k = 1; k < nics_; ++k) add_nics(k);
     if (separate_control_) build_control_network();
     // A second interface on each host whose link leads nowhere: its peer end, in the same host,
     // has no address of that subnet, so nothing answers ARP on it.
@@ -126,6 +148,26 @@ class RealHostRunTest : public ::testing::Test {
       sh({"ip", "-n", name, "addr", "add", fmt::format("{}.{}/24", dead_subnet(), h + 1), "dev", "dead0"});
       sh({"ip", "-n", name, "link", "set", "dead0end", "up"});
       sh({"ip", "-n", name, "link", "set", "dead0", "up"});
+    }
+  }
+
+  // eth<k> on every host, on the same bridge and segment as eth0: a flat L2 fabric. Each NIC
+  // answers ARP only for its own addresses (arp_ignore 1) and asks with them (arp_announce 2), as
+  // multi-NIC hosts on one segment are set up: otherwise any NIC of a host would answer for all of
+  // them, and frames for one rank would arrive at another rank's NIC.
+  void add_nics(int k) {
+    const std::string bridge = ns("br");
+    for (int h = 0; h < kHosts; ++h) {
+      const std::string name = ns(fmt::format("h{}", h));
+      const std::string nic = fmt::format("eth{}", k);
+      for (const char* key : {"net.ipv4.conf.all.arp_ignore=1", "net.ipv4.conf.all.arp_announce=2"}) {
+        sh({"ip", "netns", "exec", name, "sysctl", "-q", "-w", key});
+      }
+      const std::string port = fmt::format("{}h{}n{}", prefix_, h, k).substr(0, 15);
+      sh({"ip", "-n", bridge, "link", "add", port, "type", "veth", "peer", "name", nic, "netns", name});
+      sh({"ip", "-n", bridge, "link", "set", port, "master", "br0", "up"});
+      sh({"ip", "-n", name, "addr", "add", nic_ip(h, k) + "/24", "dev", nic});
+      sh({"ip", "-n", name, "link", "set", nic, "up"});
     }
   }
 
@@ -149,9 +191,11 @@ class RealHostRunTest : public ::testing::Test {
 
   void start_agent(int h) {
     const std::string listen = fmt::format("{}:7411", control_ip(h));
+    std::string interfaces = "eth0,dead0";
+    for (int k = 1; k < nics_; ++k) interfaces += fmt::format(",eth{}", k);
     auto agent = process::ChildProcess::spawn(
         {"ip", "netns", "exec", ns(fmt::format("h{}", h)), COLLIDE_BIN, "--log-level=info", "agent",
-         "--listen", listen, "--certs", (dir_ / "certs").string(), "--interfaces", "eth0,dead0",
+         "--listen", listen, "--certs", (dir_ / "certs").string(), "--interfaces", interfaces,
          "--work-dir", agent_dir(h).string()});
     ASSERT_TRUE(agent.ok()) << agent.status().message();
     auto line = agent->read_line(10s);
@@ -188,6 +232,8 @@ runs:
   }
 
   bool separate_control_ = false;
+  int nics_ = 1;  // NICs per host on the fabric
+  std::string prefix_stem_ = "rh";
   std::string prefix_, subnet_;
   std::filesystem::path dir_;
   std::vector<std::string> namespaces_;
@@ -223,13 +269,8 @@ TEST_F(RealHostRunTest, RunsOnAgentsItDoesNotOwnWithBytesVerifiedAndLossGroundTr
   }
   EXPECT_EQ(results, 2 * kHosts);  // baseline and loss, on each host
 
-  const auto report = read_json(dir_ / "results" / "report.json");
-  ASSERT_TRUE(report.is_object()) << run->output;
-  std::optional<nlohmann::json> loss;
-  for (const auto& v : report["variants"]) {
-    if (v["name"] == "loss") loss = v;
-  }
-  ASSERT_TRUE(loss.has_value());
+  const std::optional<nlohmann::json> loss = variant_in_report(dir_ / "results" / "report.json", "loss");
+  ASSERT_TRUE(loss.has_value()) << run->output;
   EXPECT_EQ((*loss)["failed_runs"], 0);
   EXPECT_GT(std::stoull((*loss)["retransmitted_packets"].get<std::string>()), 0u);
   ASSERT_EQ((*loss)["faults"].size(), 1u);
@@ -404,6 +445,117 @@ TEST_F(RealHostAfXdpTest, RunsOverDpdkAfXdpWhenTheControlConnectionUsesAnotherIn
     EXPECT_EQ(number(j["counters"], "pattern_errors", 1), 0u);
     EXPECT_GE(number(j["counters"], "payload_bytes_received"), uint64_t{8} * (2u << 20));
   }
+}
+
+// Hosts with two NICs each on the fabric (eth0, eth1), two ranks per host: one per NIC.
+class RealHostTwoNicTest : public RealHostRunTest {
+ protected:
+  RealHostTwoNicTest() {
+    nics_ = 2;
+    prefix_stem_ = "rn";
+  }
+
+  std::string write_two_nic_scenario() {
+    const auto path = dir_ / "scenario.yaml";
+    std::ofstream(path) << fmt::format(R"(name: real-hosts-two-nics
+testbed:
+  agents:
+    - {{address: "{}:7411", host: 0, interfaces: [eth0, eth1]}}
+    - {{address: "{}:7411", host: 1, interfaces: [eth0, eth1]}}
+  ranks_per_host: 2
+  port: af_packet
+workload:
+  collectives: {{kind: all-reduce, bytes: 2MiB, count: 8}}
+transport: {{mtu_bytes: 1024}}
+faults:
+  - {{name: lossy-h1-nic1, kind: loss, link: h1.nic1, direction: to-host, probability: 1%, seed: 7, roce_only: true}}
+runs:
+  baseline: true
+  variants:
+    - {{name: loss, faults: [lossy-h1-nic1]}}
+)",
+                                       control_ip(0), control_ip(1));
+    return path.string();
+  }
+
+  // What the kernel counted as sent by a host's interface.
+  uint64_t tx_packets(int h, const std::string& nic) {
+    auto r = process::run_command(
+        {"ip", "netns", "exec", ns(fmt::format("h{}", h)), "cat", fmt::format("/sys/class/net/{}/statistics/tx_packets", nic)});
+    EXPECT_TRUE(r.ok() && r->exit_code == 0);
+    if (!r.ok()) return 0;
+    uint64_t n = 0;
+    const std::string text = r->output.substr(0, r->output.find('\n'));
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+    EXPECT_TRUE(ec == std::errc() && end == text.data() + text.size()) << r->output;
+    return n;
+  }
+};
+
+TEST_F(RealHostTwoNicTest, AnAgentWithTwoInterfacesRunsOneRankOnEachNic) {
+  std::map<std::pair<int, std::string>, uint64_t> sent_before;
+  for (int h = 0; h < kHosts; ++h) {
+    for (const char* nic : {"eth0", "eth1"}) sent_before[{h, nic}] = tx_packets(h, nic);
+  }
+  auto run = process::run_command(run_argv(write_two_nic_scenario()));
+  ASSERT_TRUE(run.ok());
+  ASSERT_EQ(run->exit_code, 0) << run->output;
+  // The handshake: both interfaces of each host, with their speeds, and the rails they became.
+  for (int h = 0; h < kHosts; ++h) {
+    for (int k = 0; k < 2; ++k) {
+      EXPECT_NE(run->output.find(fmt::format("eth{} {} mac", k, nic_ip(h, k))), std::string::npos) << run->output;
+    }
+  }
+  EXPECT_EQ(occurrences(run->output, "speed 10000 Mb/s"), 2 * kHosts) << run->output;
+  EXPECT_NE(run->output.find("2 rank(s) on 2 NIC(s) in rail order: eth0, eth1"), std::string::npos) << run->output;
+
+  for (int h = 0; h < kHosts; ++h) {
+    const auto j = read_json(agent_dir(h) / fmt::format("run-0-host-{}.completion.json", h));
+    ASSERT_TRUE(j.is_object()) << "host " << h;
+    EXPECT_TRUE(j.value("ok", false)) << j.dump();
+    const auto& c = j["counters"];
+    EXPECT_EQ(number(c, "pattern_errors", 1), 0u);
+    EXPECT_EQ(number(c, "icrc_errors", 1), 0u);
+    EXPECT_EQ(j["ops"].size(), 16u);  // 8 all-reduces on each of the host's 2 ranks
+    // A 4-rank ring all-reduce of 2 MiB moves 3/2 x 2 MiB into each rank, 8 times; the host's
+    // two ranks get some of theirs from each other, over the modeled NVLink, not the wire.
+    ASSERT_EQ(j["nics"].size(), 2u) << j.dump();
+    uint64_t received = 0;
+    for (int k = 0; k < 2; ++k) {
+      const auto& nic = j["nics"][k];
+      EXPECT_NE(nic.value("port", std::string()).find(fmt::format("eth{}", k)), std::string::npos) << nic.dump();
+      // Traffic on both NICs, each way, and the kernel saw it leave by that interface.
+      EXPECT_GT(number(nic, "tx_frames"), 0u) << "host " << h << " NIC " << k << ": " << nic.dump();
+      EXPECT_GT(number(nic, "rx_frames"), 0u) << "host " << h << " NIC " << k << ": " << nic.dump();
+      const std::string ifname = fmt::format("eth{}", k);
+      const uint64_t sent_by_kernel = tx_packets(h, ifname) - sent_before[std::make_pair(h, ifname)];
+      EXPECT_GE(sent_by_kernel, number(nic, "tx_frames"))
+          << "host " << h << " " << ifname;
+      received += number(nic, "payload_bytes_received");
+      std::cout << fmt::format("host {} NIC {} ({}): {} frames sent ({} by the kernel's count), {} received, {} payload bytes\n",
+                               h, k, ifname, number(nic, "tx_frames"), sent_by_kernel, number(nic, "rx_frames"),
+                               number(nic, "payload_bytes_received"));
+    }
+    EXPECT_EQ(received, number(c, "payload_bytes_received"));
+    EXPECT_GT(received, 0u);
+  }
+
+  // The loss fault on h1.nic1 went on host 1's eth1: every frame it matched that it did not
+  // drop reached NIC 1's engine.
+  const std::optional<nlohmann::json> loss = variant_in_report(dir_ / "results" / "report.json", "loss");
+  ASSERT_TRUE(loss.has_value()) << run->output;
+  EXPECT_EQ((*loss)["failed_runs"], 0);
+  ASSERT_EQ((*loss)["faults"].size(), 1u);
+  const uint64_t matched = std::stoull((*loss)["faults"][0]["packets_matched"].get<std::string>());
+  const uint64_t acted = std::stoull((*loss)["faults"][0]["packets_acted"].get<std::string>());
+  const auto lossy = read_json(agent_dir(1) / "run-1-host-1.completion.json");
+  ASSERT_TRUE(lossy.is_object());
+  ASSERT_EQ(lossy["nics"].size(), 2u);
+  std::cout << fmt::format("loss on h1.nic1: {} frames matched, {} dropped; host 1 NIC 0 received {}, NIC 1 {}\n",
+                           matched, acted, number(lossy["nics"][0], "rx_frames"), number(lossy["nics"][1], "rx_frames"));
+  EXPECT_GT(matched, 0u);
+  EXPECT_LE(matched - acted, number(lossy["nics"][1], "rx_frames")) << lossy["nics"].dump();
+  for (const auto& a : agents_) EXPECT_EQ(bpf_links_of(a.pid()), 0);
 }
 
 }  // namespace
