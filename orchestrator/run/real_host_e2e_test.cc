@@ -226,6 +226,30 @@ runs:
     return path.string();
   }
 
+  // Two hosts that list eth0 and eth1, two ranks each: one per NIC (build with nics_ = 2).
+  std::string write_two_nic_scenario() {
+    const auto path = dir_ / "scenario.yaml";
+    std::ofstream(path) << fmt::format(R"(name: real-hosts-two-nics
+testbed:
+  agents:
+    - {{address: "{}:7411", host: 0, interfaces: [eth0, eth1]}}
+    - {{address: "{}:7411", host: 1, interfaces: [eth0, eth1]}}
+  ranks_per_host: 2
+  port: af_packet
+workload:
+  collectives: {{kind: all-reduce, bytes: 2MiB, count: 8}}
+transport: {{mtu_bytes: 1024}}
+faults:
+  - {{name: lossy-h1-nic1, kind: loss, link: h1.nic1, direction: to-host, probability: 1%, seed: 7, roce_only: true}}
+runs:
+  baseline: true
+  variants:
+    - {{name: loss, faults: [lossy-h1-nic1]}}
+)",
+                                       control_ip(0), control_ip(1));
+    return path.string();
+  }
+
   std::vector<std::string> run_argv(const std::string& scenario) const {
     return {"ip", "netns", "exec", ns("orch"), COLLIDE_BIN, "run", scenario, "--certs",
             (dir_ / "certs").string(), "--output", (dir_ / "results").string(), "--lease", "2"};
@@ -298,15 +322,33 @@ void edit(const std::string& path, const std::string& from, const std::string& t
   std::ofstream(path) << text;
 }
 
-// Leaves the scenario with its baseline alone: the lossy variant and its fault go.
-void drop_loss_variant(const std::string& scenario) {
-  edit(scenario, "    - {name: loss, faults: [lossy-h1]}\n", "");
+// Leaves the scenario with its baseline alone: the lossy variant and its fault (`fault` on `link`) go.
+void drop_loss_variant(const std::string& scenario, const std::string& fault = "lossy-h1",
+                       const std::string& link = "h1") {
+  edit(scenario, fmt::format("    - {{name: loss, faults: [{}]}}\n", fault), "");
   edit(scenario, "  variants:\n", "");
   edit(scenario,
-       "faults:\n  - {name: lossy-h1, kind: loss, link: h1, direction: to-host, probability: 1%, "
-       "seed: 7, roce_only: true}\n",
+       fmt::format("faults:\n  - {{name: {}, kind: loss, link: {}, direction: to-host, probability: 1%, "
+                   "seed: 7, roce_only: true}}\n",
+                   fault, link),
        "");
 }
+
+// The same hosts with a control network of their own, so that the replays may take eth0 whole.
+class RealHostAfXdpTest : public RealHostRunTest {
+ protected:
+  RealHostAfXdpTest() { separate_control_ = true; }
+
+  // Runs `scenario` over af_xdp, which must succeed, without its loss variant (`fault` on `link`):
+  // the AF_XDP driver holds the NIC's XDP hook, where that fault would go.
+  void run_over_af_xdp(const std::string& scenario, const std::string& fault, const std::string& link) {
+    edit(scenario, "port: af_packet", "port: af_xdp");
+    drop_loss_variant(scenario, fault, link);
+    auto run = process::run_command(run_argv(scenario));
+    ASSERT_TRUE(run.ok());
+    ASSERT_EQ(run->exit_code, 0) << run->output;
+  }
+};
 
 TEST_F(RealHostRunTest, AFlapOfAHostsOwnInterfaceStallsTheJobAndItRecovers) {
   const std::string scenario = write_scenario(16, "4MiB", /*baseline=*/false);
@@ -421,22 +463,12 @@ TEST_F(RealHostRunTest, SigtermStopsTheRunAndDisarmsTheAgentsFaults) {
   EXPECT_NE(loss["failures"].dump().find("interrupted"), std::string::npos) << loss["failures"].dump();
 }
 
-// The same hosts with a control network of their own, so that the replays may take eth0 whole.
-class RealHostAfXdpTest : public RealHostRunTest {
- protected:
-  RealHostAfXdpTest() { separate_control_ = true; }
-};
-
 TEST_F(RealHostAfXdpTest, RunsOverDpdkAfXdpWhenTheControlConnectionUsesAnotherInterface) {
 #ifndef COLLIDE_HAVE_DPDK
   GTEST_SKIP() << "built without DPDK (-DCOLLIDE_WITH_DPDK=OFF)";
 #endif
-  const std::string scenario = write_scenario(8, "2MiB", true);
-  edit(scenario, "port: af_packet", "port: af_xdp");
-  drop_loss_variant(scenario);
-  auto run = process::run_command(run_argv(scenario));
-  ASSERT_TRUE(run.ok());
-  ASSERT_EQ(run->exit_code, 0) << run->output;
+  run_over_af_xdp(write_scenario(8, "2MiB", true), "lossy-h1", "h1");
+  if (HasFatalFailure()) return;
   for (int h = 0; h < kHosts; ++h) {
     const auto j = read_json(agent_dir(h) / fmt::format("run-0-host-{}.completion.json", h));
     ASSERT_TRUE(j.is_object()) << "host " << h;
@@ -453,29 +485,6 @@ class RealHostTwoNicTest : public RealHostRunTest {
   RealHostTwoNicTest() {
     nics_ = 2;
     prefix_stem_ = "rn";
-  }
-
-  std::string write_two_nic_scenario() {
-    const auto path = dir_ / "scenario.yaml";
-    std::ofstream(path) << fmt::format(R"(name: real-hosts-two-nics
-testbed:
-  agents:
-    - {{address: "{}:7411", host: 0, interfaces: [eth0, eth1]}}
-    - {{address: "{}:7411", host: 1, interfaces: [eth0, eth1]}}
-  ranks_per_host: 2
-  port: af_packet
-workload:
-  collectives: {{kind: all-reduce, bytes: 2MiB, count: 8}}
-transport: {{mtu_bytes: 1024}}
-faults:
-  - {{name: lossy-h1-nic1, kind: loss, link: h1.nic1, direction: to-host, probability: 1%, seed: 7, roce_only: true}}
-runs:
-  baseline: true
-  variants:
-    - {{name: loss, faults: [lossy-h1-nic1]}}
-)",
-                                       control_ip(0), control_ip(1));
-    return path.string();
   }
 
   // What the kernel counted as sent by a host's interface.
@@ -556,6 +565,37 @@ TEST_F(RealHostTwoNicTest, AnAgentWithTwoInterfacesRunsOneRankOnEachNic) {
   EXPECT_GT(matched, 0u);
   EXPECT_LE(matched - acted, number(lossy["nics"][1], "rx_frames")) << lossy["nics"].dump();
   for (const auto& a : agents_) EXPECT_EQ(bpf_links_of(a.pid()), 0);
+}
+
+// Two NICs per host over DPDK's AF_XDP driver, with the control connection on a network of its own:
+// one replay opens two AF_XDP devices, one per NIC.
+class RealHostTwoNicAfXdpTest : public RealHostAfXdpTest {
+ protected:
+  RealHostTwoNicAfXdpTest() {
+    nics_ = 2;
+    prefix_stem_ = "rx";
+  }
+};
+
+TEST_F(RealHostTwoNicAfXdpTest, EachNicGetsItsOwnAfXdpDevice) {
+#ifndef COLLIDE_HAVE_DPDK
+  GTEST_SKIP() << "built without DPDK (-DCOLLIDE_WITH_DPDK=OFF)";
+#endif
+  run_over_af_xdp(write_two_nic_scenario(), "lossy-h1-nic1", "h1.nic1");
+  if (HasFatalFailure()) return;
+  for (int h = 0; h < kHosts; ++h) {
+    const auto j = read_json(agent_dir(h) / fmt::format("run-0-host-{}.completion.json", h));
+    ASSERT_TRUE(j.is_object()) << "host " << h;
+    EXPECT_TRUE(j.value("ok", false)) << j.dump();
+    EXPECT_EQ(number(j["counters"], "pattern_errors", 1), 0u);
+    ASSERT_EQ(j["nics"].size(), 2u) << j.dump();
+    for (int k = 0; k < 2; ++k) {
+      const auto& nic = j["nics"][k];
+      EXPECT_NE(nic.value("port", std::string()).find("af_xdp"), std::string::npos) << nic.dump();
+      EXPECT_GT(number(nic, "tx_frames"), 0u) << "host " << h << " NIC " << k << ": " << nic.dump();
+      EXPECT_GT(number(nic, "rx_frames"), 0u) << "host " << h << " NIC " << k << ": " << nic.dump();
+    }
+  }
 }
 
 }  // namespace
