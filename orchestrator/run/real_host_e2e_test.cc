@@ -3,8 +3,8 @@
 // host's address; the orchestrator runs in a namespace of its own on the same bridge. The job
 // must complete with every byte verified, a 1% loss fault on one host's NIC must show as resends
 // and as the injector's ground truth, and stopping the run must leave no replay or fault behind.
-// Hosts with two NICs on the fabric run one rank on each, with traffic on both. Needs root
-// (namespaces, BPF).
+// Hosts with two NICs on the fabric run one rank on each, with traffic on both, on one segment or
+// with each rail on its own behind a router. Needs root (namespaces, BPF).
 #include <signal.h>
 #include <unistd.h>
 
@@ -16,6 +16,7 @@
 #include <map>
 #include <future>
 #include <optional>
+#include <sstream>
 #include <thread>
 
 #include <fmt/format.h>
@@ -101,7 +102,12 @@ class RealHostRunTest : public ::testing::Test {
   std::string ns(const std::string& role) const { return prefix_ + "-" + role; }
   std::string host_ip(int h) const { return fmt::format("{}.{}", subnet_, h + 1); }
   // The address of a host's NIC k > 0 (NIC 0 has host_ip), on the same segment.
-  std::string nic_ip(int h, int k) const { return k == 0 ? host_ip(h) : fmt::format("{}.{}", subnet_, 100 * k + h + 1); }
+  std::string nic_ip(int h, int k) const {
+    if (k == 0) return host_ip(h);
+    return routed_ ? fmt::format("{}.{}", rail_subnet(k), h + 1) : fmt::format("{}.{}", subnet_, 100 * k + h + 1);
+  }
+  // Rail k > 0 of a routed fabric: a segment of its own.
+  std::string rail_subnet(int k) const { return fmt::format("10.{}.{}", 150 + k, getpid() % 250); }
   // Where the agent listens: on its data interface, or on a control network of its own.
   std::string control_ip(int h) const {
     return separate_control_ ? fmt::format("{}.{}", control_subnet(), h + 1) : host_ip(h);
@@ -138,7 +144,8 @@ class RealHostRunTest : public ::testing::Test {
       sh({"ip", "-n", name, "addr", "add", address, "dev", "eth0"});
       sh({"ip", "-n", name, "link", "set", "eth0", "up"});
     }
-    for (int k = 1; k < nics_; ++k) add_nics(k);
+    for (int k = 1; k < nics_; ++k) routed_ ? add_routed_rail(k) : add_nics(k);
+    if (routed_) add_router();
     if (separate_control_) build_control_network();
     // A second interface on each host whose link leads nowhere: its peer end, in the same host,
     // has no address of that subnet, so nothing answers ARP on it.
@@ -169,6 +176,79 @@ class RealHostRunTest : public ::testing::Test {
       sh({"ip", "-n", name, "addr", "add", nic_ip(h, k) + "/24", "dev", nic});
       sh({"ip", "-n", name, "link", "set", nic, "up"});
     }
+  }
+
+  // eth<k> on every host, on a bridge and segment of its own (rail k), which only a router joins to
+  // the others.
+  void add_routed_rail(int k) {
+    const std::string bridge = ns("br");
+    const std::string rail = fmt::format("rail{}", k);
+    sh({"ip", "-n", bridge, "link", "add", rail, "type", "bridge"});
+    sh({"ip", "-n", bridge, "link", "set", rail, "up"});
+    for (int h = 0; h < kHosts; ++h) {
+      const std::string name = ns(fmt::format("h{}", h));
+      const std::string nic = fmt::format("eth{}", k);
+      const std::string port = fmt::format("{}h{}n{}", prefix_, h, k).substr(0, 15);
+      sh({"ip", "-n", bridge, "link", "add", port, "type", "veth", "peer", "name", nic, "netns", name});
+      sh({"ip", "-n", bridge, "link", "set", port, "master", rail, "up"});
+      sh({"ip", "-n", name, "addr", "add", nic_ip(h, k) + "/24", "dev", nic});
+      sh({"ip", "-n", name, "link", "set", nic, "up"});
+    }
+  }
+
+  // A router with a leg on every rail (address .254), and on every host a route out of each NIC
+  // towards the other rails' segments through it (a higher metric than the segment's own route,
+  // which the kernel keeps using for its own traffic).
+  void add_router() {
+    const std::string bridge = ns("br");
+    const std::string router = ns("rt");
+    sh({"ip", "netns", "add", router});
+    namespaces_.push_back(router);
+    sh({"ip", "netns", "exec", router, "sysctl", "-q", "-w", "net.ipv4.ip_forward=1"});
+    const auto subnet_of = [&](int k) { return k == 0 ? subnet_ : rail_subnet(k); };
+    for (int k = 0; k < nics_; ++k) {
+      const std::string leg = fmt::format("leg{}", k);
+      const std::string port = fmt::format("{}rt{}", prefix_, k).substr(0, 15);
+      sh({"ip", "-n", bridge, "link", "add", port, "type", "veth", "peer", "name", leg, "netns", router});
+      sh({"ip", "-n", bridge, "link", "set", port, "master", k == 0 ? "br0" : fmt::format("rail{}", k), "up"});
+      sh({"ip", "-n", router, "addr", "add", fmt::format("{}.254/24", subnet_of(k)), "dev", leg});
+      sh({"ip", "-n", router, "link", "set", leg, "up"});
+    }
+    for (int h = 0; h < kHosts; ++h) {
+      const std::string name = ns(fmt::format("h{}", h));
+      for (int k = 0; k < nics_; ++k) {
+        for (int other = 0; other < nics_; ++other) {
+          if (other == k) continue;
+          sh({"ip", "-n", name, "route", "add", fmt::format("{}.0/24", subnet_of(other)), "via",
+              fmt::format("{}.254", subnet_of(k)), "dev", fmt::format("eth{}", k), "metric", "100"});
+        }
+      }
+    }
+  }
+
+  // How many datagrams the router forwarded.
+  uint64_t forwarded_by_router() {
+    auto r = process::run_command({"ip", "netns", "exec", ns("rt"), "cat", "/proc/net/snmp"});
+    EXPECT_TRUE(r.ok() && r->exit_code == 0);
+    if (!r.ok()) return 0;
+    // Two "Ip:" lines: the field names, then the values; ForwDatagrams is one of them.
+    std::istringstream lines(r->output);
+    std::vector<std::string> names, values;
+    for (std::string line; std::getline(lines, line);) {
+      if (line.rfind("Ip: ", 0) != 0) continue;
+      std::istringstream fields(line.substr(4));
+      std::vector<std::string>& into = names.empty() ? names : values;
+      for (std::string f; fields >> f;) into.push_back(f);
+    }
+    for (size_t i = 0; i < names.size() && i < values.size(); ++i) {
+      if (names[i] != "ForwDatagrams") continue;
+      uint64_t n = 0;
+      const auto [end, ec] = std::from_chars(values[i].data(), values[i].data() + values[i].size(), n);
+      EXPECT_TRUE(ec == std::errc() && end == values[i].data() + values[i].size()) << values[i];
+      return n;
+    }
+    ADD_FAILURE() << "no ForwDatagrams in " << r->output;
+    return 0;
   }
 
   // ctl0 on every machine, on a second bridge: the agents' control connections stay off eth0.
@@ -257,6 +337,7 @@ runs:
 
   bool separate_control_ = false;
   int nics_ = 1;  // NICs per host on the fabric
+  bool routed_ = false;  // NIC k > 0 on a segment of its own, joined by a router; else all on one
   std::string prefix_stem_ = "rh";
   std::string prefix_, subnet_;
   std::filesystem::path dir_;
@@ -596,6 +677,44 @@ TEST_F(RealHostTwoNicAfXdpTest, EachNicGetsItsOwnAfXdpDevice) {
       EXPECT_GT(number(nic, "rx_frames"), 0u) << "host " << h << " NIC " << k << ": " << nic.dump();
     }
   }
+}
+
+// Each rail a segment of its own, joined by a router: a NIC's frames to a peer on another rail go to
+// the router, whose MAC the agent resolves as that NIC's next hop towards the peer.
+class RealHostRoutedRailsTest : public RealHostRunTest {
+ protected:
+  RealHostRoutedRailsTest() {
+    nics_ = 2;
+    routed_ = true;
+    prefix_stem_ = "rr";
+  }
+};
+
+TEST_F(RealHostRoutedRailsTest, CrossRailFramesGoThroughTheGatewayOfTheirNic) {
+  const std::string scenario = write_two_nic_scenario();
+  drop_loss_variant(scenario, "lossy-h1-nic1", "h1.nic1");
+  const uint64_t forwarded_before = forwarded_by_router();
+  auto run = process::run_command(run_argv(scenario));
+  ASSERT_TRUE(run.ok());
+  ASSERT_EQ(run->exit_code, 0) << run->output;
+  uint64_t cross_rail_sent = 0;
+  for (int h = 0; h < kHosts; ++h) {
+    const auto j = read_json(agent_dir(h) / fmt::format("run-0-host-{}.completion.json", h));
+    ASSERT_TRUE(j.is_object()) << "host " << h;
+    EXPECT_TRUE(j.value("ok", false)) << j.dump();
+    EXPECT_EQ(number(j["counters"], "pattern_errors", 1), 0u);
+    EXPECT_EQ(number(j["counters"], "icrc_errors", 1), 0u);
+    EXPECT_EQ(j["ops"].size(), 16u);
+    ASSERT_EQ(j["nics"].size(), 2u) << j.dump();
+    for (const auto& nic : j["nics"]) cross_rail_sent += number(nic, "tx_frames");
+  }
+  // In a 4-rank ring over 2 hosts of 2 NICs, every step that leaves a host goes from one rail to
+  // the other (rank 1 on NIC 1 to rank 2 on NIC 0, rank 3 to rank 0), its acknowledgements back:
+  // each of those frames crossed the router.
+  const uint64_t forwarded = forwarded_by_router() - forwarded_before;
+  std::cout << fmt::format("the router forwarded {} datagrams; the hosts' NICs sent {} frames\n", forwarded,
+                           cross_rail_sent);
+  EXPECT_GE(forwarded, cross_rail_sent);
 }
 
 }  // namespace
