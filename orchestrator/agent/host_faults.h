@@ -44,13 +44,8 @@ Result<std::unique_ptr<ArmedFaults>> arm_host_faults(const std::vector<v1::Fault
                                                      const testbed::TestbedPlan& plan,
                                                      FaultDraw draw);
 
-// The interface of a real host that a fault on one of its links acts on, among the host's NICs
-// `interfaces` in rail order: `hN.nicK` is NIC K, `hN.<name>` the interface of that name, and a
-// bare `hN` NIC 0, as on the virtual testbed. A NIC the host does not have is an error naming it.
-Result<std::string> own_nic_of_fault(const v1::Fault& fault, const std::vector<std::string>& interfaces);
-
 // Arms `faults` (all aimed at this host's links) on a real host's own NICs, each on the one its
-// link names (own_nic_of_fault; `interfaces` in rail order, in `netns`, "" for the agent's own).
+// link names (fault_nic.h: own_nic_of_fault; `interfaces` in rail order, in `netns`, "" for the agent's own).
 // The replay's packet socket sees received frames before tc would act and sends past the qdiscs,
 // so per-packet faults act on frames arriving (XDP ingress), flaps take the NIC down, slow
 // receivers and send delays are the replayer's (for all of the host's NICs); what cannot act on

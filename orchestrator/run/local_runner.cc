@@ -11,6 +11,7 @@
 
 #include "collide/agent.pb.h"
 #include "common/parse_number.h"
+#include "orchestrator/agent/fault_nic.h"
 #include "orchestrator/control/certs.h"
 #include "orchestrator/replay/transport_options.h"
 #include "orchestrator/run/agent_fleet.h"
@@ -484,6 +485,16 @@ Result<RunOutcome> run_locally(const v1::Scenario& s, const LocalRunOptions& o) 
     auto real = place_on_real_hosts(s, agents, described, placement.per_host);
     if (!real.ok()) return real.status();
     placement.real = std::move(real).value();
+    // A fault on a NIC its host does not have is refused now, before any run (the baseline too).
+    for (const v1::Fault& f : s.faults()) {
+      const auto host = placement.real.nics_of_host.find(host_of_fault(f));
+      if (host == placement.real.nics_of_host.end()) continue;  // the first agent names what is wrong
+      std::vector<std::string> interfaces;
+      for (const RealHostNic& nic : host->second) interfaces.push_back(nic.interface);
+      if (auto nic = agent::own_nic_of_fault(f, interfaces); !nic.ok()) {
+        return nic.status().with_context(fmt::format("host {}", host->first));
+      }
+    }
     for (const AgentHandle& a : agents) {
       std::vector<std::string> rails;
       for (const RealHostNic& nic : placement.real.nics_of_host.at(a.host)) rails.push_back(nic.interface);

@@ -648,6 +648,18 @@ TEST_F(RealHostTwoNicTest, AnAgentWithTwoInterfacesRunsOneRankOnEachNic) {
   for (const auto& a : agents_) EXPECT_EQ(bpf_links_of(a.pid()), 0);
 }
 
+TEST_F(RealHostTwoNicTest, AFaultOnANicTheHostDoesNotHaveIsRefusedBeforeAnyRun) {
+  const std::string scenario = write_two_nic_scenario();
+  edit(scenario, "link: h1.nic1", "link: h1.nic2");
+  auto run = process::run_command(run_argv(scenario));
+  ASSERT_TRUE(run.ok());
+  EXPECT_NE(run->exit_code, 0);
+  EXPECT_NE(run->output.find("no NIC 2: this host's NICs are h1.nic0 to h1.nic1 (eth0, eth1)"), std::string::npos)
+      << run->output;
+  // Not even the baseline, which has no fault, ran.
+  for (int h = 0; h < kHosts; ++h) EXPECT_FALSE(std::filesystem::exists(agent_dir(h))) << "a run started";
+}
+
 // Two NICs per host over DPDK's AF_XDP driver, with the control connection on a network of its own:
 // one replay opens two AF_XDP devices, one per NIC.
 class RealHostTwoNicAfXdpTest : public RealHostAfXdpTest {

@@ -1,5 +1,5 @@
 // Which of a real host's NICs a fault on one of its links acts on.
-#include "orchestrator/agent/host_faults.h"
+#include "orchestrator/agent/fault_nic.h"
 
 #include <gtest/gtest.h>
 
