@@ -648,6 +648,32 @@ TEST_F(RealHostTwoNicTest, AnAgentWithTwoInterfacesRunsOneRankOnEachNic) {
   for (const auto& a : agents_) EXPECT_EQ(bpf_links_of(a.pid()), 0);
 }
 
+TEST_F(RealHostTwoNicTest, MoreRanksThanNicsShareThemEachOnAnAddressOfItsOwn) {
+  // A second address on every NIC: four ranks per host, local ranks 0 and 2 on eth0, 1 and 3 on eth1.
+  for (int h = 0; h < kHosts; ++h) {
+    for (int k = 0; k < 2; ++k) {
+      sh({"ip", "-n", ns(fmt::format("h{}", h)), "addr", "add", fmt::format("{}.{}/24", subnet_, 50 + 10 * k + h),
+          "dev", fmt::format("eth{}", k)});
+    }
+  }
+  const std::string scenario = write_two_nic_scenario();
+  edit(scenario, "ranks_per_host: 2", "ranks_per_host: 4");
+  drop_loss_variant(scenario, "lossy-h1-nic1", "h1.nic1");
+  auto run = process::run_command(run_argv(scenario));
+  ASSERT_TRUE(run.ok());
+  ASSERT_EQ(run->exit_code, 0) << run->output;
+  EXPECT_NE(run->output.find("4 rank(s) on 2 NIC(s) in rail order: eth0, eth1"), std::string::npos) << run->output;
+  for (int h = 0; h < kHosts; ++h) {
+    const auto j = read_json(agent_dir(h) / fmt::format("run-0-host-{}.completion.json", h));
+    ASSERT_TRUE(j.is_object()) << "host " << h;
+    EXPECT_TRUE(j.value("ok", false)) << j.dump();
+    EXPECT_EQ(number(j["counters"], "pattern_errors", 1), 0u);
+    EXPECT_EQ(j["ops"].size(), 32u);  // 8 all-reduces on each of the host's 4 ranks
+    ASSERT_EQ(j["nics"].size(), 2u) << j.dump();
+    for (int k = 0; k < 2; ++k) EXPECT_GT(number(j["nics"][k], "tx_frames"), 0u) << "host " << h << " NIC " << k;
+  }
+}
+
 TEST_F(RealHostTwoNicTest, AFaultOnANicTheHostDoesNotHaveIsRefusedBeforeAnyRun) {
   const std::string scenario = write_two_nic_scenario();
   edit(scenario, "link: h1.nic1", "link: h1.nic2");
