@@ -73,6 +73,7 @@ class RealHostRunTest : public ::testing::Test {
     COLLIDE_REQUIRE(testing::missing_netns());
     COLLIDE_REQUIRE(testing::missing_bpf());
     COLLIDE_REQUIRE(testing::missing_tool("setpriv"));
+    if (nics_ > 1) COLLIDE_REQUIRE(testing::missing_tool("sysctl"));  // ARP and forwarding settings
     prefix_ = fmt::format("{}{}", prefix_stem_, getpid() % 100000);
     // A /24 of its own per test process, so that parallel runs do not share addresses.
     subnet_ = fmt::format("10.{}.{}", 100 + getpid() % 100, getpid() / 100 % 250);
