@@ -1,7 +1,10 @@
 #include "orchestrator/agent/host_faults.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
+#include "orchestrator/agent/fault_nic.h"
 #include "orchestrator/faults/armed_faults.h"
 
 namespace collide::orchestrator::agent {
@@ -83,15 +86,23 @@ Result<std::unique_ptr<ArmedFaults>> arm_host_faults(const std::vector<v1::Fault
 
 Result<std::unique_ptr<ArmedFaults>> arm_own_nic_faults(const std::vector<v1::Fault>& faults,
                                                         const std::string& netns,
-                                                        const std::string& ifname,
+                                                        const std::vector<std::string>& interfaces,
                                                         FaultDraw draw) {
+  const auto site_of = [netns, interfaces](const v1::Fault& f) -> Result<scenario_faults::FaultSite> {
+    auto ifname = own_nic_of_fault(f, interfaces);
+    if (!ifname.ok()) return ifname.status();
+    auto site = own_nic_site(f, netns, *ifname);
+    if (site.ok()) {
+      site->nic = static_cast<uint32_t>(std::find(interfaces.begin(), interfaces.end(), *ifname) - interfaces.begin());
+    }
+    return site;
+  };
   // Checked first, so that nothing is armed when one of them cannot be.
   for (const v1::Fault& f : faults) {
-    auto site = own_nic_site(f, netns, ifname);
-    if (!site.ok()) return site.status();
+    if (auto site = site_of(f); !site.ok()) return site.status();
   }
   scenario_faults::ArmOptions options;
-  options.site_of = [netns, ifname](const v1::Fault& f) { return own_nic_site(f, netns, ifname); };
+  options.site_of = site_of;
   testbed::TestbedPlan plan;
   plan.name = "real";
   return arm(faults, plan, draw, std::move(options));

@@ -44,14 +44,15 @@ Result<std::unique_ptr<ArmedFaults>> arm_host_faults(const std::vector<v1::Fault
                                                      const testbed::TestbedPlan& plan,
                                                      FaultDraw draw);
 
-// Arms `faults` (all aimed at this host's link) on a real host's own NIC `ifname` (in `netns`,
-// "" for the agent's own). The replay's packet socket sees received frames before tc would act
-// and sends past the qdiscs, so per-packet faults act on frames arriving (XDP ingress), flaps
-// take the NIC down, slow receivers and send delays are the replayer's; what cannot act on this
-// NIC (faults on frames leaving it, rate limits) is refused with a reason.
+// Arms `faults` (all aimed at this host's links) on a real host's own NICs, each on the one its
+// link names (fault_nic.h: own_nic_of_fault; `interfaces` in rail order, in `netns`, "" for the agent's own).
+// The replay's packet socket sees received frames before tc would act and sends past the qdiscs,
+// so per-packet faults act on frames arriving (XDP ingress), flaps take the NIC down, slow
+// receivers and send delays are the replayer's (for all of the host's NICs); what cannot act on
+// a NIC (faults on frames leaving it, rate limits) is refused with a reason.
 Result<std::unique_ptr<ArmedFaults>> arm_own_nic_faults(const std::vector<v1::Fault>& faults,
                                                         const std::string& netns,
-                                                        const std::string& ifname,
+                                                        const std::vector<std::string>& interfaces,
                                                         FaultDraw draw);
 
 }  // namespace collide::orchestrator::agent

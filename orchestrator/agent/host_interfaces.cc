@@ -11,11 +11,15 @@
 
 #include <algorithm>
 #include <cstring>
+#include <fstream>
 #include <map>
 #include <memory>
+#include <optional>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+
+#include "common/parse_number.h"
 
 namespace collide::orchestrator::agent {
 namespace {
@@ -36,10 +40,30 @@ uint32_t mtu_of(const std::string& name) {
   return rc == 0 ? static_cast<uint32_t>(req.ifr_mtu) : 0;
 }
 
+// The first line of a sysfs attribute, without its newline; nullopt when it cannot be read.
+std::optional<std::string> sysfs_line(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  std::string line;
+  if (!std::getline(in, line)) return std::nullopt;
+  return line;
+}
+
 }  // namespace
 
+uint32_t link_speed_mbps(const std::filesystem::path& sysfs_net, const std::string& ifname,
+                         const std::string& mac) {
+  const std::filesystem::path dir = sysfs_net / ifname;
+  if (!mac.empty() && sysfs_line(dir / "address") != mac) return 0;
+  const auto text = sysfs_line(dir / "speed");
+  if (!text) return 0;
+  auto speed = parse_number<int64_t>(*text, (dir / "speed").string());
+  if (!speed.ok() || *speed <= 0 || *speed > INT64_C(0xffffffff)) return 0;
+  return static_cast<uint32_t>(*speed);
+}
+
 Result<v1::HostDescription> describe_host(const std::vector<std::string>& allowed,
-                                          const std::vector<std::string>& requested) {
+                                          const std::vector<std::string>& requested,
+                                          const std::filesystem::path& sysfs_net) {
   const std::vector<std::string>& wanted = requested.empty() ? allowed : requested;
   if (wanted.empty()) {
     return invalid_argument("no interface named: give the agent --interfaces or the scenario's "
@@ -76,6 +100,7 @@ Result<v1::HostDescription> describe_host(const std::vector<std::string>& allowe
     auto it = found.find(name);
     if (it == found.end()) return not_found(fmt::format("no interface {} on this host", name));
     it->second.set_mtu(mtu_of(name));
+    it->second.set_speed_mbps(link_speed_mbps(sysfs_net, name, it->second.mac()));
     *out.add_interfaces() = it->second;
   }
   return out;

@@ -36,30 +36,23 @@ std::vector<v1::RunNic> nics_of(const v1::PrepareRun& r, const HostRunDefaults& 
   return nics;
 }
 
-// Real hosts: the next-hop MAC towards every peer rank through one NIC's interface, asked of this
-// host's own tables (inside the host's namespace when it has one).
-Result<std::map<uint32_t, std::string>> peer_macs(const v1::PrepareRun& r, const v1::RunNic& nic,
-                                                  const std::string& netns) {
-  if (nic.interface().empty()) return invalid_argument("the run names rank addresses but no interface");
+// Real hosts: per NIC, the next-hop MAC towards every peer rank through that NIC's interface,
+// asked of this host's own tables (inside the host's namespace when it has one).
+Result<std::vector<std::map<uint32_t, std::string>>> peer_macs(const v1::PrepareRun& r,
+                                                               const std::vector<v1::RunNic>& nics,
+                                                               const std::string& netns) {
+  std::vector<std::string> interfaces;
+  for (const v1::RunNic& nic : nics) {
+    if (nic.interface().empty()) return invalid_argument("the run names rank addresses but no interface");
+    interfaces.push_back(nic.interface());
+  }
   auto scope = netns.empty() ? Result<std::unique_ptr<netns::Scope>>(std::unique_ptr<netns::Scope>())
                              : netns::Scope::enter(netns);
   if (!scope.ok()) return scope.status();
-  std::map<std::string, std::string> mac_of_address;  // ranks sharing an address share its MAC
-  std::map<uint32_t, std::string> macs;
-  for (const v1::RankEndpoint& e : r.rank_endpoints()) {
-    if (e.host() == r.host()) continue;
-    auto known = mac_of_address.find(e.ipv4());
-    if (known == mac_of_address.end()) {
-      auto mac = resolve_next_hop_mac(e.ipv4(), nic.interface(), kNeighborTimeout);
-      if (!mac.ok()) {
-        return mac.status().with_context(fmt::format("host {}'s peer host {} via {}", r.host(),
-                                                     e.host(), nic.interface()));
-      }
-      known = mac_of_address.emplace(e.ipv4(), *mac).first;
-    }
-    macs[e.rank()] = known->second;
-  }
-  return macs;
+  const std::vector<v1::RankEndpoint> endpoints(r.rank_endpoints().begin(), r.rank_endpoints().end());
+  return peer_macs_of_nics(interfaces, r.host(), endpoints, [](const std::string& peer, const std::string& ifname) {
+    return resolve_next_hop_mac(peer, ifname, kNeighborTimeout);
+  });
 }
 
 // What the replay child is asked to play: this host's ranks of the run, over its NICs.
@@ -137,19 +130,18 @@ Result<std::unique_ptr<HostRun>> HostRun::prepare(const v1::PrepareRun& request,
   const std::string netns = request.netns().empty() ? defaults.netns : request.netns();
   std::vector<std::map<uint32_t, std::string>> peer_macs_of_nic;
   if (request.rank_endpoints_size() > 0) {
-    for (const v1::RunNic& nic : nics) {
-      auto macs = peer_macs(request, nic, netns);
-      if (!macs.ok()) return macs.status();
-      peer_macs_of_nic.push_back(std::move(macs).value());
-    }
+    auto macs = peer_macs(request, nics, netns);
+    if (!macs.ok()) return macs.status();
+    peer_macs_of_nic = std::move(macs).value();
   }
 
   const FaultDraw draw{request.repetition(), request.runs_seed()};
   if (request.faults_size() > 0 && request.testbed().hosts() == 0) {
-    // A real host: its faults go on its own NIC.
-    if (nics.front().interface().empty()) return invalid_argument("faults on a real host need the run's interface");
+    // A real host: its faults go on its own NICs, each on the one its link names.
+    std::vector<std::string> interfaces;
+    for (const v1::RunNic& nic : nics) interfaces.push_back(nic.interface());
     const std::vector<v1::Fault> faults(request.faults().begin(), request.faults().end());
-    auto armed = arm_own_nic_faults(faults, netns, nics.front().interface(), draw);
+    auto armed = arm_own_nic_faults(faults, netns, interfaces, draw);
     if (!armed.ok()) return armed.status();
     run->faults_ = std::move(armed).value();
   } else if (request.faults_size() > 0) {

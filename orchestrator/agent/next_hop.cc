@@ -154,4 +154,27 @@ Result<std::string> resolve_next_hop_mac(const std::string& peer, const std::str
       ip_text(*hop), peer, ifname, timeout.count()));
 }
 
+Result<std::vector<std::map<uint32_t, std::string>>> peer_macs_of_nics(
+    const std::vector<std::string>& interfaces, uint32_t host, const std::vector<v1::RankEndpoint>& endpoints,
+    const MacResolver& resolve) {
+  std::vector<std::map<uint32_t, std::string>> out(interfaces.size());
+  for (size_t nic = 0; nic < interfaces.size(); ++nic) {
+    std::map<std::string, std::string> mac_of_address;
+    for (const v1::RankEndpoint& e : endpoints) {
+      if (e.host() == host) continue;
+      auto known = mac_of_address.find(e.ipv4());
+      if (known == mac_of_address.end()) {
+        auto mac = resolve(e.ipv4(), interfaces[nic]);
+        if (!mac.ok()) {
+          return mac.status().with_context(
+              fmt::format("host {} NIC {} ({}), peer rank {} on host {}", host, nic, interfaces[nic], e.rank(), e.host()));
+        }
+        known = mac_of_address.emplace(e.ipv4(), *mac).first;
+      }
+      out[nic][e.rank()] = known->second;
+    }
+  }
+  return out;
+}
+
 }  // namespace collide::orchestrator::agent

@@ -2,9 +2,13 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
+#include "collide/agent.pb.h"
 #include "common/result.h"
 
 // The MAC a real host's frames to a peer go to: the peer itself when it is on the link, else the
@@ -28,5 +32,18 @@ std::optional<std::string> mac_from_arp(const std::string& arp_table, const std:
 // and the interface.
 Result<std::string> resolve_next_hop_mac(const std::string& peer, const std::string& ifname,
                                          std::chrono::milliseconds timeout);
+
+// Gives the next-hop MAC towards a peer address out of an interface (resolve_next_hop_mac).
+using MacResolver = std::function<Result<std::string>(const std::string& peer, const std::string& ifname)>;
+
+// For each NIC of host `host` (`interfaces`, in rail order), the next-hop MAC towards every rank
+// of another host in `endpoints`, out of that NIC's interface: rank -> MAC. Each NIC asks its own
+// way: on a flat L2 segment the answer is the peer NIC's own MAC, across a routed fabric the
+// gateway's of that NIC's route. An address is resolved once per NIC. Ranks of this host are not
+// asked for (their steps never leave the host). The error names the NIC, its interface and the
+// peer rank.
+Result<std::vector<std::map<uint32_t, std::string>>> peer_macs_of_nics(
+    const std::vector<std::string>& interfaces, uint32_t host, const std::vector<v1::RankEndpoint>& endpoints,
+    const MacResolver& resolve);
 
 }  // namespace collide::orchestrator::agent

@@ -82,5 +82,53 @@ TEST(NextHop, LinesWithUnreadableNumbersAreSkipped) {
   EXPECT_EQ(mac_from_arp(arp, "eth1", ip(10, 1, 0, 7)), std::nullopt);
 }
 
+v1::RankEndpoint endpoint(uint32_t rank, uint32_t host, const std::string& ipv4) {
+  v1::RankEndpoint e;
+  e.set_rank(rank);
+  e.set_host(host);
+  e.set_ipv4(ipv4);
+  return e;
+}
+
+// Two hosts of two NICs, one rank on each; a third host whose two ranks share one address would
+// be refused by the placement, but the agent must still ask once per address.
+const std::vector<v1::RankEndpoint> kRanks = {
+    endpoint(0, 0, "10.0.0.1"), endpoint(1, 0, "10.0.1.1"), endpoint(2, 1, "10.0.0.2"),
+    endpoint(3, 1, "10.0.1.2"), endpoint(4, 2, "10.0.0.3"), endpoint(5, 2, "10.0.0.3")};
+
+TEST(PeerMacs, EachNicAsksOutOfItsOwnInterfaceForEveryRankOfTheOtherHosts) {
+  std::vector<std::string> asked;
+  auto macs = peer_macs_of_nics({"eth0", "eth1"}, 0, kRanks,
+                                [&](const std::string& peer, const std::string& ifname) -> Result<std::string> {
+                                  asked.push_back(peer + "@" + ifname);
+                                  return "mac-of-" + peer + "-via-" + ifname;
+                                });
+  ASSERT_TRUE(macs.ok()) << macs.status().message();
+  ASSERT_EQ(macs->size(), 2u);
+  const std::map<uint32_t, std::string> nic1 = {{2, "mac-of-10.0.0.2-via-eth1"},
+                                                {3, "mac-of-10.0.1.2-via-eth1"},
+                                                {4, "mac-of-10.0.0.3-via-eth1"},
+                                                {5, "mac-of-10.0.0.3-via-eth1"}};
+  EXPECT_EQ((*macs)[1], nic1);
+  EXPECT_EQ((*macs)[0].at(3), "mac-of-10.0.1.2-via-eth0");
+  EXPECT_EQ((*macs)[0].count(0), 0u);  // its own ranks: never on the wire
+  EXPECT_EQ((*macs)[0].count(1), 0u);
+  // One question per address and NIC.
+  EXPECT_EQ(asked, (std::vector<std::string>{"10.0.0.2@eth0", "10.0.1.2@eth0", "10.0.0.3@eth0",
+                                             "10.0.0.2@eth1", "10.0.1.2@eth1", "10.0.0.3@eth1"}));
+}
+
+TEST(PeerMacs, APeerThatCannotBeResolvedIsNamedWithTheNicThatAsked) {
+  auto macs = peer_macs_of_nics({"eth0", "eth1"}, 1, kRanks,
+                                [](const std::string& peer, const std::string& ifname) -> Result<std::string> {
+                                  if (ifname == "eth1" && peer == "10.0.0.3") return unavailable("no ARP answer");
+                                  return std::string("02:00:00:00:00:01");
+                                });
+  ASSERT_FALSE(macs.ok());
+  EXPECT_NE(macs.status().message().find("host 1 NIC 1 (eth1), peer rank 4 on host 2"), std::string::npos)
+      << macs.status().message();
+  EXPECT_NE(macs.status().message().find("no ARP answer"), std::string::npos) << macs.status().message();
+}
+
 }  // namespace
 }  // namespace collide::orchestrator::agent

@@ -11,6 +11,7 @@
 
 #include "collide/agent.pb.h"
 #include "common/parse_number.h"
+#include "orchestrator/agent/fault_nic.h"
 #include "orchestrator/control/certs.h"
 #include "orchestrator/replay/transport_options.h"
 #include "orchestrator/run/agent_fleet.h"
@@ -122,9 +123,12 @@ v1::PrepareRun prepare_request(const Placement& p, const AgentHandle& a, const R
   r.set_trace_timing(p.trace_timing);
   if (!p.real.endpoints.empty()) {
     for (const v1::RankEndpoint& e : p.real.endpoints) *r.add_rank_endpoints() = e;
-    v1::RunNic* nic = r.add_nics();
-    nic->set_interface(p.real.interface_of_host.at(a.host));
-    nic->set_port(p.real.port_of_host.at(a.host));
+    r.set_nics_per_host(p.real.nics_per_host);
+    for (const RealHostNic& nic : p.real.nics_of_host.at(a.host)) {
+      v1::RunNic* n = r.add_nics();
+      n->set_interface(nic.interface);
+      n->set_port(nic.port);
+    }
     r.set_lcore(a.host % 2);
   }
   if (a.host < p.nics.size()) {
@@ -473,14 +477,30 @@ Result<RunOutcome> run_locally(const v1::Scenario& s, const LocalRunOptions& o) 
       auto d = describe_agent(a, std::vector<std::string>(spec.interfaces().begin(), spec.interfaces().end()));
       if (!d.ok()) return d.status().with_context(a.name());
       for (const v1::InterfaceDescription& i : d->interfaces()) {
-        progress(fmt::format("{}: {} {} mac {} mtu {}", a.name(), i.name(), fmt::join(i.ipv4(), ","),
-                             i.mac(), i.mtu()));
+        progress(fmt::format("{}: {} {} mac {} mtu {} speed {}", a.name(), i.name(), fmt::join(i.ipv4(), ","),
+                             i.mac(), i.mtu(), i.speed_mbps() ? fmt::format("{} Mb/s", i.speed_mbps()) : "unknown"));
       }
       described[a.index] = std::move(d).value();
     }
     auto real = place_on_real_hosts(s, agents, described, placement.per_host);
     if (!real.ok()) return real.status();
     placement.real = std::move(real).value();
+    // A fault on a NIC its host does not have is refused now, before any run (the baseline too).
+    for (const v1::Fault& f : s.faults()) {
+      const auto host = placement.real.nics_of_host.find(host_of_fault(f));
+      if (host == placement.real.nics_of_host.end()) continue;  // the first agent names what is wrong
+      std::vector<std::string> interfaces;
+      for (const RealHostNic& nic : host->second) interfaces.push_back(nic.interface);
+      if (auto nic = agent::own_nic_of_fault(f, interfaces); !nic.ok()) {
+        return nic.status().with_context(fmt::format("host {}", host->first));
+      }
+    }
+    for (const AgentHandle& a : agents) {
+      std::vector<std::string> rails;
+      for (const RealHostNic& nic : placement.real.nics_of_host.at(a.host)) rails.push_back(nic.interface);
+      progress(fmt::format("{}: {} rank(s) on {} NIC(s) in rail order: {}", a.name(), placement.per_host,
+                           rails.size(), fmt::join(rails, ", ")));
+    }
   }
   COLLIDE_RETURN_IF_ERROR(measure_clocks(agents, 8));
   for (const AgentHandle& a : agents) {

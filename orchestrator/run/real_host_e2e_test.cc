@@ -3,7 +3,8 @@
 // host's address; the orchestrator runs in a namespace of its own on the same bridge. The job
 // must complete with every byte verified, a 1% loss fault on one host's NIC must show as resends
 // and as the injector's ground truth, and stopping the run must leave no replay or fault behind.
-// Needs root (namespaces, BPF).
+// Hosts with two NICs on the fabric run one rank on each, with traffic on both, on one segment or
+// with each rail on its own behind a router. Needs root (namespaces, BPF).
 #include <signal.h>
 #include <unistd.h>
 
@@ -11,8 +12,11 @@
 #include <charconv>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
+#include <map>
 #include <future>
 #include <optional>
+#include <sstream>
 #include <thread>
 
 #include <fmt/format.h>
@@ -40,9 +44,25 @@ uint64_t number(const nlohmann::json& j, const char* field, uint64_t fallback = 
   return n;
 }
 
+size_t occurrences(const std::string& text, const std::string& part) {
+  size_t n = 0;
+  for (size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + part.size())) ++n;
+  return n;
+}
+
 nlohmann::json read_json(const std::filesystem::path& path) {
   std::ifstream in(path);
   return in.good() ? nlohmann::json::parse(in, nullptr, false) : nlohmann::json();
+}
+
+// A variant of a run's report.json; nullopt when the report or the variant is missing.
+std::optional<nlohmann::json> variant_in_report(const std::filesystem::path& report, const std::string& name) {
+  const auto j = read_json(report);
+  if (!j.is_object()) return std::nullopt;
+  for (const auto& v : j["variants"]) {
+    if (v["name"] == name) return v;
+  }
+  return std::nullopt;
 }
 
 class RealHostRunTest : public ::testing::Test {
@@ -53,7 +73,8 @@ class RealHostRunTest : public ::testing::Test {
     COLLIDE_REQUIRE(testing::missing_netns());
     COLLIDE_REQUIRE(testing::missing_bpf());
     COLLIDE_REQUIRE(testing::missing_tool("setpriv"));
-    prefix_ = fmt::format("rh{}", getpid() % 100000);
+    if (nics_ > 1) COLLIDE_REQUIRE(testing::missing_tool("sysctl"));  // ARP and forwarding settings
+    prefix_ = fmt::format("{}{}", prefix_stem_, getpid() % 100000);
     // A /24 of its own per test process, so that parallel runs do not share addresses.
     subnet_ = fmt::format("10.{}.{}", 100 + getpid() % 100, getpid() / 100 % 250);
     dir_ = std::filesystem::temp_directory_path() / fmt::format("collide-real-host-{}", getpid());
@@ -81,6 +102,13 @@ class RealHostRunTest : public ::testing::Test {
 
   std::string ns(const std::string& role) const { return prefix_ + "-" + role; }
   std::string host_ip(int h) const { return fmt::format("{}.{}", subnet_, h + 1); }
+  // The address of a host's NIC k > 0 (NIC 0 has host_ip), on the same segment.
+  std::string nic_ip(int h, int k) const {
+    if (k == 0) return host_ip(h);
+    return routed_ ? fmt::format("{}.{}", rail_subnet(k), h + 1) : fmt::format("{}.{}", subnet_, 100 * k + h + 1);
+  }
+  // Rail k > 0 of a routed fabric: a segment of its own.
+  std::string rail_subnet(int k) const { return fmt::format("10.{}.{}", 150 + k, getpid() % 250); }
   // Where the agent listens: on its data interface, or on a control network of its own.
   std::string control_ip(int h) const {
     return separate_control_ ? fmt::format("{}.{}", control_subnet(), h + 1) : host_ip(h);
@@ -117,6 +145,8 @@ class RealHostRunTest : public ::testing::Test {
       sh({"ip", "-n", name, "addr", "add", address, "dev", "eth0"});
       sh({"ip", "-n", name, "link", "set", "eth0", "up"});
     }
+    for (int k = 1; k < nics_; ++k) routed_ ? add_routed_rail(k) : add_nics(k);
+    if (routed_) add_router();
     if (separate_control_) build_control_network();
     // A second interface on each host whose link leads nowhere: its peer end, in the same host,
     // has no address of that subnet, so nothing answers ARP on it.
@@ -127,6 +157,99 @@ class RealHostRunTest : public ::testing::Test {
       sh({"ip", "-n", name, "link", "set", "dead0end", "up"});
       sh({"ip", "-n", name, "link", "set", "dead0", "up"});
     }
+  }
+
+  // eth<k> on every host, on the same bridge and segment as eth0: a flat L2 fabric. Each NIC
+  // answers ARP only for its own addresses (arp_ignore 1) and asks with them (arp_announce 2), as
+  // multi-NIC hosts on one segment are set up: otherwise any NIC of a host would answer for all of
+  // them, and frames for one rank would arrive at another rank's NIC.
+  void add_nics(int k) {
+    const std::string bridge = ns("br");
+    for (int h = 0; h < kHosts; ++h) {
+      const std::string name = ns(fmt::format("h{}", h));
+      const std::string nic = fmt::format("eth{}", k);
+      for (const char* key : {"net.ipv4.conf.all.arp_ignore=1", "net.ipv4.conf.all.arp_announce=2"}) {
+        sh({"ip", "netns", "exec", name, "sysctl", "-q", "-w", key});
+      }
+      const std::string port = fmt::format("{}h{}n{}", prefix_, h, k).substr(0, 15);
+      sh({"ip", "-n", bridge, "link", "add", port, "type", "veth", "peer", "name", nic, "netns", name});
+      sh({"ip", "-n", bridge, "link", "set", port, "master", "br0", "up"});
+      sh({"ip", "-n", name, "addr", "add", nic_ip(h, k) + "/24", "dev", nic});
+      sh({"ip", "-n", name, "link", "set", nic, "up"});
+    }
+  }
+
+  // eth<k> on every host, on a bridge and segment of its own (rail k), which only a router joins to
+  // the others.
+  void add_routed_rail(int k) {
+    const std::string bridge = ns("br");
+    const std::string rail = fmt::format("rail{}", k);
+    sh({"ip", "-n", bridge, "link", "add", rail, "type", "bridge"});
+    sh({"ip", "-n", bridge, "link", "set", rail, "up"});
+    for (int h = 0; h < kHosts; ++h) {
+      const std::string name = ns(fmt::format("h{}", h));
+      const std::string nic = fmt::format("eth{}", k);
+      const std::string port = fmt::format("{}h{}n{}", prefix_, h, k).substr(0, 15);
+      sh({"ip", "-n", bridge, "link", "add", port, "type", "veth", "peer", "name", nic, "netns", name});
+      sh({"ip", "-n", bridge, "link", "set", port, "master", rail, "up"});
+      sh({"ip", "-n", name, "addr", "add", nic_ip(h, k) + "/24", "dev", nic});
+      sh({"ip", "-n", name, "link", "set", nic, "up"});
+    }
+  }
+
+  // A router with a leg on every rail (address .254), and on every host a route out of each NIC
+  // towards the other rails' segments through it (a higher metric than the segment's own route,
+  // which the kernel keeps using for its own traffic).
+  void add_router() {
+    const std::string bridge = ns("br");
+    const std::string router = ns("rt");
+    sh({"ip", "netns", "add", router});
+    namespaces_.push_back(router);
+    sh({"ip", "netns", "exec", router, "sysctl", "-q", "-w", "net.ipv4.ip_forward=1"});
+    const auto subnet_of = [&](int k) { return k == 0 ? subnet_ : rail_subnet(k); };
+    for (int k = 0; k < nics_; ++k) {
+      const std::string leg = fmt::format("leg{}", k);
+      const std::string port = fmt::format("{}rt{}", prefix_, k).substr(0, 15);
+      sh({"ip", "-n", bridge, "link", "add", port, "type", "veth", "peer", "name", leg, "netns", router});
+      sh({"ip", "-n", bridge, "link", "set", port, "master", k == 0 ? "br0" : fmt::format("rail{}", k), "up"});
+      sh({"ip", "-n", router, "addr", "add", fmt::format("{}.254/24", subnet_of(k)), "dev", leg});
+      sh({"ip", "-n", router, "link", "set", leg, "up"});
+    }
+    for (int h = 0; h < kHosts; ++h) {
+      const std::string name = ns(fmt::format("h{}", h));
+      for (int k = 0; k < nics_; ++k) {
+        for (int other = 0; other < nics_; ++other) {
+          if (other == k) continue;
+          sh({"ip", "-n", name, "route", "add", fmt::format("{}.0/24", subnet_of(other)), "via",
+              fmt::format("{}.254", subnet_of(k)), "dev", fmt::format("eth{}", k), "metric", "100"});
+        }
+      }
+    }
+  }
+
+  // How many datagrams the router forwarded.
+  uint64_t forwarded_by_router() {
+    auto r = process::run_command({"ip", "netns", "exec", ns("rt"), "cat", "/proc/net/snmp"});
+    EXPECT_TRUE(r.ok() && r->exit_code == 0);
+    if (!r.ok()) return 0;
+    // Two "Ip:" lines: the field names, then the values; ForwDatagrams is one of them.
+    std::istringstream lines(r->output);
+    std::vector<std::string> names, values;
+    for (std::string line; std::getline(lines, line);) {
+      if (line.rfind("Ip: ", 0) != 0) continue;
+      std::istringstream fields(line.substr(4));
+      std::vector<std::string>& into = names.empty() ? names : values;
+      for (std::string f; fields >> f;) into.push_back(f);
+    }
+    for (size_t i = 0; i < names.size() && i < values.size(); ++i) {
+      if (names[i] != "ForwDatagrams") continue;
+      uint64_t n = 0;
+      const auto [end, ec] = std::from_chars(values[i].data(), values[i].data() + values[i].size(), n);
+      EXPECT_TRUE(ec == std::errc() && end == values[i].data() + values[i].size()) << values[i];
+      return n;
+    }
+    ADD_FAILURE() << "no ForwDatagrams in " << r->output;
+    return 0;
   }
 
   // ctl0 on every machine, on a second bridge: the agents' control connections stay off eth0.
@@ -149,9 +272,11 @@ class RealHostRunTest : public ::testing::Test {
 
   void start_agent(int h) {
     const std::string listen = fmt::format("{}:7411", control_ip(h));
+    std::string interfaces = "eth0,dead0";
+    for (int k = 1; k < nics_; ++k) interfaces += fmt::format(",eth{}", k);
     auto agent = process::ChildProcess::spawn(
         {"ip", "netns", "exec", ns(fmt::format("h{}", h)), COLLIDE_BIN, "--log-level=info", "agent",
-         "--listen", listen, "--certs", (dir_ / "certs").string(), "--interfaces", "eth0,dead0",
+         "--listen", listen, "--certs", (dir_ / "certs").string(), "--interfaces", interfaces,
          "--work-dir", agent_dir(h).string()});
     ASSERT_TRUE(agent.ok()) << agent.status().message();
     auto line = agent->read_line(10s);
@@ -182,12 +307,39 @@ runs:
     return path.string();
   }
 
+  // Two hosts that list eth0 and eth1, two ranks each: one per NIC (build with nics_ = 2).
+  std::string write_two_nic_scenario() {
+    const auto path = dir_ / "scenario.yaml";
+    std::ofstream(path) << fmt::format(R"(name: real-hosts-two-nics
+testbed:
+  agents:
+    - {{address: "{}:7411", host: 0, interfaces: [eth0, eth1]}}
+    - {{address: "{}:7411", host: 1, interfaces: [eth0, eth1]}}
+  ranks_per_host: 2
+  port: af_packet
+workload:
+  collectives: {{kind: all-reduce, bytes: 2MiB, count: 8}}
+transport: {{mtu_bytes: 1024}}
+faults:
+  - {{name: lossy-h1-nic1, kind: loss, link: h1.nic1, direction: to-host, probability: 1%, seed: 7, roce_only: true}}
+runs:
+  baseline: true
+  variants:
+    - {{name: loss, faults: [lossy-h1-nic1]}}
+)",
+                                       control_ip(0), control_ip(1));
+    return path.string();
+  }
+
   std::vector<std::string> run_argv(const std::string& scenario) const {
     return {"ip", "netns", "exec", ns("orch"), COLLIDE_BIN, "run", scenario, "--certs",
             (dir_ / "certs").string(), "--output", (dir_ / "results").string(), "--lease", "2"};
   }
 
   bool separate_control_ = false;
+  int nics_ = 1;  // NICs per host on the fabric
+  bool routed_ = false;  // NIC k > 0 on a segment of its own, joined by a router; else all on one
+  std::string prefix_stem_ = "rh";
   std::string prefix_, subnet_;
   std::filesystem::path dir_;
   std::vector<std::string> namespaces_;
@@ -200,6 +352,8 @@ TEST_F(RealHostRunTest, RunsOnAgentsItDoesNotOwnWithBytesVerifiedAndLossGroundTr
   ASSERT_EQ(run->exit_code, 0) << run->output;
   // The handshake: each agent described its interface.
   EXPECT_NE(run->output.find(fmt::format("eth0 {} mac", host_ip(1))), std::string::npos) << run->output;
+  // ... with its link speed (a veth says 10000 Mb/s).
+  EXPECT_NE(run->output.find("speed 10000 Mb/s"), std::string::npos) << run->output;
 
   // Every replay verified every byte it received: no payload or ICRC errors, all data arrived.
   int results = 0;
@@ -221,13 +375,8 @@ TEST_F(RealHostRunTest, RunsOnAgentsItDoesNotOwnWithBytesVerifiedAndLossGroundTr
   }
   EXPECT_EQ(results, 2 * kHosts);  // baseline and loss, on each host
 
-  const auto report = read_json(dir_ / "results" / "report.json");
-  ASSERT_TRUE(report.is_object()) << run->output;
-  std::optional<nlohmann::json> loss;
-  for (const auto& v : report["variants"]) {
-    if (v["name"] == "loss") loss = v;
-  }
-  ASSERT_TRUE(loss.has_value());
+  const std::optional<nlohmann::json> loss = variant_in_report(dir_ / "results" / "report.json", "loss");
+  ASSERT_TRUE(loss.has_value()) << run->output;
   EXPECT_EQ((*loss)["failed_runs"], 0);
   EXPECT_GT(std::stoull((*loss)["retransmitted_packets"].get<std::string>()), 0u);
   ASSERT_EQ((*loss)["faults"].size(), 1u);
@@ -255,15 +404,33 @@ void edit(const std::string& path, const std::string& from, const std::string& t
   std::ofstream(path) << text;
 }
 
-// Leaves the scenario with its baseline alone: the lossy variant and its fault go.
-void drop_loss_variant(const std::string& scenario) {
-  edit(scenario, "    - {name: loss, faults: [lossy-h1]}\n", "");
+// Leaves the scenario with its baseline alone: the lossy variant and its fault (`fault` on `link`) go.
+void drop_loss_variant(const std::string& scenario, const std::string& fault = "lossy-h1",
+                       const std::string& link = "h1") {
+  edit(scenario, fmt::format("    - {{name: loss, faults: [{}]}}\n", fault), "");
   edit(scenario, "  variants:\n", "");
   edit(scenario,
-       "faults:\n  - {name: lossy-h1, kind: loss, link: h1, direction: to-host, probability: 1%, "
-       "seed: 7, roce_only: true}\n",
+       fmt::format("faults:\n  - {{name: {}, kind: loss, link: {}, direction: to-host, probability: 1%, "
+                   "seed: 7, roce_only: true}}\n",
+                   fault, link),
        "");
 }
+
+// The same hosts with a control network of their own, so that the replays may take eth0 whole.
+class RealHostAfXdpTest : public RealHostRunTest {
+ protected:
+  RealHostAfXdpTest() { separate_control_ = true; }
+
+  // Runs `scenario` over af_xdp, which must succeed, without its loss variant (`fault` on `link`):
+  // the AF_XDP driver holds the NIC's XDP hook, where that fault would go.
+  void run_over_af_xdp(const std::string& scenario, const std::string& fault, const std::string& link) {
+    edit(scenario, "port: af_packet", "port: af_xdp");
+    drop_loss_variant(scenario, fault, link);
+    auto run = process::run_command(run_argv(scenario));
+    ASSERT_TRUE(run.ok());
+    ASSERT_EQ(run->exit_code, 0) << run->output;
+  }
+};
 
 TEST_F(RealHostRunTest, AFlapOfAHostsOwnInterfaceStallsTheJobAndItRecovers) {
   const std::string scenario = write_scenario(16, "4MiB", /*baseline=*/false);
@@ -300,13 +467,14 @@ TEST_F(RealHostRunTest, AnInterfaceTheAgentMayNotUseIsRefusedByName) {
       << run->output;
 }
 
-TEST_F(RealHostRunTest, MoreThanOneRankPerRealHostIsRefusedBeforeAnyTraffic) {
+TEST_F(RealHostRunTest, TwoRanksOnAnInterfaceWithOneAddressAreRefusedBeforeAnyTraffic) {
   const std::string scenario = write_scenario(1, "64KiB", true);
   edit(scenario, "ranks_per_host: 1", "ranks_per_host: 2");
   auto run = process::run_command(run_argv(scenario));
   ASSERT_TRUE(run.ok());
   EXPECT_NE(run->exit_code, 0);
-  EXPECT_NE(run->output.find("real hosts run one rank each so far"), std::string::npos) << run->output;
+  EXPECT_NE(run->output.find("interface eth0 (NIC 0) has 1 IPv4 address(es) for its 2 rank(s)"), std::string::npos)
+      << run->output;
   for (int h = 0; h < kHosts; ++h) EXPECT_FALSE(std::filesystem::exists(agent_dir(h))) << "a run started";
 }
 
@@ -377,22 +545,12 @@ TEST_F(RealHostRunTest, SigtermStopsTheRunAndDisarmsTheAgentsFaults) {
   EXPECT_NE(loss["failures"].dump().find("interrupted"), std::string::npos) << loss["failures"].dump();
 }
 
-// The same hosts with a control network of their own, so that the replays may take eth0 whole.
-class RealHostAfXdpTest : public RealHostRunTest {
- protected:
-  RealHostAfXdpTest() { separate_control_ = true; }
-};
-
 TEST_F(RealHostAfXdpTest, RunsOverDpdkAfXdpWhenTheControlConnectionUsesAnotherInterface) {
 #ifndef COLLIDE_HAVE_DPDK
   GTEST_SKIP() << "built without DPDK (-DCOLLIDE_WITH_DPDK=OFF)";
 #endif
-  const std::string scenario = write_scenario(8, "2MiB", true);
-  edit(scenario, "port: af_packet", "port: af_xdp");
-  drop_loss_variant(scenario);
-  auto run = process::run_command(run_argv(scenario));
-  ASSERT_TRUE(run.ok());
-  ASSERT_EQ(run->exit_code, 0) << run->output;
+  run_over_af_xdp(write_scenario(8, "2MiB", true), "lossy-h1", "h1");
+  if (HasFatalFailure()) return;
   for (int h = 0; h < kHosts; ++h) {
     const auto j = read_json(agent_dir(h) / fmt::format("run-0-host-{}.completion.json", h));
     ASSERT_TRUE(j.is_object()) << "host " << h;
@@ -401,6 +559,201 @@ TEST_F(RealHostAfXdpTest, RunsOverDpdkAfXdpWhenTheControlConnectionUsesAnotherIn
     EXPECT_EQ(number(j["counters"], "pattern_errors", 1), 0u);
     EXPECT_GE(number(j["counters"], "payload_bytes_received"), uint64_t{8} * (2u << 20));
   }
+}
+
+// Hosts with two NICs each on the fabric (eth0, eth1), two ranks per host: one per NIC.
+class RealHostTwoNicTest : public RealHostRunTest {
+ protected:
+  RealHostTwoNicTest() {
+    nics_ = 2;
+    prefix_stem_ = "rn";
+  }
+
+  // What the kernel counted as sent by a host's interface.
+  uint64_t tx_packets(int h, const std::string& nic) {
+    auto r = process::run_command(
+        {"ip", "netns", "exec", ns(fmt::format("h{}", h)), "cat", fmt::format("/sys/class/net/{}/statistics/tx_packets", nic)});
+    EXPECT_TRUE(r.ok() && r->exit_code == 0);
+    if (!r.ok()) return 0;
+    uint64_t n = 0;
+    const std::string text = r->output.substr(0, r->output.find('\n'));
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+    EXPECT_TRUE(ec == std::errc() && end == text.data() + text.size()) << r->output;
+    return n;
+  }
+};
+
+TEST_F(RealHostTwoNicTest, AnAgentWithTwoInterfacesRunsOneRankOnEachNic) {
+  std::map<std::pair<int, std::string>, uint64_t> sent_before;
+  for (int h = 0; h < kHosts; ++h) {
+    for (const char* nic : {"eth0", "eth1"}) sent_before[{h, nic}] = tx_packets(h, nic);
+  }
+  auto run = process::run_command(run_argv(write_two_nic_scenario()));
+  ASSERT_TRUE(run.ok());
+  ASSERT_EQ(run->exit_code, 0) << run->output;
+  // The handshake: both interfaces of each host, with their speeds, and the rails they became.
+  for (int h = 0; h < kHosts; ++h) {
+    for (int k = 0; k < 2; ++k) {
+      EXPECT_NE(run->output.find(fmt::format("eth{} {} mac", k, nic_ip(h, k))), std::string::npos) << run->output;
+    }
+  }
+  EXPECT_EQ(occurrences(run->output, "speed 10000 Mb/s"), 2 * kHosts) << run->output;
+  EXPECT_NE(run->output.find("2 rank(s) on 2 NIC(s) in rail order: eth0, eth1"), std::string::npos) << run->output;
+
+  for (int h = 0; h < kHosts; ++h) {
+    const auto j = read_json(agent_dir(h) / fmt::format("run-0-host-{}.completion.json", h));
+    ASSERT_TRUE(j.is_object()) << "host " << h;
+    EXPECT_TRUE(j.value("ok", false)) << j.dump();
+    const auto& c = j["counters"];
+    EXPECT_EQ(number(c, "pattern_errors", 1), 0u);
+    EXPECT_EQ(number(c, "icrc_errors", 1), 0u);
+    EXPECT_EQ(j["ops"].size(), 16u);  // 8 all-reduces on each of the host's 2 ranks
+    // A 4-rank ring all-reduce of 2 MiB moves 3/2 x 2 MiB into each rank, 8 times; the host's
+    // two ranks get some of theirs from each other, over the modeled NVLink, not the wire.
+    ASSERT_EQ(j["nics"].size(), 2u) << j.dump();
+    uint64_t received = 0;
+    for (int k = 0; k < 2; ++k) {
+      const auto& nic = j["nics"][k];
+      EXPECT_NE(nic.value("port", std::string()).find(fmt::format("eth{}", k)), std::string::npos) << nic.dump();
+      // Traffic on both NICs, each way, and the kernel saw it leave by that interface.
+      EXPECT_GT(number(nic, "tx_frames"), 0u) << "host " << h << " NIC " << k << ": " << nic.dump();
+      EXPECT_GT(number(nic, "rx_frames"), 0u) << "host " << h << " NIC " << k << ": " << nic.dump();
+      const std::string ifname = fmt::format("eth{}", k);
+      const uint64_t sent_by_kernel = tx_packets(h, ifname) - sent_before[std::make_pair(h, ifname)];
+      EXPECT_GE(sent_by_kernel, number(nic, "tx_frames"))
+          << "host " << h << " " << ifname;
+      received += number(nic, "payload_bytes_received");
+      std::cout << fmt::format("host {} NIC {} ({}): {} frames sent ({} by the kernel's count), {} received, {} payload bytes\n",
+                               h, k, ifname, number(nic, "tx_frames"), sent_by_kernel, number(nic, "rx_frames"),
+                               number(nic, "payload_bytes_received"));
+    }
+    EXPECT_EQ(received, number(c, "payload_bytes_received"));
+    EXPECT_GT(received, 0u);
+  }
+
+  // The loss fault on h1.nic1 went on host 1's eth1: every frame it matched that it did not
+  // drop reached NIC 1's engine.
+  const std::optional<nlohmann::json> loss = variant_in_report(dir_ / "results" / "report.json", "loss");
+  ASSERT_TRUE(loss.has_value()) << run->output;
+  EXPECT_EQ((*loss)["failed_runs"], 0);
+  ASSERT_EQ((*loss)["faults"].size(), 1u);
+  const uint64_t matched = std::stoull((*loss)["faults"][0]["packets_matched"].get<std::string>());
+  const uint64_t acted = std::stoull((*loss)["faults"][0]["packets_acted"].get<std::string>());
+  const auto lossy = read_json(agent_dir(1) / "run-1-host-1.completion.json");
+  ASSERT_TRUE(lossy.is_object());
+  ASSERT_EQ(lossy["nics"].size(), 2u);
+  std::cout << fmt::format("loss on h1.nic1: {} frames matched, {} dropped; host 1 NIC 0 received {}, NIC 1 {}\n",
+                           matched, acted, number(lossy["nics"][0], "rx_frames"), number(lossy["nics"][1], "rx_frames"));
+  EXPECT_GT(matched, 0u);
+  EXPECT_LE(matched - acted, number(lossy["nics"][1], "rx_frames")) << lossy["nics"].dump();
+  for (const auto& a : agents_) EXPECT_EQ(bpf_links_of(a.pid()), 0);
+}
+
+TEST_F(RealHostTwoNicTest, MoreRanksThanNicsShareThemEachOnAnAddressOfItsOwn) {
+  // A second address on every NIC: four ranks per host, local ranks 0 and 2 on eth0, 1 and 3 on eth1.
+  for (int h = 0; h < kHosts; ++h) {
+    for (int k = 0; k < 2; ++k) {
+      sh({"ip", "-n", ns(fmt::format("h{}", h)), "addr", "add", fmt::format("{}.{}/24", subnet_, 50 + 10 * k + h),
+          "dev", fmt::format("eth{}", k)});
+    }
+  }
+  const std::string scenario = write_two_nic_scenario();
+  edit(scenario, "ranks_per_host: 2", "ranks_per_host: 4");
+  drop_loss_variant(scenario, "lossy-h1-nic1", "h1.nic1");
+  auto run = process::run_command(run_argv(scenario));
+  ASSERT_TRUE(run.ok());
+  ASSERT_EQ(run->exit_code, 0) << run->output;
+  EXPECT_NE(run->output.find("4 rank(s) on 2 NIC(s) in rail order: eth0, eth1"), std::string::npos) << run->output;
+  for (int h = 0; h < kHosts; ++h) {
+    const auto j = read_json(agent_dir(h) / fmt::format("run-0-host-{}.completion.json", h));
+    ASSERT_TRUE(j.is_object()) << "host " << h;
+    EXPECT_TRUE(j.value("ok", false)) << j.dump();
+    EXPECT_EQ(number(j["counters"], "pattern_errors", 1), 0u);
+    EXPECT_EQ(j["ops"].size(), 32u);  // 8 all-reduces on each of the host's 4 ranks
+    ASSERT_EQ(j["nics"].size(), 2u) << j.dump();
+    for (int k = 0; k < 2; ++k) EXPECT_GT(number(j["nics"][k], "tx_frames"), 0u) << "host " << h << " NIC " << k;
+  }
+}
+
+TEST_F(RealHostTwoNicTest, AFaultOnANicTheHostDoesNotHaveIsRefusedBeforeAnyRun) {
+  const std::string scenario = write_two_nic_scenario();
+  edit(scenario, "link: h1.nic1", "link: h1.nic2");
+  auto run = process::run_command(run_argv(scenario));
+  ASSERT_TRUE(run.ok());
+  EXPECT_NE(run->exit_code, 0);
+  EXPECT_NE(run->output.find("no NIC 2: this host's NICs are h1.nic0 to h1.nic1 (eth0, eth1)"), std::string::npos)
+      << run->output;
+  // Not even the baseline, which has no fault, ran.
+  for (int h = 0; h < kHosts; ++h) EXPECT_FALSE(std::filesystem::exists(agent_dir(h))) << "a run started";
+}
+
+// Two NICs per host over DPDK's AF_XDP driver, with the control connection on a network of its own:
+// one replay opens two AF_XDP devices, one per NIC.
+class RealHostTwoNicAfXdpTest : public RealHostAfXdpTest {
+ protected:
+  RealHostTwoNicAfXdpTest() {
+    nics_ = 2;
+    prefix_stem_ = "rx";
+  }
+};
+
+TEST_F(RealHostTwoNicAfXdpTest, EachNicGetsItsOwnAfXdpDevice) {
+#ifndef COLLIDE_HAVE_DPDK
+  GTEST_SKIP() << "built without DPDK (-DCOLLIDE_WITH_DPDK=OFF)";
+#endif
+  run_over_af_xdp(write_two_nic_scenario(), "lossy-h1-nic1", "h1.nic1");
+  if (HasFatalFailure()) return;
+  for (int h = 0; h < kHosts; ++h) {
+    const auto j = read_json(agent_dir(h) / fmt::format("run-0-host-{}.completion.json", h));
+    ASSERT_TRUE(j.is_object()) << "host " << h;
+    EXPECT_TRUE(j.value("ok", false)) << j.dump();
+    EXPECT_EQ(number(j["counters"], "pattern_errors", 1), 0u);
+    ASSERT_EQ(j["nics"].size(), 2u) << j.dump();
+    for (int k = 0; k < 2; ++k) {
+      const auto& nic = j["nics"][k];
+      EXPECT_NE(nic.value("port", std::string()).find("af_xdp"), std::string::npos) << nic.dump();
+      EXPECT_GT(number(nic, "tx_frames"), 0u) << "host " << h << " NIC " << k << ": " << nic.dump();
+      EXPECT_GT(number(nic, "rx_frames"), 0u) << "host " << h << " NIC " << k << ": " << nic.dump();
+    }
+  }
+}
+
+// Each rail a segment of its own, joined by a router: a NIC's frames to a peer on another rail go to
+// the router, whose MAC the agent resolves as that NIC's next hop towards the peer.
+class RealHostRoutedRailsTest : public RealHostRunTest {
+ protected:
+  RealHostRoutedRailsTest() {
+    nics_ = 2;
+    routed_ = true;
+    prefix_stem_ = "rr";
+  }
+};
+
+TEST_F(RealHostRoutedRailsTest, CrossRailFramesGoThroughTheGatewayOfTheirNic) {
+  const std::string scenario = write_two_nic_scenario();
+  drop_loss_variant(scenario, "lossy-h1-nic1", "h1.nic1");
+  const uint64_t forwarded_before = forwarded_by_router();
+  auto run = process::run_command(run_argv(scenario));
+  ASSERT_TRUE(run.ok());
+  ASSERT_EQ(run->exit_code, 0) << run->output;
+  uint64_t cross_rail_sent = 0;
+  for (int h = 0; h < kHosts; ++h) {
+    const auto j = read_json(agent_dir(h) / fmt::format("run-0-host-{}.completion.json", h));
+    ASSERT_TRUE(j.is_object()) << "host " << h;
+    EXPECT_TRUE(j.value("ok", false)) << j.dump();
+    EXPECT_EQ(number(j["counters"], "pattern_errors", 1), 0u);
+    EXPECT_EQ(number(j["counters"], "icrc_errors", 1), 0u);
+    EXPECT_EQ(j["ops"].size(), 16u);
+    ASSERT_EQ(j["nics"].size(), 2u) << j.dump();
+    for (const auto& nic : j["nics"]) cross_rail_sent += number(nic, "tx_frames");
+  }
+  // In a 4-rank ring over 2 hosts of 2 NICs, every step that leaves a host goes from one rail to
+  // the other (rank 1 on NIC 1 to rank 2 on NIC 0, rank 3 to rank 0), its acknowledgements back:
+  // each of those frames crossed the router.
+  const uint64_t forwarded = forwarded_by_router() - forwarded_before;
+  std::cout << fmt::format("the router forwarded {} datagrams; the hosts' NICs sent {} frames\n", forwarded,
+                           cross_rail_sent);
+  EXPECT_GE(forwarded, cross_rail_sent);
 }
 
 }  // namespace

@@ -14,18 +14,31 @@
 // built from it.
 namespace collide::orchestrator {
 
-// Every rank's address, and per host the interface and packet port its ranks use.
+// One NIC of a real host as a run uses it.
+struct RealHostNic {
+  std::string interface;  // the kernel's name for it
+  std::string port;       // the packet port the replay opens on it
+};
+
+// Every rank's address, and per host its NICs in rail order: local rank i of a host runs on NIC
+// i % nics_per_host (replayer/collectives/placement.h, Placement::uniform), with an address of
+// that NIC's interface.
 struct RealHostPlacement {
   std::vector<v1::RankEndpoint> endpoints;
-  std::map<uint32_t, std::string> interface_of_host;
-  std::map<uint32_t, std::string> port_of_host;
+  std::map<uint32_t, std::vector<RealHostNic>> nics_of_host;
+  uint32_t nics_per_host = 0;
 };
 
 // Asks a real host's agent which of `interfaces` it may use and what they have.
 Result<v1::HostDescription> describe_agent(AgentHandle& a, const std::vector<std::string>& interfaces);
 
-// Places each real host's ranks on the first of its agent's interfaces with an IPv4 address per
-// rank, one address per rank (the replayer tells ranks apart by address).
+// Places each real host's `per_host` ranks on the interfaces its agent described, taken in the
+// order described (the scenario's `interfaces`: rail order), as many as there are ranks. Every
+// rank needs an address of its own (the replayer tells ranks apart by address), so ranks that
+// share an interface take its addresses in turn. Every host must use the same number of NICs
+// (the placement is uniform). When the scenario named a host's interfaces, each one used must
+// fit (an IPv4 address, an MTU that holds a frame); when it named none, those that do not fit
+// are passed over. Errors name the host, the interface and what it lacks.
 Result<RealHostPlacement> place_on_real_hosts(const v1::Scenario& s,
                                               const std::vector<AgentHandle>& agents,
                                               const std::map<uint32_t, v1::HostDescription>& described,
