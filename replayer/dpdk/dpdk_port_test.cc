@@ -1,10 +1,12 @@
 #include "replayer/dpdk/dpdk_port.h"
 
 #include <rte_ethdev.h>
+#include <rte_lcore.h>
 #include <rte_mbuf.h>
 
 #include <algorithm>
 #include <array>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -137,6 +139,131 @@ TEST(DpdkPortTest, EalRefusesDifferentArgumentsLater) {
   COLLIDE_REQUIRE(missing_eal());
   EXPECT_TRUE(init_eal(virtual_device_eal_args(0)).ok());
   EXPECT_EQ(init_eal({"--no-pci"}).code(), StatusCode::kFailedPrecondition);
+}
+
+// Virtual devices report their link up as soon as they start; a link that stays down fails the
+// wait with the port's name and what its link says.
+TEST(DpdkPortTest, LinkDownTimesOutNamingThePort) {
+  COLLIDE_REQUIRE(missing_eal());
+  v1::DpdkPortConfig config;
+  config.set_device("net_ring5");
+  auto port = DpdkPort::open(config);  // waits for the link: the ring's is up at once
+  ASSERT_TRUE(port.ok()) << port.status().to_string();
+  EXPECT_TRUE((*port)->wait_for_link_up(std::chrono::milliseconds(0)).ok());
+
+  ASSERT_EQ(rte_eth_dev_set_link_down((*port)->port_id()), 0);
+  const auto start = std::chrono::steady_clock::now();
+  const Status down = (*port)->wait_for_link_up(std::chrono::milliseconds(60));
+  EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(60));
+  ASSERT_EQ(down.code(), StatusCode::kDeadlineExceeded) << down.to_string();
+  EXPECT_NE(down.message().find("'net_ring5'"), std::string::npos) << down.message();
+  EXPECT_NE(down.message().find("link down"), std::string::npos) << down.message();
+
+  ASSERT_EQ(rte_eth_dev_set_link_up((*port)->port_id()), 0);
+  EXPECT_TRUE((*port)->wait_for_link_up(std::chrono::milliseconds(60)).ok());
+}
+
+// net_ring's queue i sends into its ring i and receives from it: frames stay on their queue.
+TEST(DpdkPortTest, EachQueueCarriesItsOwnFrames) {
+  COLLIDE_REQUIRE(missing_eal());
+  v1::DpdkPortConfig config;
+  config.set_device("net_ring6");
+  config.set_queues(3);
+  auto port = DpdkPort::open(config);
+  ASSERT_TRUE(port.ok()) << port.status().to_string();
+  ASSERT_EQ((*port)->queue_count(), 3);
+  for (uint16_t q = 0; q < 3; ++q) {
+    auto frames = build_frames(**port, static_cast<uint16_t>(4 + q), 1000 * q);
+    ASSERT_EQ((*port)->tx_burst(frames.data(), static_cast<uint16_t>(frames.size()), q),
+              frames.size());
+  }
+  for (uint16_t q = 0; q < 3; ++q) {
+    std::array<rte_mbuf*, kBurst> received{};
+    const uint16_t n = (*port)->rx_burst(received.data(), kBurst, q);
+    EXPECT_EQ(n, 4 + q) << "queue " << q;
+    for (uint16_t i = 0; i < n; ++i) {
+      auto parsed = wire::parse_roce_frame(
+          {rte_pktmbuf_mtod(received[i], const uint8_t*), received[i]->data_len});
+      ASSERT_TRUE(parsed.ok());
+      EXPECT_EQ(parsed->headers.bth.psn, 1000u * q + i);
+      rte_pktmbuf_free(received[i]);
+    }
+    auto stats = (*port)->queue_stats(q);
+    ASSERT_TRUE(stats.ok()) << stats.status().to_string();
+    EXPECT_EQ(stats->tx_packets, 4u + q);
+    EXPECT_EQ(stats->rx_packets, 4u + q);
+  }
+  EXPECT_EQ((*port)->stats()->tx_packets, 4u + 5u + 6u);
+  EXPECT_FALSE((*port)->queue_stats(3).ok());
+}
+
+// net_null hashes (it offers RSS), so a port of several queues configures receive-side scaling.
+TEST(DpdkPortTest, SeveralQueuesWithReceiveSideScaling) {
+  COLLIDE_REQUIRE(missing_eal());
+  v1::DpdkPortConfig config;
+  config.set_device("net_null6");
+  config.set_queues(4);
+  auto port = DpdkPort::open(config);
+  ASSERT_TRUE(port.ok()) << port.status().to_string();
+  rte_eth_rss_conf rss{};
+  ASSERT_EQ(rte_eth_dev_rss_hash_conf_get((*port)->port_id(), &rss), 0);
+  EXPECT_NE(rss.rss_hf & RTE_ETH_RSS_NONFRAG_IPV4_UDP, 0u);
+  for (uint16_t q = 0; q < 4; ++q) {
+    auto frames = build_frames(**port, kBurst, 0);
+    const uint16_t sent = (*port)->tx_burst(frames.data(), kBurst, q);
+    for (uint16_t i = sent; i < kBurst; ++i) rte_pktmbuf_free(frames[i]);
+    EXPECT_EQ(sent, kBurst);
+    EXPECT_EQ((*port)->queue_stats(q)->tx_packets, kBurst);
+  }
+}
+
+TEST(DpdkPortTest, TooManyQueuesIsAClearError) {
+  COLLIDE_REQUIRE(missing_eal());
+  v1::DpdkPortConfig config;
+  config.set_device("net_ring7");
+  config.set_queues(17);  // net_ring has 16
+  auto port = DpdkPort::open(config);
+  ASSERT_FALSE(port.ok());
+  EXPECT_EQ(port.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(port.status().message().find("17 queues"), std::string::npos)
+      << port.status().message();
+  config.set_queues(65);
+  EXPECT_EQ(DpdkPort::open(config).status().code(), StatusCode::kInvalidArgument);
+}
+
+// A thread the EAL did not start gets an lcore id (and so its own mempool cache) once registered,
+// and gives it back when it unregisters.
+TEST(DpdkPortTest, EngineThreadsRegisterWithTheEal) {
+  COLLIDE_REQUIRE(missing_eal());
+  v1::DpdkPortConfig config;
+  config.set_device("net_null7");
+  auto port = DpdkPort::open(config);
+  ASSERT_TRUE(port.ok()) << port.status().to_string();
+  unsigned before = 0, during = 0, again = 0, after = 0;
+  bool has_cache = false;
+  Status registered, twice;
+  std::thread engine([&] {
+    before = rte_lcore_id();
+    registered = register_current_thread();
+    during = rte_lcore_id();
+    twice = register_current_thread();  // already registered: no second id
+    again = rte_lcore_id();
+    has_cache = rte_mempool_default_cache((*port)->tx_mempool(), during) != nullptr;
+    auto frames = build_frames(**port, kBurst, 0);
+    const uint16_t sent = (*port)->tx_burst(frames.data(), kBurst);
+    for (uint16_t i = sent; i < kBurst; ++i) rte_pktmbuf_free(frames[i]);
+    unregister_current_thread();
+    after = rte_lcore_id();
+  });
+  engine.join();
+  EXPECT_EQ(before, LCORE_ID_ANY);
+  ASSERT_TRUE(registered.ok()) << registered.to_string();
+  EXPECT_TRUE(twice.ok());
+  EXPECT_NE(during, LCORE_ID_ANY);
+  EXPECT_EQ(again, during);
+  EXPECT_TRUE(has_cache);
+  EXPECT_EQ(after, LCORE_ID_ANY);
+  EXPECT_EQ(rte_lcore_has_role(during, ROLE_NON_EAL), 0) << "the lcore id was not given back";
 }
 
 // Transmit buffers come back with the memo their last writer left; plain allocation clears it,
