@@ -54,6 +54,15 @@ std::vector<rte_mbuf*> build_frames(DpdkPort& port, uint16_t count, uint32_t fir
   return mbufs;
 }
 
+// Sends a burst of `kBurst` fresh frames on `queue`, frees what the port did not take, and
+// returns how many it took.
+uint16_t send_burst(DpdkPort& port, uint32_t first_psn, uint16_t queue = 0) {
+  auto frames = build_frames(port, kBurst, first_psn);
+  const uint16_t sent = port.tx_burst(frames.data(), kBurst, queue);
+  for (uint16_t i = sent; i < kBurst; ++i) rte_pktmbuf_free(frames[i]);
+  return sent;
+}
+
 TEST(DpdkPortTest, RingPortLoopsFramesBackIntact) {
   COLLIDE_REQUIRE(missing_eal());
   v1::DpdkPortConfig config;
@@ -90,10 +99,7 @@ TEST(DpdkPortTest, NullPortSwallowsEveryFrame) {
   ASSERT_TRUE(port.ok()) << port.status().to_string();
   uint64_t sent = 0;
   for (int round = 0; round < 100; ++round) {
-    auto frames = build_frames(**port, kBurst, static_cast<uint32_t>(round * kBurst));
-    const uint16_t n = (*port)->tx_burst(frames.data(), kBurst);
-    for (uint16_t i = n; i < kBurst; ++i) rte_pktmbuf_free(frames[i]);
-    sent += n;
+    sent += send_burst(**port, static_cast<uint32_t>(round * kBurst));
   }
   EXPECT_EQ(sent, 100u * kBurst);
   EXPECT_EQ((*port)->stats()->tx_packets, sent);
@@ -128,10 +134,7 @@ TEST(DpdkPortTest, FailedOpenLeavesOtherPortsOpen) {
 
   ASSERT_TRUE(rte_eth_dev_is_valid_port(0)) << "port 0 was closed by the failed open";
   ASSERT_EQ(rte_eth_dev_start(0), 0);
-  auto frames = build_frames(**port, kBurst, 0);
-  const uint16_t sent = (*port)->tx_burst(frames.data(), kBurst);
-  for (uint16_t i = sent; i < kBurst; ++i) rte_pktmbuf_free(frames[i]);
-  EXPECT_EQ(sent, kBurst);
+  EXPECT_EQ(send_burst(**port, 0), kBurst);
   EXPECT_TRUE((*port)->stats().ok());
 }
 
@@ -209,10 +212,7 @@ TEST(DpdkPortTest, SeveralQueuesWithReceiveSideScaling) {
   ASSERT_EQ(rte_eth_dev_rss_hash_conf_get((*port)->port_id(), &rss), 0);
   EXPECT_NE(rss.rss_hf & RTE_ETH_RSS_NONFRAG_IPV4_UDP, 0u);
   for (uint16_t q = 0; q < 4; ++q) {
-    auto frames = build_frames(**port, kBurst, 0);
-    const uint16_t sent = (*port)->tx_burst(frames.data(), kBurst, q);
-    for (uint16_t i = sent; i < kBurst; ++i) rte_pktmbuf_free(frames[i]);
-    EXPECT_EQ(sent, kBurst);
+    EXPECT_EQ(send_burst(**port, 0, q), kBurst);
     EXPECT_EQ((*port)->queue_stats(q)->tx_packets, kBurst);
   }
 }
@@ -240,6 +240,7 @@ TEST(DpdkPortTest, EngineThreadsRegisterWithTheEal) {
   auto port = DpdkPort::open(config);
   ASSERT_TRUE(port.ok()) << port.status().to_string();
   unsigned before = 0, during = 0, again = 0, after = 0;
+  uint16_t sent = 0;
   bool has_cache = false;
   Status registered, twice;
   std::thread engine([&] {
@@ -249,9 +250,7 @@ TEST(DpdkPortTest, EngineThreadsRegisterWithTheEal) {
     twice = register_current_thread();  // already registered: no second id
     again = rte_lcore_id();
     has_cache = rte_mempool_default_cache((*port)->tx_mempool(), during) != nullptr;
-    auto frames = build_frames(**port, kBurst, 0);
-    const uint16_t sent = (*port)->tx_burst(frames.data(), kBurst);
-    for (uint16_t i = sent; i < kBurst; ++i) rte_pktmbuf_free(frames[i]);
+    sent = send_burst(**port, 0);
     unregister_current_thread();
     after = rte_lcore_id();
   });
@@ -262,6 +261,7 @@ TEST(DpdkPortTest, EngineThreadsRegisterWithTheEal) {
   EXPECT_NE(during, LCORE_ID_ANY);
   EXPECT_EQ(again, during);
   EXPECT_TRUE(has_cache);
+  EXPECT_EQ(sent, kBurst);
   EXPECT_EQ(after, LCORE_ID_ANY);
   EXPECT_EQ(rte_lcore_has_role(during, ROLE_NON_EAL), 0) << "the lcore id was not given back";
 }
