@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include "replayer/backend/dpdk_backend.h"
+#include "replayer/backend/port_factory.h"
 #include "replayer/dpdk/eal.h"
 #include "replayer/transport/frame_codec.h"
 #include "replayer/wire/roce_frame.h"
@@ -264,6 +265,49 @@ TEST(DpdkPortTest, EngineThreadsRegisterWithTheEal) {
   EXPECT_EQ(sent, kBurst);
   EXPECT_EQ(after, LCORE_ID_ANY);
   EXPECT_EQ(rte_lcore_has_role(during, ROLE_NON_EAL), 0) << "the lcore id was not given back";
+}
+
+// A host's ports open together, on one EAL start, their links up; a port of several queues has a
+// view per queue, which sends and receives on its own queue only and counts its own frames.
+TEST(DpdkPortTest, PortsOpenTogetherWithAViewPerQueue) {
+  COLLIDE_REQUIRE(missing_eal());
+  backend::PortOptions options;
+  options.dpdk.set_eal_heap_mb(256);  // the EAL this process started (virtual_device_eal_args)
+  options.dpdk.set_queues(2);
+  options.dpdk.set_mbuf_count(4095);
+  options.dpdk.set_rx_ring_size(512);
+  options.dpdk.set_tx_ring_size(512);
+  auto ports = backend::open_ports({"dpdk:net_ring9", "dpdk:net_null9"}, options);
+  ASSERT_TRUE(ports.ok()) << ports.status().to_string();
+  ASSERT_EQ(ports->size(), 2u);
+  backend::PacketPort& ring = *ports->at(0);
+  ASSERT_EQ(ring.queue_count(), 2u);
+  EXPECT_EQ(ring.queue(1).describe(), "dpdk net_ring9 (net_ring) queue 1");
+  EXPECT_EQ(ports->at(1)->queue_count(), 2u);
+
+  std::vector<backend::Frame> frames(5);
+  ASSERT_TRUE(ring.queue(1).acquire(frames).ok());
+  std::array<uint8_t, 64> payload{};
+  for (uint32_t i = 0; i < frames.size(); ++i) {
+    auto len = wire::write_roce_frame({frames[i].data, frames[i].capacity}, headers(i), payload);
+    ASSERT_TRUE(len.ok());
+    frames[i].len = static_cast<uint32_t>(*len);
+  }
+  ASSERT_EQ(ring.queue(1).submit(frames), frames.size());
+  std::vector<backend::Frame> received(32);
+  EXPECT_EQ(ring.queue(0).receive(received), 0);
+  const uint16_t n = ring.queue(1).receive(received);
+  ASSERT_EQ(n, frames.size());
+  for (uint16_t i = 0; i < n; ++i) {
+    auto parsed = wire::parse_roce_frame({received[i].data, received[i].len});
+    ASSERT_TRUE(parsed.ok());
+    EXPECT_EQ(parsed->headers.bth.psn, i);
+  }
+  ring.queue(1).release(std::span<backend::Frame>(received).first(n));
+  EXPECT_EQ(ring.queue(1).counters().tx_frames, frames.size());
+  EXPECT_EQ(ring.queue(1).counters().rx_frames, frames.size());
+  EXPECT_EQ(ring.queue(0).counters().tx_frames, 0u);
+  EXPECT_EQ(ring.counters().tx_frames, frames.size());  // the whole port
 }
 
 // Transmit buffers come back with the memo their last writer left; plain allocation clears it,
