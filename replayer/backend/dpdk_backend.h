@@ -30,6 +30,7 @@ class DpdkBackendPort : public PacketPort {
   PortCounters counters() const override;
   std::string describe() const override;
   size_t queue_count() const override { return port_->queue_count(); }
+  const dpdk::DpdkPort& dpdk_port() const { return *port_; }
   // i < queue_count(); with one queue, the port itself.
   PacketPort& queue(size_t index) override;
 

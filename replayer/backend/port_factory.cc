@@ -1,6 +1,7 @@
 #include "replayer/backend/port_factory.h"
 
 #include <algorithm>
+#include <chrono>
 
 #include <fmt/format.h>
 
@@ -66,6 +67,22 @@ Status start_eal(const std::vector<dpdk::DeviceSpec>& devices, const PortOptions
   return dpdk::init_eal(*args);
 }
 
+// Once every port is open: the two ends of a pair in one process come up together.
+Status wait_for_links(const std::vector<std::unique_ptr<PacketPort>>& ports,
+                      const std::vector<ParsedSpec>& parsed, const PortOptions& options) {
+  const auto deadline =
+      std::chrono::steady_clock::now() + dpdk::DpdkPort::link_up_timeout(options.dpdk);
+  for (size_t i = 0; i < ports.size(); ++i) {
+    if (parsed[i].kind != Kind::kDpdk) continue;
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    COLLIDE_RETURN_IF_ERROR(static_cast<const DpdkBackendPort&>(*ports[i])
+                                .dpdk_port()
+                                .wait_for_link_up(std::max(left, std::chrono::milliseconds(0))));
+  }
+  return {};
+}
+
 Result<std::unique_ptr<PacketPort>> open_dpdk(const std::string& device,
                                               const PortOptions& options) {
   v1::DpdkPortConfig config = options.dpdk;
@@ -88,6 +105,10 @@ Result<std::unique_ptr<PacketPort>> open_dpdk(const std::string& device,
 #else
 Result<std::unique_ptr<PacketPort>> open_dpdk(const std::string& device, const PortOptions&) {
   return failed_precondition(fmt::format("DPDK device '{}': this build is without DPDK", device));
+}
+Status wait_for_links(const std::vector<std::unique_ptr<PacketPort>>&,
+                      const std::vector<ParsedSpec>&, const PortOptions&) {
+  return {};
 }
 #endif
 
@@ -126,6 +147,7 @@ Result<std::vector<std::unique_ptr<PacketPort>>> open_ports(const std::vector<st
     if (!port.ok()) return port.status().with_context(fmt::format("port '{}'", specs[i]));
     ports.push_back(std::move(port).value());
   }
+  COLLIDE_RETURN_IF_ERROR(wait_for_links(ports, parsed, options));
   return ports;
 }
 

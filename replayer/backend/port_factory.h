@@ -32,7 +32,8 @@ struct PortOptions {
 // Opens all of a process's ports at once (one per NIC), in the order of `specs`. The DPDK EAL,
 // which starts once per process, is started with every DPDK device at once: PCI devices are
 // allowlisted together, and each is first checked to be bound to a driver DPDK can use (an error
-// says how to bind it). Each port's link is up when this returns. Nothing is opened if any spec
+// says how to bind it). Every port's link is up when this returns (waited for once all are open,
+// so the two ends of a pair in one process come up together; options.dpdk.link_up_timeout_ms). Nothing is opened if any spec
 // is bad; a later failure closes the ports opened before it.
 Result<std::vector<std::unique_ptr<PacketPort>>> open_ports(const std::vector<std::string>& specs,
                                                             const PortOptions& options);

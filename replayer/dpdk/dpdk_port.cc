@@ -187,9 +187,6 @@ Result<std::unique_ptr<DpdkPort>> DpdkPort::open(const v1::DpdkPortConfig& confi
   if (rte_eth_macaddr_get(port_id, &addr) == 0) {
     std::copy(std::begin(addr.addr_bytes), std::end(addr.addr_bytes), port->mac_.bytes.begin());
   }
-  COLLIDE_RETURN_IF_ERROR(port->wait_for_link_up(
-      config.link_up_timeout_ms() != 0 ? std::chrono::milliseconds(config.link_up_timeout_ms())
-                                       : kDefaultLinkUpTimeout));
   log->info("port {} ({}) started: {} queue pair(s), rx ring {}, tx ring {}, mac {}", port->name_,
             port->driver_, queues, rx_ring, tx_ring, port->mac_.to_string());
   return port;
@@ -218,6 +215,11 @@ Status DpdkPort::alloc_burst(rte_mbuf** mbufs, uint16_t count, uint64_t* previou
     *memo = 0;
   }
   return {};
+}
+
+std::chrono::milliseconds DpdkPort::link_up_timeout(const v1::DpdkPortConfig& config) {
+  return config.link_up_timeout_ms() != 0 ? std::chrono::milliseconds(config.link_up_timeout_ms())
+                                          : kDefaultLinkUpTimeout;
 }
 
 Status DpdkPort::wait_for_link_up(std::chrono::milliseconds timeout) const {

@@ -34,9 +34,11 @@ struct PortStats {
 // thread per queue.
 class DpdkPort {
  public:
-  // Opens, configures and starts the port, then waits for its link (wait_for_link_up with
-  // DpdkPortConfig.link_up_timeout_ms).
+  // Opens, configures and starts the port. Its link may still be coming up (wait_for_link_up):
+  // the two ends of a pair in one process (memif) come up only once both are open.
   static Result<std::unique_ptr<DpdkPort>> open(const v1::DpdkPortConfig& config);
+  // DpdkPortConfig.link_up_timeout_ms, or its default.
+  static std::chrono::milliseconds link_up_timeout(const v1::DpdkPortConfig& config);
   ~DpdkPort();
   DpdkPort(const DpdkPort&) = delete;
   DpdkPort& operator=(const DpdkPort&) = delete;

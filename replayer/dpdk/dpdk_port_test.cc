@@ -1,6 +1,7 @@
 #include "replayer/dpdk/dpdk_port.h"
 
 #include <rte_ethdev.h>
+#include <unistd.h>
 #include <rte_lcore.h>
 #include <rte_mbuf.h>
 
@@ -151,9 +152,9 @@ TEST(DpdkPortTest, LinkDownTimesOutNamingThePort) {
   COLLIDE_REQUIRE(missing_eal());
   v1::DpdkPortConfig config;
   config.set_device("net_ring5");
-  auto port = DpdkPort::open(config);  // waits for the link: the ring's is up at once
+  auto port = DpdkPort::open(config);
   ASSERT_TRUE(port.ok()) << port.status().to_string();
-  EXPECT_TRUE((*port)->wait_for_link_up(std::chrono::milliseconds(0)).ok());
+  EXPECT_TRUE((*port)->wait_for_link_up(std::chrono::milliseconds(0)).ok());  // up at once
 
   ASSERT_EQ(rte_eth_dev_set_link_down((*port)->port_id()), 0);
   const auto start = std::chrono::steady_clock::now();
@@ -308,6 +309,53 @@ TEST(DpdkPortTest, PortsOpenTogetherWithAViewPerQueue) {
   EXPECT_EQ(ring.queue(1).counters().rx_frames, frames.size());
   EXPECT_EQ(ring.queue(0).counters().tx_frames, 0u);
   EXPECT_EQ(ring.counters().tx_frames, frames.size());  // the whole port
+}
+
+// The two ends of a memif pair in one process come up only once both are open: open_ports opens
+// all, then waits for every link; an end whose peer never comes stays down, and says so.
+TEST(DpdkPortTest, MemifPairComesUpTogetherAndALoneEndTimesOut) {
+  COLLIDE_REQUIRE(missing_eal());
+  const std::string socket = "/tmp/collide-port-test-" + std::to_string(::getpid()) + ".sock";
+  backend::PortOptions options;
+  options.dpdk.set_eal_heap_mb(256);  // the EAL this process started (virtual_device_eal_args)
+  options.dpdk.set_mbuf_count(2047);
+  options.dpdk.set_link_up_timeout_ms(5000);
+  {
+    auto pair = backend::open_ports(
+        {"dpdk:net_memif10,role=server,id=0,socket=" + socket,
+         "dpdk:net_memif11,role=client,id=0,socket=" + socket},
+        options);
+    ASSERT_TRUE(pair.ok()) << pair.status().to_string();
+    // What one end sends, the other receives.
+    std::vector<backend::Frame> frames(4);
+    ASSERT_TRUE(pair->at(1)->acquire(frames).ok());
+    std::array<uint8_t, 64> payload{};
+    for (uint32_t i = 0; i < frames.size(); ++i) {
+      auto len = wire::write_roce_frame({frames[i].data, frames[i].capacity}, headers(i), payload);
+      ASSERT_TRUE(len.ok());
+      frames[i].len = static_cast<uint32_t>(*len);
+    }
+    ASSERT_EQ(pair->at(1)->submit(frames), frames.size());
+    std::vector<backend::Frame> received(32);
+    uint16_t n = 0;
+    for (int attempt = 0; attempt < 100 && n < frames.size(); ++attempt) {
+      n += pair->at(0)->receive(std::span<backend::Frame>(received).subspan(n));
+      if (n < frames.size()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    ASSERT_EQ(n, frames.size());
+    pair->at(0)->release(std::span<backend::Frame>(received).first(n));
+  }
+  options.dpdk.set_link_up_timeout_ms(150);
+  const auto start = std::chrono::steady_clock::now();
+  auto alone = backend::open_ports({"dpdk:net_memif12,role=server,id=0,socket=" + socket + "x"},
+                                   options);
+  EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(150));
+  ASSERT_FALSE(alone.ok());
+  EXPECT_EQ(alone.status().code(), StatusCode::kDeadlineExceeded);
+  EXPECT_NE(alone.status().message().find("'net_memif12'"), std::string::npos)
+      << alone.status().message();
+  EXPECT_NE(alone.status().message().find("link down"), std::string::npos)
+      << alone.status().message();
 }
 
 // Transmit buffers come back with the memo their last writer left; plain allocation clears it,
