@@ -33,6 +33,9 @@ case "$area" in
       "$log" | tee -a "$log"
     # Three alternating rounds of 3 s per side and frame size, testpmd starting up in each: ~1 min.
     timeout -k 10 240 "$build/replayer/replayer_tx_rate_bench" 3 | tee -a "$log"
+    # Two engines, each the other's peer, moving an all-reduce over a memif pair in one process,
+    # against testpmd's io forwarding over a memif pair; 3 alternating rounds of 3 s: ~30 s.
+    timeout -k 10 120 "$build/replayer/replayer_tx_rate_bench" 3 --rounds 3 --duplex | tee -a "$log"
     # Two senders on two net_null ports and cores (engines per NIC) against one: ~20 s.
     timeout -k 10 120 "$build/replayer/replayer_tx_rate_bench" 3 --rounds 3 --payload 1024 \
       --engines-scaling | tee -a "$log"
