@@ -43,6 +43,8 @@ constexpr uint32_t kMtu = 4096;
 constexpr uint32_t kFrameBytes = wire::kEthHeaderSize + wire::kIpv4HeaderSize +
                                  wire::kUdpHeaderSize + wire::kBthSize + kMtu + wire::kIcrcSize;
 constexpr uint32_t kMemifBufferBytes = 4352;
+// Packets a QP keeps in flight: what `collide replay` keeps by default (its transport defaults).
+constexpr uint32_t kMaxOutstanding = 256;
 // testpmd's buffers: the frame and the headroom in front of it, rounded up.
 constexpr uint32_t kTestpmdMbufBytes = kFrameBytes + 256;
 
@@ -90,6 +92,7 @@ Result<CollideRun> collide_all_reduce(PortPair& ports, uint64_t bytes,
   engine::EngineConfig config;
   config.qp.mtu = kMtu;
   config.qp.timeout_exponent = 14;  // 67 ms: the link's round trip is microseconds
+  config.qp.max_outstanding = kMaxOutstanding;
   config.verify_payload = false;
   const collectives::ExpandOptions expand;
   const wire::MacAddress mac_a = ports.a->mac(), mac_b = ports.b->mac();
