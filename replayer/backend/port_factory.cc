@@ -57,10 +57,14 @@ Result<std::unique_ptr<PacketPort>> open_af_packet(const std::string& interface,
 }
 
 #ifdef COLLIDE_HAVE_DPDK
-// Starts the EAL for all of `devices` at once, after checking each PCI device's driver.
+// Starts the EAL for all of `devices` at once, after checking each PCI device's driver and, where
+// it takes them, that hugepages are reserved.
 Status start_eal(const std::vector<dpdk::DeviceSpec>& devices, const PortOptions& options) {
   for (const dpdk::DeviceSpec& d : devices) {
     COLLIDE_RETURN_IF_ERROR(dpdk::check_device_driver(d, options.sysfs_root));
+  }
+  if (dpdk::uses_hugepages(devices, options.dpdk) && !dpdk::eal_initialized()) {
+    COLLIDE_RETURN_IF_ERROR(dpdk::check_hugepages_reserved(options.sysfs_root));
   }
   auto args = dpdk::eal_args_for(devices, options.dpdk, options.lcore);
   if (!args.ok()) return args.status();

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <fstream>
 #include <system_error>
 
 #include <fmt/format.h>
@@ -113,6 +114,36 @@ Result<DeviceSpec> parse_device(std::string_view device) {
   return spec;
 }
 
+bool uses_hugepages(std::span<const DeviceSpec> devices, const v1::DpdkPortConfig& config) {
+  switch (config.eal_memory()) {
+    case v1::DpdkPortConfig::EAL_MEMORY_HUGEPAGES: return true;
+    case v1::DpdkPortConfig::EAL_MEMORY_HEAP: return false;
+    default:
+      return std::any_of(devices.begin(), devices.end(), [](const DeviceSpec& d) { return d.pci; });
+  }
+}
+
+Status check_hugepages_reserved(const fs::path& sysfs_root) {
+  const fs::path dir = sysfs_root / "kernel/mm/hugepages";
+  uint64_t pages = 0;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    const fs::path file = entry.path() / "nr_hugepages";
+    std::ifstream in(file);
+    std::string text;
+    if (!(in >> text)) continue;
+    auto n = parse_number<uint64_t>(text, file.string());
+    if (!n.ok()) return n.status();
+    pages += *n;
+  }
+  if (pages > 0) return {};
+  return failed_precondition(fmt::format(
+      "the DPDK EAL takes hugepages for PCI NICs, and none are reserved ({}/*/nr_hugepages): "
+      "reserve some, e.g. echo 2048 > {}/hugepages-2048kB/nr_hugepages, or set the port's "
+      "eal_memory to EAL_MEMORY_HEAP",
+      dir.string(), dir.string()));
+}
+
 Result<std::vector<std::string>> eal_args_for(std::span<const DeviceSpec> devices,
                                               const v1::DpdkPortConfig& config, int main_lcore) {
   if (main_lcore < 0) return invalid_argument(fmt::format("EAL main lcore {} is negative", main_lcore));
@@ -126,15 +157,11 @@ Result<std::vector<std::string>> eal_args_for(std::span<const DeviceSpec> device
   }
   const bool any_pci =
       std::any_of(devices.begin(), devices.end(), [](const DeviceSpec& d) { return d.pci; });
-  bool hugepages = any_pci;
-  switch (config.eal_memory()) {
-    case v1::DpdkPortConfig::EAL_MEMORY_AUTO: break;
-    case v1::DpdkPortConfig::EAL_MEMORY_HUGEPAGES: hugepages = true; break;
-    case v1::DpdkPortConfig::EAL_MEMORY_HEAP: hugepages = false; break;
-    default:
-      return invalid_argument(fmt::format("DpdkPortConfig.eal_memory {} is not a known value",
-                                          static_cast<int>(config.eal_memory())));
+  if (!v1::DpdkPortConfig::EalMemory_IsValid(config.eal_memory())) {
+    return invalid_argument(fmt::format("DpdkPortConfig.eal_memory {} is not a known value",
+                                        static_cast<int>(config.eal_memory())));
   }
+  const bool hugepages = uses_hugepages(devices, config);
   std::vector<std::string> args;
   if (any_pci) {
     for (const DeviceSpec& d : devices) {

@@ -32,6 +32,9 @@ struct DeviceSpec {
 // virtual device. A malformed PCI address is an error that names it and the bad part.
 Result<DeviceSpec> parse_device(std::string_view device);
 
+// Whether the EAL of a process whose ports are `devices` takes hugepages (eal_args_for's choice).
+bool uses_hugepages(std::span<const DeviceSpec> devices, const v1::DpdkPortConfig& config);
+
 // EAL arguments for a process whose ports are `devices`, with its main thread on `main_lcore`:
 // - any PCI device: "-a <address>[,devargs]" for each (nothing else on the PCI bus is touched),
 //   and hugepages ("--in-memory") unless `config.eal_memory` asks for the heap;
@@ -41,6 +44,10 @@ Result<DeviceSpec> parse_device(std::string_view device);
 // A device named twice is an error (two ports cannot share one).
 Result<std::vector<std::string>> eal_args_for(std::span<const DeviceSpec> devices,
                                               const v1::DpdkPortConfig& config, int main_lcore);
+
+// Checks that hugepages are reserved (<sysfs_root>/kernel/mm/hugepages/*/nr_hugepages), so an EAL
+// that needs them fails here with what to do rather than deep in its start-up.
+Status check_hugepages_reserved(const std::filesystem::path& sysfs_root = "/sys");
 
 // Drivers through which DPDK reaches a PCI device: it maps the device itself (vfio-pci,
 // uio_pci_generic, igb_uio), or shares it with the kernel driver (mlx5_core, mlx4_core: the

@@ -184,5 +184,28 @@ TEST_F(FakeSysfs, MissingDeviceIsNotFound) {
   EXPECT_TRUE(contains(s.message(), "0000:01:00.0")) << s.message();
 }
 
+TEST_F(FakeSysfs, HugepagesMustBeReservedWhenTheEalTakesThem) {
+  const fs::path pages = root_ / "kernel/mm/hugepages";
+  fs::create_directories(pages / "hugepages-2048kB");
+  fs::create_directories(pages / "hugepages-1048576kB");
+  std::ofstream(pages / "hugepages-2048kB/nr_hugepages") << "0\n";
+  std::ofstream(pages / "hugepages-1048576kB/nr_hugepages") << "0\n";
+  Status s = check_hugepages_reserved(root_);
+  ASSERT_EQ(s.code(), StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(contains(s.message(), "hugepages-2048kB/nr_hugepages")) << s.message();
+  EXPECT_TRUE(contains(s.message(), "EAL_MEMORY_HEAP")) << s.message();
+
+  std::ofstream(pages / "hugepages-1048576kB/nr_hugepages") << "4\n";
+  EXPECT_TRUE(check_hugepages_reserved(root_).ok());
+  std::ofstream(pages / "hugepages-2048kB/nr_hugepages") << "12x\n";
+  s = check_hugepages_reserved(root_);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_TRUE(contains(s.message(), "hugepages-2048kB/nr_hugepages")) << s.message();
+
+  const std::vector<DeviceSpec> pci = {device("0000:3b:00.0")};
+  EXPECT_TRUE(uses_hugepages(pci, v1::DpdkPortConfig{}));
+  EXPECT_FALSE(uses_hugepages(std::vector<DeviceSpec>{device("net_null0")}, v1::DpdkPortConfig{}));
+}
+
 }  // namespace
 }  // namespace collide::replayer::dpdk
