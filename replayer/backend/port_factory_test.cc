@@ -5,8 +5,11 @@
 
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include <gtest/gtest.h>
+
+#include "replayer/backend/engine_thread.h"
 
 namespace collide::replayer::backend {
 namespace {
@@ -83,6 +86,17 @@ TEST(PortFactoryTest, PciDeviceWithoutHugepagesSaysToReserveThem) {
   EXPECT_EQ(ports.status().code(), StatusCode::kFailedPrecondition);
   EXPECT_NE(ports.status().message().find("none are reserved"), std::string::npos)
       << ports.status().message();
+}
+
+// Engine threads of a process without DPDK ports (kernel sockets only) have nothing to register.
+TEST(PortFactoryTest, EngineThreadsNeedNoRegistrationWithoutDpdkPorts) {
+  Status registered;
+  std::thread engine([&] {
+    registered = register_engine_thread();
+    unregister_engine_thread();
+  });
+  engine.join();
+  EXPECT_TRUE(registered.ok()) << registered.to_string();
 }
 
 TEST(PortFactoryTest, MalformedPciAddressNamesThePort) {
