@@ -33,6 +33,10 @@ case "$area" in
       "$log" | tee -a "$log"
     # Three alternating rounds of 3 s per side and frame size, testpmd starting up in each: ~1 min.
     timeout -k 10 240 "$build/replayer/replayer_tx_rate_bench" 3 | tee -a "$log"
+    # Two engines, each the other's peer, moving an all-reduce over a memif pair in one process,
+    # against testpmd's io forwarding over a memif pair; 5 alternating rounds of 2 s (each side's
+    # best: a shared machine's load halves either side's rate for seconds at a time): ~45 s.
+    timeout -k 10 120 "$build/replayer/replayer_tx_rate_bench" 2 --rounds 5 --duplex | tee -a "$log"
     # Two senders on two net_null ports and cores (engines per NIC) against one: ~20 s.
     timeout -k 10 120 "$build/replayer/replayer_tx_rate_bench" 3 --rounds 3 --payload 1024 \
       --engines-scaling | tee -a "$log"

@@ -15,6 +15,7 @@
 #include "common/netns.h"
 #include "orchestrator/replay/transport_options.h"
 #include "orchestrator/testbed/testbed_plan.h"
+#include "replayer/backend/engine_thread.h"
 #include "replayer/backend/port_factory.h"
 #include "replayer/backend/tsc_clock.h"
 #include "traces/op_types.h"
@@ -164,15 +165,19 @@ Result<std::unique_ptr<ReplaySession>> ReplaySession::prepare(const v1::ReplayRe
   auto addressing = addressing_of(request, *placement, world);
   if (!addressing.ok()) return addressing.status();
 
+  // All at once: the DPDK EAL starts once per process, with every NIC's device.
+  replayer::backend::PortOptions port_options;
+  port_options.lcore = static_cast<int>(request.lcore());
+  port_options.max_frame_bytes = transport->qp.mtu + kFrameOverheadBytes;
+  *port_options.dpdk.mutable_eal_args() = request.eal_args();
+  std::vector<std::string> specs;
+  for (const v1::ReplayNic& nic : request.nics()) specs.push_back(nic.port());
+  auto opened = replayer::backend::open_ports(specs, port_options);
+  if (!opened.ok()) return opened.status();
   std::vector<replayer::backend::PacketPort*> ports;
   for (uint32_t n = 0; n < nic_count; ++n) {
-    const v1::ReplayNic& spec = request.nics(static_cast<int>(n));
     Nic nic;
-    auto port = replayer::backend::open_port(spec.port(), static_cast<int>(request.lcore()),
-                                             transport->qp.mtu + kFrameOverheadBytes,
-                                             {request.eal_args().begin(), request.eal_args().end()});
-    if (!port.ok()) return port.status().with_context(fmt::format("NIC {}", n));
-    nic.port = std::move(port).value();
+    nic.port = std::move((*opened)[n]);
     if (!request.pcap_file().empty()) {
       nic.pcap_file = pcap_file_of_nic(request.pcap_file(), n, nic_count);
       auto wrapped = replayer::backend::PcapCapturePort::open(
@@ -247,7 +252,8 @@ SessionOutcome ReplaySession::run(const RunCallbacks& cb) {
   eng::HostRunControl control;
   control.stop = &stop;
   control.linger_quiet = std::chrono::nanoseconds(linger_quiet_ns_);
-  control.on_engine_thread = replayer::backend::prepare_port_thread;
+  control.on_engine_thread = replayer::backend::register_engine_thread;
+  control.on_engine_thread_end = replayer::backend::unregister_engine_thread;
   for (const v1::ReplayNic& nic : request_.nics()) control.cores.push_back(nic.has_core() ? static_cast<int>(nic.core()) : -1);
   // The engines run (and linger) on their own threads; this one passes on stops and progress.
   std::promise<Status> finished;

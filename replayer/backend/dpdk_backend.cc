@@ -21,7 +21,21 @@ Frame frame_of(rte_mbuf* m) {
 
 }  // namespace
 
-DpdkBackendPort::DpdkBackendPort(std::unique_ptr<dpdk::DpdkPort> port) : port_(std::move(port)) {}
+DpdkBackendPort::DpdkBackendPort(std::unique_ptr<dpdk::DpdkPort> port) : port_(std::move(port)) {
+  if (port_->queue_count() > 1) {
+    for (uint16_t q = 0; q < port_->queue_count(); ++q) {
+      views_.push_back(std::unique_ptr<DpdkBackendPort>(new DpdkBackendPort(port_, q)));
+    }
+  }
+}
+
+DpdkBackendPort::DpdkBackendPort(std::shared_ptr<dpdk::DpdkPort> port, uint16_t queue)
+    : port_(std::move(port)), queue_(queue), is_view_(true) {}
+
+PacketPort& DpdkBackendPort::queue(size_t index) {
+  if (views_.empty()) return *this;
+  return *views_.at(index);
+}
 
 Status DpdkBackendPort::acquire(std::span<Frame> frames) {
   std::array<rte_mbuf*, kMaxBurst> mbufs;
@@ -53,7 +67,7 @@ uint16_t DpdkBackendPort::submit(std::span<Frame> frames) {
       dpdk::DpdkPort::set_payload_memo(m, frames[sent + i].payload_written);
       mbufs[i] = m;
     }
-    const uint16_t taken = port_->tx_burst(mbufs.data(), n);
+    const uint16_t taken = port_->tx_burst(mbufs.data(), n, queue_);
     sent += taken;
     if (taken < n) break;
   }
@@ -63,7 +77,7 @@ uint16_t DpdkBackendPort::submit(std::span<Frame> frames) {
 uint16_t DpdkBackendPort::receive(std::span<Frame> frames) {
   std::array<rte_mbuf*, kMaxBurst> mbufs;
   const auto want = static_cast<uint16_t>(std::min<size_t>(kMaxBurst, frames.size()));
-  const uint16_t n = port_->rx_burst(mbufs.data(), want);
+  const uint16_t n = port_->rx_burst(mbufs.data(), want, queue_);
   for (uint16_t i = 0; i < n; ++i) {
     // Multi-segment frames are not used: the pool's buffers hold a whole frame.
     frames[i] = frame_of(mbufs[i]);
@@ -91,7 +105,7 @@ void DpdkBackendPort::wait_for_frames(std::chrono::microseconds timeout) {
 
 PortCounters DpdkBackendPort::counters() const {
   PortCounters c;
-  if (auto s = port_->stats(); s.ok()) {
+  if (auto s = is_view_ ? port_->queue_stats(queue_) : port_->stats(); s.ok()) {
     c.tx_frames = s->tx_packets;
     c.tx_bytes = s->tx_bytes;
     c.rx_frames = s->rx_packets;
@@ -103,6 +117,7 @@ PortCounters DpdkBackendPort::counters() const {
 }
 
 std::string DpdkBackendPort::describe() const {
+  if (is_view_) return fmt::format("dpdk {} ({}) queue {}", port_->name(), port_->driver(), queue_);
   return fmt::format("dpdk {} ({})", port_->name(), port_->driver());
 }
 

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "replayer/backend/packet_port.h"
 #include "replayer/dpdk/dpdk_port.h"
@@ -12,6 +13,8 @@ namespace collide::replayer::backend {
 // PacketPort over a DPDK port (any PMD). Frames are rte_mbufs. DPDK has no blocking receive on
 // virtual devices, so an idle engine backs off with short sleeps that grow while nothing arrives
 // and reset on traffic: busy polling would starve the other processes of a 2-core machine.
+// A port of several queues has a view per queue (queue(i)), each a DpdkBackendPort of its own
+// that sends and receives on that queue and counts only its frames.
 class DpdkBackendPort : public PacketPort {
  public:
   explicit DpdkBackendPort(std::unique_ptr<dpdk::DpdkPort> port);
@@ -26,9 +29,19 @@ class DpdkBackendPort : public PacketPort {
   uint32_t max_frame_size() const override { return port_->max_frame_size(); }
   PortCounters counters() const override;
   std::string describe() const override;
+  size_t queue_count() const override { return port_->queue_count(); }
+  const dpdk::DpdkPort& dpdk_port() const { return *port_; }
+  // i < queue_count(); with one queue, the port itself.
+  PacketPort& queue(size_t index) override;
 
  private:
-  std::unique_ptr<dpdk::DpdkPort> port_;
+  // A view of queue `queue` of a port that another DpdkBackendPort owns too.
+  DpdkBackendPort(std::shared_ptr<dpdk::DpdkPort> port, uint16_t queue);
+
+  std::shared_ptr<dpdk::DpdkPort> port_;
+  uint16_t queue_ = 0;
+  bool is_view_ = false;
+  std::vector<std::unique_ptr<DpdkBackendPort>> views_;  // one per queue, if there are several
   std::chrono::microseconds idle_sleep_{1};
 };
 

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -59,6 +60,13 @@ class PacketPort {
   virtual uint32_t max_frame_size() const = 0;
   virtual PortCounters counters() const = 0;
   virtual std::string describe() const = 0;
+
+  // Queue pairs a thread of its own may each drive: queue(i), for i < queue_count(), is a port
+  // of its own over the i-th receive and transmit queue, with that queue's counters. A port with
+  // one queue is its own only queue. One thread per queue; the port itself works on queue 0, so
+  // drive either it or the views.
+  virtual size_t queue_count() const { return 1; }
+  virtual PacketPort& queue(size_t /*index*/) { return *this; }
 };
 
 }  // namespace collide::replayer::backend

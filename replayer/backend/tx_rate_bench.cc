@@ -21,8 +21,12 @@
 // alternating rounds; prints `figure tx_pps_2_engines_vs_1`, the median over rounds of the two
 // senders' summed mean rate over the one's.
 //
+// With --duplex, instead: two collide engines moving an all-reduce between them over a pair of
+// in-memory DPDK ports, against testpmd's io forwarding (duplex_bench.h); prints
+// `figure duplex_goodput_vs_testpmd_io`.
+//
 // Usage: replayer_tx_rate_bench [seconds] [--rounds <n>] [--collide-only] [--payload <bytes>]
-//                               [--engines-scaling]
+//                               [--engines-scaling | --duplex]
 //        (each side runs `seconds` per round, the rounds alternating the sides; default 3 x 3 s)
 //        (needs root for DPDK; dpdk-testpmd from dpdk-dev)
 #include <pthread.h>
@@ -46,6 +50,7 @@
 
 #include "common/parse_number.h"
 #include "common/process.h"
+#include "replayer/backend/duplex_bench.h"
 #include "replayer/backend/port_factory.h"
 #include "replayer/transport/frame_codec.h"
 #include "replayer/transport/requester.h"
@@ -319,6 +324,7 @@ int main(int argc, char** argv) {
   int rounds = 3;
   bool collide_only = false;
   bool scaling = false;
+  bool duplex = false;
   std::vector<uint32_t> payloads = {1024, 4096};
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -327,6 +333,8 @@ int main(int argc, char** argv) {
       collide_only = true;
     } else if (arg == "--engines-scaling") {
       scaling = true;
+    } else if (arg == "--duplex") {
+      duplex = true;
     } else if (arg == "--rounds" && i + 1 < argc) {
       auto n = parse_number<int>(argv[++i], "--rounds");
       if (n.ok()) rounds = std::max(1, *n);
@@ -342,10 +350,11 @@ int main(int argc, char** argv) {
     }
     if (!bad.ok()) {
       std::fprintf(stderr, "%s\nusage: replayer_tx_rate_bench [SECONDS] [--rounds N] "
-                   "[--payload BYTES] [--collide-only] [--engines-scaling]\n", bad.message().c_str());
+                   "[--payload BYTES] [--collide-only] [--engines-scaling | --duplex]\n", bad.message().c_str());
       return 2;
     }
   }
+  if (duplex) return bench::run_duplex_bench(seconds, rounds, kLcore);
   // Two ports' pools must fit the EAL's memory: the scaling run's 1 KiB frames take 2 KiB buffers.
   const uint32_t buffer_bytes = scaling ? kScalingBufferBytes : 4096 + 128;
   auto port = backend::open_port("dpdk:net_null0", kLcore, buffer_bytes);

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -24,12 +25,20 @@ struct PortStats {
   uint64_t tx_errors = 0;
 };
 
-// One DPDK Ethernet port with one receive and one transmit queue and its own buffer pools. Works on
-// any PMD: a PCI NIC, or a virtual device (net_af_xdp, net_af_packet, net_null, net_ring, ...),
-// which it probes itself. The EAL must be initialised first (init_eal).
+// One DPDK Ethernet port with its receive and transmit queue pairs (DpdkPortConfig.queues, one by
+// default) and its own buffer pools. Works on any PMD: a PCI NIC (allowlisted when the EAL
+// started: eal_args_for), or a virtual device (net_af_xdp, net_af_packet, net_null, net_ring,
+// ...), which it probes itself. The EAL must be initialised first (init_eal). With several queues,
+// receive-side scaling spreads frames over them by their IP addresses and UDP ports where the
+// device can hash them; each queue may be driven by its own thread (register_current_thread), one
+// thread per queue.
 class DpdkPort {
  public:
+  // Opens, configures and starts the port. Its link may still be coming up (wait_for_link_up):
+  // the two ends of a pair in one process (memif) come up only once both are open.
   static Result<std::unique_ptr<DpdkPort>> open(const v1::DpdkPortConfig& config);
+  // DpdkPortConfig.link_up_timeout_ms, or its default.
+  static std::chrono::milliseconds link_up_timeout(const v1::DpdkPortConfig& config);
   ~DpdkPort();
   DpdkPort(const DpdkPort&) = delete;
   DpdkPort& operator=(const DpdkPort&) = delete;
@@ -42,6 +51,11 @@ class DpdkPort {
   rte_mempool* tx_mempool() const { return tx_pool_; }
   // Largest frame a buffer of this port's pool holds in one segment.
   uint32_t max_frame_size() const { return max_frame_size_; }
+  uint16_t queue_count() const { return queues_; }
+
+  // Polls the link until it is up; after `timeout`, an error that names the port and what its
+  // link reports. A driver that cannot report its link counts as up.
+  Status wait_for_link_up(std::chrono::milliseconds timeout) const;
 
   // Fills `mbufs` with `count` empty buffers from the port's transmit pool, all or none. Each
   // transmit buffer carries a payload memo: what its bytes hold, as the last encoder that wrote
@@ -56,12 +70,15 @@ class DpdkPort {
     std::memcpy(reinterpret_cast<unsigned char*>(mbuf) + payload_memo_offset_, &memo,
                 sizeof(memo));
   }
-  // Hands frames to the device; returns how many it took. The caller still owns the rest.
-  uint16_t tx_burst(rte_mbuf** mbufs, uint16_t count);
-  // Takes up to `capacity` received frames; the caller frees them.
-  uint16_t rx_burst(rte_mbuf** mbufs, uint16_t capacity);
+  // Hands frames to the device on transmit queue `queue`; returns how many it took. The caller
+  // still owns the rest.
+  uint16_t tx_burst(rte_mbuf** mbufs, uint16_t count, uint16_t queue = 0);
+  // Takes up to `capacity` frames received on queue `queue`; the caller frees them.
+  uint16_t rx_burst(rte_mbuf** mbufs, uint16_t capacity, uint16_t queue = 0);
 
   Result<PortStats> stats() const;
+  // One queue pair's share, as far as the driver counts per queue (rx_missed is the port's).
+  Result<PortStats> queue_stats(uint16_t queue) const;
 
  private:
   DpdkPort() = default;
@@ -83,8 +100,10 @@ class DpdkPort {
   rte_mempool* tx_pool_ = nullptr;
   bool payload_memos_ = false;
   uint32_t max_frame_size_ = 0;
+  uint16_t queues_ = 1;
   bool started_ = false;
   bool probed_here_ = false;
+  bool pci_ = false;  // the bus it was probed on
 };
 
 }  // namespace collide::replayer::dpdk

@@ -1,15 +1,20 @@
 #include "replayer/dpdk/dpdk_port.h"
 
 #include <rte_ethdev.h>
+#include <unistd.h>
+#include <rte_lcore.h>
 #include <rte_mbuf.h>
 
 #include <algorithm>
 #include <array>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
 
 #include "replayer/backend/dpdk_backend.h"
+#include "replayer/backend/engine_thread.h"
+#include "replayer/backend/port_factory.h"
 #include "replayer/dpdk/eal.h"
 #include "replayer/transport/frame_codec.h"
 #include "replayer/wire/roce_frame.h"
@@ -52,6 +57,15 @@ std::vector<rte_mbuf*> build_frames(DpdkPort& port, uint16_t count, uint32_t fir
   return mbufs;
 }
 
+// Sends a burst of `kBurst` fresh frames on `queue`, frees what the port did not take, and
+// returns how many it took.
+uint16_t send_burst(DpdkPort& port, uint32_t first_psn, uint16_t queue = 0) {
+  auto frames = build_frames(port, kBurst, first_psn);
+  const uint16_t sent = port.tx_burst(frames.data(), kBurst, queue);
+  for (uint16_t i = sent; i < kBurst; ++i) rte_pktmbuf_free(frames[i]);
+  return sent;
+}
+
 TEST(DpdkPortTest, RingPortLoopsFramesBackIntact) {
   COLLIDE_REQUIRE(missing_eal());
   v1::DpdkPortConfig config;
@@ -88,10 +102,7 @@ TEST(DpdkPortTest, NullPortSwallowsEveryFrame) {
   ASSERT_TRUE(port.ok()) << port.status().to_string();
   uint64_t sent = 0;
   for (int round = 0; round < 100; ++round) {
-    auto frames = build_frames(**port, kBurst, static_cast<uint32_t>(round * kBurst));
-    const uint16_t n = (*port)->tx_burst(frames.data(), kBurst);
-    for (uint16_t i = n; i < kBurst; ++i) rte_pktmbuf_free(frames[i]);
-    sent += n;
+    sent += send_burst(**port, static_cast<uint32_t>(round * kBurst));
   }
   EXPECT_EQ(sent, 100u * kBurst);
   EXPECT_EQ((*port)->stats()->tx_packets, sent);
@@ -126,10 +137,7 @@ TEST(DpdkPortTest, FailedOpenLeavesOtherPortsOpen) {
 
   ASSERT_TRUE(rte_eth_dev_is_valid_port(0)) << "port 0 was closed by the failed open";
   ASSERT_EQ(rte_eth_dev_start(0), 0);
-  auto frames = build_frames(**port, kBurst, 0);
-  const uint16_t sent = (*port)->tx_burst(frames.data(), kBurst);
-  for (uint16_t i = sent; i < kBurst; ++i) rte_pktmbuf_free(frames[i]);
-  EXPECT_EQ(sent, kBurst);
+  EXPECT_EQ(send_burst(**port, 0), kBurst);
   EXPECT_TRUE((*port)->stats().ok());
 }
 
@@ -137,6 +145,223 @@ TEST(DpdkPortTest, EalRefusesDifferentArgumentsLater) {
   COLLIDE_REQUIRE(missing_eal());
   EXPECT_TRUE(init_eal(virtual_device_eal_args(0)).ok());
   EXPECT_EQ(init_eal({"--no-pci"}).code(), StatusCode::kFailedPrecondition);
+}
+
+// Virtual devices report their link up as soon as they start; a link that stays down fails the
+// wait with the port's name and what its link says.
+TEST(DpdkPortTest, LinkDownTimesOutNamingThePort) {
+  COLLIDE_REQUIRE(missing_eal());
+  v1::DpdkPortConfig config;
+  config.set_device("net_ring5");
+  auto port = DpdkPort::open(config);
+  ASSERT_TRUE(port.ok()) << port.status().to_string();
+  EXPECT_TRUE((*port)->wait_for_link_up(std::chrono::milliseconds(0)).ok());  // up at once
+
+  ASSERT_EQ(rte_eth_dev_set_link_down((*port)->port_id()), 0);
+  const auto start = std::chrono::steady_clock::now();
+  const Status down = (*port)->wait_for_link_up(std::chrono::milliseconds(60));
+  EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(60));
+  ASSERT_EQ(down.code(), StatusCode::kDeadlineExceeded) << down.to_string();
+  EXPECT_NE(down.message().find("'net_ring5'"), std::string::npos) << down.message();
+  EXPECT_NE(down.message().find("link down"), std::string::npos) << down.message();
+
+  ASSERT_EQ(rte_eth_dev_set_link_up((*port)->port_id()), 0);
+  EXPECT_TRUE((*port)->wait_for_link_up(std::chrono::milliseconds(60)).ok());
+}
+
+// net_ring's queue i sends into its ring i and receives from it: frames stay on their queue.
+TEST(DpdkPortTest, EachQueueCarriesItsOwnFrames) {
+  COLLIDE_REQUIRE(missing_eal());
+  v1::DpdkPortConfig config;
+  config.set_device("net_ring6");
+  config.set_queues(3);
+  auto port = DpdkPort::open(config);
+  ASSERT_TRUE(port.ok()) << port.status().to_string();
+  ASSERT_EQ((*port)->queue_count(), 3);
+  for (uint16_t q = 0; q < 3; ++q) {
+    auto frames = build_frames(**port, static_cast<uint16_t>(4 + q), 1000 * q);
+    ASSERT_EQ((*port)->tx_burst(frames.data(), static_cast<uint16_t>(frames.size()), q),
+              frames.size());
+  }
+  for (uint16_t q = 0; q < 3; ++q) {
+    std::array<rte_mbuf*, kBurst> received{};
+    const uint16_t n = (*port)->rx_burst(received.data(), kBurst, q);
+    EXPECT_EQ(n, 4 + q) << "queue " << q;
+    for (uint16_t i = 0; i < n; ++i) {
+      auto parsed = wire::parse_roce_frame(
+          {rte_pktmbuf_mtod(received[i], const uint8_t*), received[i]->data_len});
+      ASSERT_TRUE(parsed.ok());
+      EXPECT_EQ(parsed->headers.bth.psn, 1000u * q + i);
+      rte_pktmbuf_free(received[i]);
+    }
+    auto stats = (*port)->queue_stats(q);
+    ASSERT_TRUE(stats.ok()) << stats.status().to_string();
+    EXPECT_EQ(stats->tx_packets, 4u + q);
+    EXPECT_EQ(stats->rx_packets, 4u + q);
+  }
+  EXPECT_EQ((*port)->stats()->tx_packets, 4u + 5u + 6u);
+  EXPECT_FALSE((*port)->queue_stats(3).ok());
+}
+
+// net_null hashes (it offers RSS), so a port of several queues configures receive-side scaling.
+TEST(DpdkPortTest, SeveralQueuesWithReceiveSideScaling) {
+  COLLIDE_REQUIRE(missing_eal());
+  v1::DpdkPortConfig config;
+  config.set_device("net_null6");
+  config.set_queues(4);
+  auto port = DpdkPort::open(config);
+  ASSERT_TRUE(port.ok()) << port.status().to_string();
+  rte_eth_rss_conf rss{};
+  ASSERT_EQ(rte_eth_dev_rss_hash_conf_get((*port)->port_id(), &rss), 0);
+  EXPECT_NE(rss.rss_hf & RTE_ETH_RSS_NONFRAG_IPV4_UDP, 0u);
+  for (uint16_t q = 0; q < 4; ++q) {
+    EXPECT_EQ(send_burst(**port, 0, q), kBurst);
+    EXPECT_EQ((*port)->queue_stats(q)->tx_packets, kBurst);
+  }
+}
+
+TEST(DpdkPortTest, TooManyQueuesIsAClearError) {
+  COLLIDE_REQUIRE(missing_eal());
+  v1::DpdkPortConfig config;
+  config.set_device("net_ring7");
+  config.set_queues(17);  // net_ring has 16
+  auto port = DpdkPort::open(config);
+  ASSERT_FALSE(port.ok());
+  EXPECT_EQ(port.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(port.status().message().find("17 queues"), std::string::npos)
+      << port.status().message();
+  config.set_queues(65);
+  EXPECT_EQ(DpdkPort::open(config).status().code(), StatusCode::kInvalidArgument);
+}
+
+// A thread the EAL did not start gets an lcore id (and so its own mempool cache) once registered,
+// and gives it back when it unregisters. (backend::register_engine_thread, for code built without
+// DPDK's flags, does the same once the EAL is up.)
+TEST(DpdkPortTest, EngineThreadsRegisterWithTheEal) {
+  COLLIDE_REQUIRE(missing_eal());
+  v1::DpdkPortConfig config;
+  config.set_device("net_null7");
+  auto port = DpdkPort::open(config);
+  ASSERT_TRUE(port.ok()) << port.status().to_string();
+  unsigned before = 0, during = 0, again = 0, after = 0;
+  uint16_t sent = 0;
+  bool has_cache = false;
+  Status registered, twice;
+  std::thread engine([&] {
+    before = rte_lcore_id();
+    registered = register_current_thread();
+    during = rte_lcore_id();
+    twice = backend::register_engine_thread();  // already registered: no second id
+    again = rte_lcore_id();
+    has_cache = rte_mempool_default_cache((*port)->tx_mempool(), during) != nullptr;
+    sent = send_burst(**port, 0);
+    unregister_current_thread();
+    after = rte_lcore_id();
+  });
+  engine.join();
+  EXPECT_EQ(before, LCORE_ID_ANY);
+  ASSERT_TRUE(registered.ok()) << registered.to_string();
+  EXPECT_TRUE(twice.ok());
+  EXPECT_NE(during, LCORE_ID_ANY);
+  EXPECT_EQ(again, during);
+  EXPECT_TRUE(has_cache);
+  EXPECT_EQ(sent, kBurst);
+  EXPECT_EQ(after, LCORE_ID_ANY);
+  EXPECT_EQ(rte_lcore_has_role(during, ROLE_NON_EAL), 0) << "the lcore id was not given back";
+}
+
+// A host's ports open together, on one EAL start, their links up; a port of several queues has a
+// view per queue, which sends and receives on its own queue only and counts its own frames.
+TEST(DpdkPortTest, PortsOpenTogetherWithAViewPerQueue) {
+  COLLIDE_REQUIRE(missing_eal());
+  backend::PortOptions options;
+  options.dpdk.set_eal_heap_mb(256);  // the EAL this process started (virtual_device_eal_args)
+  options.dpdk.set_queues(2);
+  options.dpdk.set_mbuf_count(4095);
+  options.dpdk.set_rx_ring_size(512);
+  options.dpdk.set_tx_ring_size(512);
+  auto ports = backend::open_ports({"dpdk:net_ring9", "dpdk:net_null9"}, options);
+  ASSERT_TRUE(ports.ok()) << ports.status().to_string();
+  ASSERT_EQ(ports->size(), 2u);
+  backend::PacketPort& ring = *ports->at(0);
+  ASSERT_EQ(ring.queue_count(), 2u);
+  EXPECT_EQ(ring.queue(1).describe(), "dpdk net_ring9 (net_ring) queue 1");
+  EXPECT_EQ(ports->at(1)->queue_count(), 2u);
+
+  std::vector<backend::Frame> frames(5);
+  ASSERT_TRUE(ring.queue(1).acquire(frames).ok());
+  std::array<uint8_t, 64> payload{};
+  for (uint32_t i = 0; i < frames.size(); ++i) {
+    auto len = wire::write_roce_frame({frames[i].data, frames[i].capacity}, headers(i), payload);
+    ASSERT_TRUE(len.ok());
+    frames[i].len = static_cast<uint32_t>(*len);
+  }
+  ASSERT_EQ(ring.queue(1).submit(frames), frames.size());
+  std::vector<backend::Frame> received(32);
+  EXPECT_EQ(ring.queue(0).receive(received), 0);
+  const uint16_t n = ring.queue(1).receive(received);
+  ASSERT_EQ(n, frames.size());
+  for (uint16_t i = 0; i < n; ++i) {
+    auto parsed = wire::parse_roce_frame({received[i].data, received[i].len});
+    ASSERT_TRUE(parsed.ok());
+    EXPECT_EQ(parsed->headers.bth.psn, i);
+  }
+  ring.queue(1).release(std::span<backend::Frame>(received).first(n));
+  EXPECT_EQ(ring.queue(1).counters().tx_frames, frames.size());
+  EXPECT_EQ(ring.queue(1).counters().rx_frames, frames.size());
+  EXPECT_EQ(ring.queue(0).counters().tx_frames, 0u);
+  EXPECT_EQ(ring.counters().tx_frames, frames.size());  // the whole port
+}
+
+// The two ends of a memif pair in one process come up only once both are open: open_ports opens
+// all, then waits for every link; an end whose peer never comes stays down, and says so.
+TEST(DpdkPortTest, MemifPairComesUpTogetherAndALoneEndTimesOut) {
+  COLLIDE_REQUIRE(missing_eal());
+  const std::string socket = "/tmp/collide-port-test-" + std::to_string(::getpid()) + ".sock";
+  backend::PortOptions options;
+  options.dpdk.set_eal_heap_mb(256);  // the EAL this process started (virtual_device_eal_args)
+  options.dpdk.set_mbuf_count(2047);
+  options.dpdk.set_link_up_timeout_ms(5000);
+  {
+    auto pair = backend::open_ports(
+        {"dpdk:net_memif10,role=server,id=0,socket=" + socket,
+         "dpdk:net_memif11,role=client,id=0,socket=" + socket},
+        options);
+    ASSERT_TRUE(pair.ok()) << pair.status().to_string();
+    // What one end sends, the other receives.
+    std::vector<backend::Frame> frames(4);
+    ASSERT_TRUE(pair->at(1)->acquire(frames).ok());
+    std::array<uint8_t, 64> payload{};
+    for (uint32_t i = 0; i < frames.size(); ++i) {
+      auto len = wire::write_roce_frame({frames[i].data, frames[i].capacity}, headers(i), payload);
+      ASSERT_TRUE(len.ok());
+      frames[i].len = static_cast<uint32_t>(*len);
+    }
+    ASSERT_EQ(pair->at(1)->submit(frames), frames.size());
+    std::vector<backend::Frame> received(32);
+    uint16_t n = 0;
+    for (int attempt = 0; attempt < 100 && n < frames.size(); ++attempt) {
+      n += pair->at(0)->receive(std::span<backend::Frame>(received).subspan(n));
+      if (n < frames.size()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    ASSERT_EQ(n, frames.size());
+    pair->at(0)->release(std::span<backend::Frame>(received).first(n));
+    // The client first, the server once its interrupt thread has seen the client go: memif
+    // frees the connection's memory there, and closing both at once races with it.
+    pair->at(1).reset();
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  options.dpdk.set_link_up_timeout_ms(150);
+  const auto start = std::chrono::steady_clock::now();
+  auto alone = backend::open_ports({"dpdk:net_memif12,role=server,id=0,socket=" + socket + "x"},
+                                   options);
+  EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(150));
+  ASSERT_FALSE(alone.ok());
+  EXPECT_EQ(alone.status().code(), StatusCode::kDeadlineExceeded);
+  EXPECT_NE(alone.status().message().find("'net_memif12'"), std::string::npos)
+      << alone.status().message();
+  EXPECT_NE(alone.status().message().find("link down"), std::string::npos)
+      << alone.status().message();
 }
 
 // Transmit buffers come back with the memo their last writer left; plain allocation clears it,

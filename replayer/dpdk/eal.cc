@@ -2,6 +2,7 @@
 
 #include <rte_eal.h>
 #include <rte_errno.h>
+#include <rte_lcore.h>
 
 #include <mutex>
 
@@ -66,9 +67,19 @@ bool eal_initialized() {
   return s.ok;
 }
 
-std::vector<std::string> virtual_device_eal_args(int main_lcore, int memory_mb) {
-  return {"--no-pci",     "--no-huge", "--no-shconf", "--no-telemetry", "-m",
-          std::to_string(memory_mb), "-l",        std::to_string(main_lcore)};
+Status register_current_thread() {
+  if (!eal_initialized()) return failed_precondition("DPDK EAL is not initialised");
+  if (rte_lcore_id() != LCORE_ID_ANY) return {};  // an EAL thread, or registered already
+  if (rte_thread_register() != 0) {
+    return errno_status(rte_errno, "registering a thread with the DPDK EAL (rte_thread_register)");
+  }
+  return {};
+}
+
+void unregister_current_thread() {
+  if (rte_lcore_id() != LCORE_ID_ANY && rte_lcore_has_role(rte_lcore_id(), ROLE_NON_EAL) > 0) {
+    rte_thread_unregister();
+  }
 }
 
 }  // namespace collide::replayer::dpdk

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "common/result.h"
+#include "replayer/dpdk/eal_args.h"
 
 namespace collide::replayer::dpdk {
 
@@ -19,6 +20,13 @@ bool eal_initialized();
 
 // EAL arguments for a host without hugepages or PCI devices (CI, veth testbeds): memory from the
 // heap, no shared runtime directory so several processes can run side by side, no telemetry.
+// (eal_args_for with only virtual devices and heap memory; defined in eal_args.cc.)
 std::vector<std::string> virtual_device_eal_args(int main_lcore, int memory_mb = 256);
+
+// Gives the calling thread, which the EAL did not start (an engine's own std::thread), an lcore
+// id, so it gets its own mempool caches and may use per-lcore DPDK APIs. Fails when the EAL is not
+// up or all RTE_MAX_LCORE ids are taken. Unregister before the thread ends to return the id.
+Status register_current_thread();
+void unregister_current_thread();
 
 }  // namespace collide::replayer::dpdk

@@ -144,6 +144,7 @@ Status HostEngines::run(std::chrono::nanoseconds timeout, const HostRunControl& 
   for (size_t i = 0; i < engines_.size(); ++i) {
     threads.emplace_back([&, i] {
       results[i] = run_engine(i, timeout, control, stop, done);
+      if (control.on_engine_thread_end) control.on_engine_thread_end();
       if (results[i].ok()) return;
       // Whatever ended this engine early ends the others: a host's ranks fail together. The
       // others then end because they were stopped; the first one to end names the failure.

@@ -30,9 +30,10 @@ struct HostRunControl {
   // whose ranks are done keeps polling while the host's other engines run, then until no frame
   // has come for `linger_quiet` (at most ten times that: beyond a peer's whole retry budget).
   std::chrono::nanoseconds linger_quiet{0};
-  // Called first on each engine's thread (e.g. to make it a thread the packet library knows);
-  // an error ends that engine, and with it the run.
+  // Called first and last on each engine's thread (e.g. to make it a thread the packet library
+  // knows, and to let go of that); an error from the first ends that engine, and with it the run.
   std::function<Status()> on_engine_thread;
+  std::function<void()> on_engine_thread_end;
 };
 
 // What the engines have done so far, as they last published it (every kPublishEvery).
