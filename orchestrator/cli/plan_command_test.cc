@@ -58,8 +58,11 @@ TEST_F(PlanCommandTest, CountsWhatPxnRelaysUnlessTurnedOff) {
   EXPECT_EQ(j_off["total_pxn_relayed_bytes"].get<uint64_t>(), 0u);
   EXPECT_EQ(j_on["total_network_bytes"], j_off["total_network_bytes"]);
   EXPECT_EQ(j_on["host_pairs"], j_off["host_pairs"]);
-  // Rank 0 relays for rank 7; rank 7 then sends nothing over the network.
-  EXPECT_EQ(j_on["ranks"][0]["pxn_relayed_bytes"].get<uint64_t>(), per_crossing);
+  // Each of the 2 channels enters the hosts on its own rail: channel 0 leaves host 0 from rank 7
+  // (NIC 7) for rank 8 (NIC 0), relayed by rank 0; channel 1 from rank 0 for rank 9 (NIC 1),
+  // relayed by rank 1. Rank 7 then sends nothing over the network.
+  EXPECT_EQ(j_on["ranks"][0]["pxn_relayed_bytes"].get<uint64_t>(), per_crossing / 2);
+  EXPECT_EQ(j_on["ranks"][1]["pxn_relayed_bytes"].get<uint64_t>(), per_crossing / 2);
   EXPECT_EQ(j_on["ranks"][7]["network_sent_bytes"].get<uint64_t>(), 0u);
   EXPECT_GT(j_off["ranks"][7]["network_sent_bytes"].get<uint64_t>(), 0u);
 }

@@ -732,6 +732,9 @@ class RealHostRoutedRailsTest : public RealHostRunTest {
 TEST_F(RealHostRoutedRailsTest, CrossRailFramesGoThroughTheGatewayOfTheirNic) {
   const std::string scenario = write_two_nic_scenario();
   drop_loss_variant(scenario, "lossy-h1-nic1", "h1.nic1");
+  // Without PXN (NCCL_PXN_DISABLE), a step to a peer on the other rail leaves from the sender's
+  // own NIC; with it, each NIC would only talk to its own rail and nothing would cross.
+  edit(scenario, "transport: {mtu_bytes: 1024}", "transport: {mtu_bytes: 1024, pxn_disable: true}");
   const uint64_t forwarded_before = forwarded_by_router();
   auto run = process::run_command(run_argv(scenario));
   ASSERT_TRUE(run.ok());
@@ -748,8 +751,8 @@ TEST_F(RealHostRoutedRailsTest, CrossRailFramesGoThroughTheGatewayOfTheirNic) {
     for (const auto& nic : j["nics"]) cross_rail_sent += number(nic, "tx_frames");
   }
   // In a 4-rank ring over 2 hosts of 2 NICs, every step that leaves a host goes from one rail to
-  // the other (rank 1 on NIC 1 to rank 2 on NIC 0, rank 3 to rank 0), its acknowledgements back:
-  // each of those frames crossed the router.
+  // the other (channel 0: rank 1 on NIC 1 to rank 2 on NIC 0; channel 1: rank 0 on NIC 0 to
+  // rank 3 on NIC 1; ...), its acknowledgements back: each of those frames crossed the router.
   const uint64_t forwarded = forwarded_by_router() - forwarded_before;
   std::cout << fmt::format("the router forwarded {} datagrams; the hosts' NICs sent {} frames\n", forwarded,
                            cross_rail_sent);

@@ -72,8 +72,9 @@ Result<Expander> Expander::create(const v1::TraceHeader& header, Placement place
 
 Result<const std::vector<uint32_t>*> Expander::order_of(const v1::Communicator& comm,
                                                         uint32_t channel) {
-  // Orders repeat with the trace's ring count (or not at all without rings).
-  const uint32_t key_channel = comm.rings_size() > 0 ? channel % comm.rings_size() : 0;
+  // Orders repeat with the trace's ring count; without rings each channel enters the hosts on
+  // its own rail (ring_order), a few orders per communicator.
+  const uint32_t key_channel = comm.rings_size() > 0 ? channel % comm.rings_size() : channel;
   auto key = std::make_pair(comm.id(), key_channel);
   auto it = orders_.find(key);
   if (it == orders_.end()) {

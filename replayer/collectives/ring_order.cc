@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -37,9 +38,18 @@ Result<std::vector<uint32_t>> ring_order(const v1::Communicator& comm, const Pla
     return order;
   }
   order.assign(comm.ranks().begin(), comm.ranks().end());
+  // Channel c enters every host on rail c (mod the NICs): each host's ranks in NIC order starting
+  // at that rail, so the channels between them spread over all the rails, as NCCL's rings on a
+  // rail-optimised fabric do (with PXN, the hop between hosts then leaves on the rail it enters).
+  uint32_t nics = 1;
+  for (uint32_t global : order) nics = std::max(nics, placement.nic_of_rank[global] + 1);
+  const uint32_t first_rail = channel % nics;
+  const auto rail_slot = [&](uint32_t global) {
+    return (placement.nic_of_rank[global] + nics - first_rail) % nics;
+  };
   std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
-    return std::tie(placement.host_of_rank[a], placement.nic_of_rank[a], a) <
-           std::tie(placement.host_of_rank[b], placement.nic_of_rank[b], b);
+    return std::make_tuple(placement.host_of_rank[a], rail_slot(a), a) <
+           std::make_tuple(placement.host_of_rank[b], rail_slot(b), b);
   });
   return order;
 }
