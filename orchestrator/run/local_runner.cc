@@ -10,13 +10,13 @@
 #include <fmt/ranges.h>
 
 #include "collide/agent.pb.h"
-#include "common/parse_number.h"
 #include "orchestrator/control/certs.h"
 #include "orchestrator/replay/transport_options.h"
 #include "orchestrator/run/agent_fleet.h"
 #include "orchestrator/run/op_catalog.h"
 #include "orchestrator/run/real_host_placement.h"
 #include "orchestrator/run/workload.h"
+#include "orchestrator/testbed/link_names.h"
 #include "orchestrator/testbed/virtual_testbed.h"
 #include "traces/op_types.h"
 
@@ -62,17 +62,14 @@ std::vector<Run> plan_runs(const v1::Scenario& s) {
   return runs;
 }
 
-// The host whose agent arms a fault: the host a host link ("h1", "h1.eth0") belongs to; fabric
+// The host whose agent arms a fault: the host a host link ("h1", "h1.nic2") belongs to; fabric
 // links go to the first agent.
 uint32_t host_of_fault(const v1::Fault& f) {
-  const std::string& link = f.link();
-  if (link.size() > 1 && link[0] == 'h' && std::isdigit(static_cast<unsigned char>(link[1]))) {
-    // A number no host has goes, like any host past the last, to the first agent, which says
-    // what is wrong with it.
-    auto host = parse_number<uint32_t>(link.substr(1, link.find('.') - 1), "fault link host");
-    return host.ok() ? *host : UINT32_MAX;
-  }
-  return 0;
+  auto name = tb::parse_host_link(f.link());
+  // A name that does not read goes, like any host past the last, to the first agent, which says
+  // what is wrong with it.
+  if (!name.ok()) return UINT32_MAX;
+  return name->has_value() ? (*name)->host : 0;
 }
 
 // What every run sends each agent, before the per-run fields.
