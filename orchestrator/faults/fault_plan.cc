@@ -42,7 +42,7 @@ Result<FaultSite> resolve_site(const testbed::TestbedPlan& plan, const std::stri
     site.host_link = true;
     site.host = name.host;
     site.nic = name.nic;
-    const std::string host_ns = fmt::format("{}-h{}", plan.name, site.host);
+    const std::string host_ns = testbed::host_namespace(plan.name, site.host);
     const std::string nic = fmt::format("eth{}", site.nic);
     for (const testbed::PlannedLink& l : plan.links) {
       if (l.a.netns != host_ns || l.a.ifname != nic) continue;

@@ -17,6 +17,7 @@
 #include "orchestrator/run/real_host_placement.h"
 #include "orchestrator/run/workload.h"
 #include "orchestrator/testbed/link_names.h"
+#include "orchestrator/testbed/run_nics.h"
 #include "orchestrator/testbed/virtual_testbed.h"
 #include "traces/op_types.h"
 
@@ -78,8 +79,8 @@ struct Placement {
   uint32_t nics_per_host = 1;
   uint32_t world = 0;
   std::string trace_bytes;
-  v1::VirtualTestbedSpec testbed;  // empty for remote agents
-  std::vector<tb::HostNic> nics;   // the virtual hosts' NICs
+  v1::VirtualTestbedSpec testbed;        // empty for remote agents
+  const tb::TestbedPlan* bed = nullptr;  // the virtual testbed's plan; null for remote agents
   bool trace_timing = false;       // the workload's compute gaps, not back to back
   uint64_t runs_seed = 0;          // Runs.seed: varies the faults' random draws
   OpCatalog catalog;               // what completion records leave out: datatype, iteration...
@@ -123,12 +124,13 @@ v1::PrepareRun prepare_request(const Placement& p, const AgentHandle& a, const R
     r.set_port(p.real.port_of_host.at(a.host));
     r.set_lcore(a.host % 2);
   }
-  if (a.host < p.nics.size()) {
-    const tb::HostNic& nic = p.nics[a.host];
+  if (p.bed != nullptr) {
+    // A virtual host: every NIC in rail order, each its own port towards its rail's leaf.
     *r.mutable_testbed() = p.testbed;
-    r.set_port("dpdk:net_af_xdp" + std::to_string(a.host) + ",iface=" + nic.ifname);
-    r.set_netns(nic.netns);
-    r.set_next_hop_mac(nic.gateway_mac);
+    for (v1::RunNic& nic : tb::run_nics(*p.bed, a.host)) *r.add_nics() = std::move(nic);
+    r.set_netns(tb::host_namespace(p.bed->name, a.host));
+    r.set_port(r.nics(0).port());
+    r.set_next_hop_mac(r.nics(0).next_hop_mac());
     r.set_lcore(a.host % 2);
   }
   return r;
@@ -446,11 +448,11 @@ Result<RunOutcome> run_locally(const v1::Scenario& s, const LocalRunOptions& o) 
     if (!created.ok()) return created.status();
     bed = std::move(created).value();
     placement.testbed = spec;
-    placement.nics = plan->nics;
+    placement.bed = &bed->plan();
     const auto certs = o.work_dir / "certs";
     COLLIDE_RETURN_IF_ERROR(control::generate_certs(certs));
     std::vector<LocalAgentSpec> local;
-    for (uint32_t h = 0; h < hosts; ++h) local.push_back({h, plan->nics[h].netns});
+    for (uint32_t h = 0; h < hosts; ++h) local.push_back({h, tb::host_namespace(plan->name, h)});
     auto started = start_local_agents(o.collide_binary, local, certs, o.work_dir);
     if (!started.ok()) return started.status();
     agents = std::move(started).value();

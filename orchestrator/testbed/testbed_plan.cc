@@ -25,6 +25,10 @@ std::string mac_of(uint32_t ns_id, uint32_t port) {
 
 }  // namespace
 
+std::string host_namespace(const std::string& testbed, uint32_t host) {
+  return fmt::format("{}-h{}", testbed, host);
+}
+
 uint32_t leaf_of_nic(uint32_t host, uint32_t nic, uint32_t nics_per_host, uint32_t rail_groups) {
   return (host % rail_groups) * nics_per_host + nic;
 }
@@ -82,7 +86,7 @@ Result<TestbedPlan> plan_testbed(const v1::VirtualTestbedSpec& spec) {
   auto host_id = [](uint32_t h) { return h; };
   auto leaf_id = [&](uint32_t l) { return hosts + l; };
   auto spine_id = [&](uint32_t s) { return hosts + leaves + s; };
-  for (uint32_t h = 0; h < hosts; ++h) plan.namespaces.push_back({ns_name("h", h), Role::kHost, h});
+  for (uint32_t h = 0; h < hosts; ++h) plan.namespaces.push_back({host_namespace(spec.name(), h), Role::kHost, h});
   for (uint32_t l = 0; l < leaves; ++l) plan.namespaces.push_back({ns_name("leaf", l), Role::kLeaf, l});
   for (uint32_t s = 0; s < spines; ++s) plan.namespaces.push_back({ns_name("spine", s), Role::kSpine, s});
 
@@ -104,7 +108,7 @@ Result<TestbedPlan> plan_testbed(const v1::VirtualTestbedSpec& spec) {
       link_addresses(host_ip, leaf_ip);
       const uint32_t port = leaf_ports[leaf]++;
       PlannedLink link;
-      link.a = {ns_name("h", h), fmt::format("eth{}", n), mac_of(host_id(h), n), ip(host_ip) + "/31"};
+      link.a = {host_namespace(spec.name(), h), fmt::format("eth{}", n), mac_of(host_id(h), n), ip(host_ip) + "/31"};
       link.b = {ns_name("leaf", leaf), fmt::format("p{}", port), mac_of(leaf_id(leaf), port),
                 ip(leaf_ip) + "/31"};
       link.gbps = spec.host_link_gbps();

@@ -84,6 +84,9 @@ Result<TestbedPlan> plan_testbed(const v1::VirtualTestbedSpec& spec);
 // to that group's leaf r. One NIC per host makes every leaf a group: host h on leaf h % leaves.
 uint32_t leaf_of_nic(uint32_t host, uint32_t nic, uint32_t nics_per_host, uint32_t rail_groups);
 
+// The namespace of host `host` of testbed `testbed` ("<testbed>-h<host>").
+std::string host_namespace(const std::string& testbed, uint32_t host);
+
 // The address of the `slot`-th rank (0..30) on NIC `nic` of `host` (host-order integer).
 uint32_t rank_address(uint32_t host, uint32_t nic, uint32_t slot);
 
