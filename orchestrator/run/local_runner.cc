@@ -4,6 +4,7 @@
 #include <chrono>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -16,6 +17,7 @@
 #include "orchestrator/run/op_catalog.h"
 #include "orchestrator/run/real_host_placement.h"
 #include "orchestrator/run/workload.h"
+#include "orchestrator/testbed/link_counters.h"
 #include "orchestrator/testbed/link_names.h"
 #include "orchestrator/testbed/run_nics.h"
 #include "orchestrator/testbed/virtual_testbed.h"
@@ -272,6 +274,17 @@ Result<report::RunResult> RunDriver::drive(const Placement& p, const Run& run, u
     }
   }
 
+  // What the fabric's links carry is measured over the run: counters now, and again at its end.
+  std::optional<tb::CounterSnapshot> counters_before;
+  if (p.bed != nullptr) {
+    auto read = tb::read_counters(*p.bed);
+    if (read.ok()) {
+      counters_before = std::move(read).value();
+    } else {
+      progress(fmt::format("  the fabric's link counters are left out of this run: {}", read.status().message()));
+    }
+  }
+
   // One instant for all, far enough ahead for the start messages to arrive.
   uint64_t margin_ns = 200'000'000;
   for (const AgentHandle& a : agents_) margin_ns += 2 * a.clock.round_trip_ns;
@@ -350,6 +363,15 @@ Result<report::RunResult> RunDriver::drive(const Placement& p, const Run& run, u
       }
       progress(fmt::format("  {:.1f} s, {}/{} hosts done; {} ops, {} packets sent, {} resent", longest,
                            completions_.size(), agents_.size(), ops, sent, resent));
+    }
+  }
+
+  if (counters_before) {
+    auto after = tb::read_counters(*p.bed);
+    if (after.ok()) {
+      result.fabric_links = tb::link_traffic(*p.bed, *counters_before, *after);
+    } else {
+      progress(fmt::format("  the fabric's link counters are left out of this run: {}", after.status().message()));
     }
   }
 
