@@ -60,6 +60,7 @@ RepetitionSummary summarize_repetition(const RunResult& run) {
   }
   r.fabric_links = run.fabric_links;
   r.fabric = fabric_totals(run.fabric_links);
+  r.nics = run.nics;
   return r;
 }
 
@@ -223,6 +224,16 @@ v1::Results to_results(const Report& report) {
         to_proto(l.upper_end, *o.mutable_upper());
       }
       if (!rep.fabric.empty()) to_proto(rep.fabric, *rr.mutable_fabric());
+      for (const NicTraffic& n : rep.nics) {
+        v1::NicTraffic& o = *rr.add_nics();
+        o.set_host(n.host);
+        o.set_nic(n.nic);
+        o.set_tx_frames(n.tx_frames);
+        o.set_tx_bytes(n.tx_bytes);
+        o.set_rx_frames(n.rx_frames);
+        o.set_packets_sent(n.packets_sent);
+        o.set_retransmitted_packets(n.retransmitted_packets);
+      }
     }
     if (!v.fabric.empty()) to_proto(v.fabric, *r.mutable_fabric());
   }

@@ -39,6 +39,7 @@ struct RepetitionSummary {
   std::vector<FaultWindow> faults;  // windows relative to the run's first op
   std::vector<FabricLink> fabric_links;  // a virtual testbed's links over the run
   FabricTotals fabric;
+  std::vector<NicTraffic> nics;
 };
 
 struct VariantSummary {

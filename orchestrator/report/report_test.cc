@@ -76,6 +76,7 @@ TEST(ReportTest, FabricTotalsPerLeafRailAndSpineOverRepetitions) {
                     uplink(0, 0, 10, 20), uplink(1, 0, 0, 0), uplink(0, 1, 30, 40)};
   RunResult b = run("baseline", 1, 1, 100);
   b.fabric_links = {host_link(0, 0, 1, 2)};
+  b.nics = {{1, 2, 10, 10240, 9, 8, 3}};
   const Report rep = build_report("unit", {a, b});
   const FabricTotals& first = rep.variants[0].repetitions[0].fabric;
   ASSERT_EQ(first.leaves.size(), 2u);
@@ -99,6 +100,8 @@ TEST(ReportTest, FabricTotalsPerLeafRailAndSpineOverRepetitions) {
   EXPECT_EQ(j["variants"][0]["fabric"]["spine_bytes"], "40");
   EXPECT_EQ(j["variants"][0]["repetitions"][0]["fabric_links"][0]["name"], "h0.nic0-leaf0");
   EXPECT_EQ(j["variants"][0]["repetitions"][0]["fabric_links"][0]["lower"]["tx_bytes"], "5000");
+  EXPECT_EQ(j["variants"][0]["repetitions"][1]["nics"][0]["nic"], 2);
+  EXPECT_EQ(j["variants"][0]["repetitions"][1]["nics"][0]["retransmitted_packets"], "3");
   const std::string text = fabric_table(rep);
   EXPECT_NE(text.find("leaf1"), std::string::npos) << text;
   EXPECT_NE(text.find("6001"), std::string::npos) << text;

@@ -57,6 +57,17 @@ struct FabricLink {
   LinkEndCounters upper_end;
 };
 
+// What one NIC's engine sent and received over a run, as the replay counted it.
+struct NicTraffic {
+  uint32_t host = 0;
+  uint32_t nic = 0;
+  uint64_t tx_frames = 0;
+  uint64_t tx_bytes = 0;
+  uint64_t rx_frames = 0;
+  uint64_t packets_sent = 0;  // data packets, first transmissions and retransmissions
+  uint64_t retransmitted_packets = 0;
+};
+
 struct RunResult {
   std::string variant;  // "baseline" or a variant's name
   uint32_t repetition = 0;
@@ -68,6 +79,7 @@ struct RunResult {
   uint64_t timeouts = 0;
   uint64_t packets_sent = 0;
   std::vector<FabricLink> fabric_links;  // a virtual testbed's links; empty on real hosts
+  std::vector<NicTraffic> nics;          // every host's NICs, as their engines counted
 };
 
 }  // namespace collide::orchestrator::report

@@ -402,6 +402,10 @@ Result<report::RunResult> RunDriver::drive(const Placement& p, const Run& run, u
       t.failed = op.failed();
       result.ops.push_back(t);
     }
+    for (const v1::NicCounters& n : c.nics()) {
+      result.nics.push_back({a.host, n.nic(), n.tx_frames(), n.tx_bytes(), n.rx_frames(), n.packets_sent(),
+                             n.retransmitted_packets()});
+    }
     result.packets_sent += c.packets_sent();
     result.retransmitted_packets += c.retransmitted_packets();
     result.timeouts += c.timeouts();
