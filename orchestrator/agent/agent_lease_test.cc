@@ -130,9 +130,10 @@ class AgentLeaseTest : public ::testing::Test {
     p->set_run_timeout_s(120);
     *p->mutable_testbed() = bed_spec();
     const tb::HostNic& nic = plan_.nics[1];
-    p->set_port("dpdk:net_af_xdp1,iface=" + nic.ifname);
+    v1::RunNic* run_nic = p->add_nics();
+    run_nic->set_port("dpdk:net_af_xdp1,iface=" + nic.ifname);
+    run_nic->set_next_hop_mac(nic.gateway_mac);
     p->set_netns(nic.netns);
-    p->set_next_hop_mac(nic.gateway_mac);
     p->set_lcore(1);
     return r;
   }

@@ -26,30 +26,47 @@ constexpr auto kReadyTimeout = 60s;
 // How often the child reports progress, passed on to the orchestrator as it comes.
 constexpr double kProgressEvery_s = 0.5;
 
-// Real hosts: the next-hop MAC towards every peer host, asked of this host's own tables (inside
-// the host's namespace when it has one).
-Result<std::map<uint32_t, std::string>> peer_macs(const v1::PrepareRun& r, const std::string& netns) {
-  if (r.interface().empty()) return invalid_argument("the run names rank addresses but no interface");
+// The run's NICs, in rail order; a run that names none uses the agent's own port.
+std::vector<v1::RunNic> nics_of(const v1::PrepareRun& r, const HostRunDefaults& d) {
+  std::vector<v1::RunNic> nics(r.nics().begin(), r.nics().end());
+  if (nics.empty()) nics.emplace_back();
+  for (v1::RunNic& n : nics) {
+    if (n.port().empty()) n.set_port(d.port_spec);
+  }
+  return nics;
+}
+
+// Real hosts: the next-hop MAC towards every peer rank through one NIC's interface, asked of this
+// host's own tables (inside the host's namespace when it has one).
+Result<std::map<uint32_t, std::string>> peer_macs(const v1::PrepareRun& r, const v1::RunNic& nic,
+                                                  const std::string& netns) {
+  if (nic.interface().empty()) return invalid_argument("the run names rank addresses but no interface");
   auto scope = netns.empty() ? Result<std::unique_ptr<netns::Scope>>(std::unique_ptr<netns::Scope>())
                              : netns::Scope::enter(netns);
   if (!scope.ok()) return scope.status();
-  std::map<uint32_t, std::string> peer_ip;  // one address per peer host is enough: one next hop
-  for (const v1::RankEndpoint& e : r.rank_endpoints()) {
-    if (e.host() != r.host()) peer_ip.emplace(e.host(), e.ipv4());
-  }
+  std::map<std::string, std::string> mac_of_address;  // ranks sharing an address share its MAC
   std::map<uint32_t, std::string> macs;
-  for (const auto& [host, ip] : peer_ip) {
-    auto mac = resolve_next_hop_mac(ip, r.interface(), kNeighborTimeout);
-    if (!mac.ok()) return mac.status().with_context(fmt::format("host {}'s peer host {}", r.host(), host));
-    macs[host] = *mac;
+  for (const v1::RankEndpoint& e : r.rank_endpoints()) {
+    if (e.host() == r.host()) continue;
+    auto known = mac_of_address.find(e.ipv4());
+    if (known == mac_of_address.end()) {
+      auto mac = resolve_next_hop_mac(e.ipv4(), nic.interface(), kNeighborTimeout);
+      if (!mac.ok()) {
+        return mac.status().with_context(fmt::format("host {}'s peer host {} via {}", r.host(),
+                                                     e.host(), nic.interface()));
+      }
+      known = mac_of_address.emplace(e.ipv4(), *mac).first;
+    }
+    macs[e.rank()] = known->second;
   }
   return macs;
 }
 
-// What the replay child is asked to play: this host's ranks of the run, over its port.
+// What the replay child is asked to play: this host's ranks of the run, over its NICs.
 v1::ReplayRequest replay_request(const v1::PrepareRun& r, const HostRunDefaults& d,
                                  const std::string& trace_file,
-                                 const std::map<uint32_t, std::string>& host_macs,
+                                 const std::vector<v1::RunNic>& nics,
+                                 const std::vector<std::map<uint32_t, std::string>>& peer_macs_of_nic,
                                  std::vector<std::string>& drain_pauses,
                                  std::vector<std::string>& send_delays) {
   v1::ReplayRequest q;
@@ -57,8 +74,15 @@ v1::ReplayRequest replay_request(const v1::PrepareRun& r, const HostRunDefaults&
   q.set_trace_file(trace_file);
   *q.mutable_ranks() = r.ranks();
   q.set_ranks_per_host(r.ranks_per_host());
-  q.set_nics_per_host(r.nics_per_host() > 0 ? r.nics_per_host() : 1);
-  q.set_port(r.port().empty() ? d.port_spec : r.port());
+  for (size_t n = 0; n < nics.size(); ++n) {
+    v1::ReplayNic* nic = q.add_nics();
+    nic->set_port(nics[n].port());
+    nic->set_next_hop_mac(nics[n].next_hop_mac());
+    if (nics[n].has_core()) nic->set_core(nics[n].core());
+    if (n < peer_macs_of_nic.size()) {
+      for (const auto& [rank, mac] : peer_macs_of_nic[n]) (*nic->mutable_peer_macs())[rank] = mac;
+    }
+  }
   q.set_netns(r.netns().empty() ? d.netns : r.netns());
   q.set_lcore(r.lcore());
   for (const std::string& a : d.eal_args) q.add_eal_args(a);
@@ -67,9 +91,7 @@ v1::ReplayRequest replay_request(const v1::PrepareRun& r, const HostRunDefaults&
   if (r.rank_endpoints_size() > 0) {
     q.set_addressing(v1::ReplayRequest::ADDRESSING_LIST);
     *q.mutable_rank_endpoints() = r.rank_endpoints();
-    for (const auto& [host, mac] : host_macs) (*q.mutable_host_macs())[host] = mac;
   }
-  q.set_next_hop_mac(r.next_hop_mac());
   q.set_trace_timing(r.trace_timing());
   q.set_verify_payload(true);
   q.set_timeout_s(r.run_timeout_s());
@@ -93,8 +115,11 @@ v1::ReplayRequest replay_request(const v1::PrepareRun& r, const HostRunDefaults&
 Result<std::unique_ptr<HostRun>> HostRun::prepare(const v1::PrepareRun& request,
                                                   const HostRunDefaults& defaults) {
   if (request.ranks().empty()) return invalid_argument("a run with no ranks for this host");
-  if (request.port().empty() && defaults.port_spec.empty()) {
-    return invalid_argument("the run names no packet port and the agent has none (--port-spec)");
+  const std::vector<v1::RunNic> nics = nics_of(request, defaults);
+  for (const v1::RunNic& nic : nics) {
+    if (nic.port().empty()) {
+      return invalid_argument("the run names no packet port and the agent has none (--port-spec)");
+    }
   }
   std::unique_ptr<HostRun> run(new HostRun());
   run->request_ = request;
@@ -110,19 +135,21 @@ Result<std::unique_ptr<HostRun>> HostRun::prepare(const v1::PrepareRun& request,
   }
 
   const std::string netns = request.netns().empty() ? defaults.netns : request.netns();
-  std::map<uint32_t, std::string> host_macs;
+  std::vector<std::map<uint32_t, std::string>> peer_macs_of_nic;
   if (request.rank_endpoints_size() > 0) {
-    auto macs = peer_macs(request, netns);
-    if (!macs.ok()) return macs.status();
-    host_macs = std::move(macs).value();
+    for (const v1::RunNic& nic : nics) {
+      auto macs = peer_macs(request, nic, netns);
+      if (!macs.ok()) return macs.status();
+      peer_macs_of_nic.push_back(std::move(macs).value());
+    }
   }
 
   const FaultDraw draw{request.repetition(), request.runs_seed()};
   if (request.faults_size() > 0 && request.testbed().hosts() == 0) {
     // A real host: its faults go on its own NIC.
-    if (request.interface().empty()) return invalid_argument("faults on a real host need the run's interface");
+    if (nics.front().interface().empty()) return invalid_argument("faults on a real host need the run's interface");
     const std::vector<v1::Fault> faults(request.faults().begin(), request.faults().end());
-    auto armed = arm_own_nic_faults(faults, netns, request.interface(), draw);
+    auto armed = arm_own_nic_faults(faults, netns, nics.front().interface(), draw);
     if (!armed.ok()) return armed.status();
     run->faults_ = std::move(armed).value();
   } else if (request.faults_size() > 0) {
@@ -142,7 +169,7 @@ Result<std::unique_ptr<HostRun>> HostRun::prepare(const v1::PrepareRun& request,
   if (!child.ok()) return child.status();
   run->replay_.emplace(std::move(child).value());
   v1::ReplayCommand command;
-  *command.mutable_request() = replay_request(request, defaults, run->trace_file_.string(), host_macs,
+  *command.mutable_request() = replay_request(request, defaults, run->trace_file_.string(), nics, peer_macs_of_nic,
                                               run->drain_pause_faults_, run->send_delay_faults_);
   const Status sent = run->replay_->send(command);
   auto event = sent.ok() ? run->replay_->receive(kReadyTimeout) : Result<std::optional<v1::ReplayEvent>>(sent);

@@ -27,7 +27,7 @@ TEST(HostRunTest, TheAgentsEalArgsReachTheReplaysEal) {
   request.set_trace(std::string(std::istreambuf_iterator<char>(in), {}));
   request.add_ranks(0);
   request.set_ranks_per_host(1);
-  request.set_next_hop_mac("02:00:00:00:00:01");
+  request.add_nics()->set_next_hop_mac("02:00:00:00:00:01");
 
   HostRunDefaults defaults;
   defaults.port_spec = "dpdk:net_null0";

@@ -1,5 +1,5 @@
-// `collide replay`: replays the ranks one host holds, from a trace, over one packet port, so that
-// a person can drive a two-host test by hand. Its flags become a ReplayRequest, played by the same
+// `collide replay`: replays the ranks one host holds, from a trace, over its packet ports (one per
+// NIC), so that a person can drive a two-host test by hand. Its flags become a ReplayRequest, played by the same
 // ReplaySession an agent's replay child (`collide replay-child`, hidden) runs.
 #include <charconv>
 #include <chrono>
@@ -36,6 +36,9 @@ using replay::TransportDefaults;
 struct ReplayOptions {
   v1::ReplayRequest request;
   std::vector<uint32_t> ranks;
+  std::vector<std::string> ports;  // one per NIC, rail order
+  std::vector<int> engine_cores;   // one per NIC, or none
+  std::string next_hop_mac;
   uint32_t lcore = 0;
   std::string rank_addresses = "base";
   std::vector<std::string> host_macs;  // HOST=MAC
@@ -104,9 +107,22 @@ v1::ReplayRequest request_of(const ReplayOptions& opt) {
     e->set_rank(rank);
     e->set_ipv4(ip);
   }
-  for (const std::string& spec : opt.host_macs) {
-    auto [host, mac] = parse_numbered("--host-mac", "HOST=MAC", spec);
-    (*r.mutable_host_macs())[host] = mac;
+  if (!opt.engine_cores.empty() && opt.engine_cores.size() != opt.ports.size()) {
+    fail("replay", kExitUsage, fmt::format("--engine-cores names {} cores for {} ports",
+                                           opt.engine_cores.size(), opt.ports.size()));
+  }
+  for (size_t n = 0; n < opt.ports.size(); ++n) {
+    v1::ReplayNic* nic = r.add_nics();
+    nic->set_port(opt.ports[n]);
+    nic->set_next_hop_mac(opt.next_hop_mac);
+    if (!opt.engine_cores.empty()) nic->set_core(static_cast<uint32_t>(opt.engine_cores[n]));
+    // A host's ranks are consecutive: its MAC is the next hop towards each of them, on every NIC.
+    for (const std::string& spec : opt.host_macs) {
+      auto [host, mac] = parse_numbered("--host-mac", "HOST=MAC", spec);
+      for (uint32_t rank = host * r.ranks_per_host(); rank < (host + 1) * r.ranks_per_host(); ++rank) {
+        (*nic->mutable_peer_macs())[rank] = mac;
+      }
+    }
   }
   v1::TransportSettings& t = *r.mutable_transport();
   t.set_mtu_bytes(opt.mtu);
@@ -185,7 +201,9 @@ nlohmann::json results_json(const replay::ReplaySession& session, const replay::
   const v1::ReplayRequest& r = session.request();
   nlohmann::json out;
   out["trace"] = r.trace_file();
-  out["port"] = o.port_description;
+  std::vector<std::string> ports;
+  for (const replay::NicOutcome& n : o.nics) ports.push_back(n.port_description);
+  out["port"] = fmt::format("{}", fmt::join(ports, "; "));
   out["ranks"] = std::vector<uint32_t>(r.ranks().begin(), r.ranks().end());
   out["wall_seconds"] = o.wall_seconds;
   nlohmann::json ops = nlohmann::json::array();
@@ -197,12 +215,32 @@ nlohmann::json results_json(const replay::ReplaySession& session, const replay::
     hooks.push_back({{"kind", hook_kind_name(w.kind)}, {"start_ns", w.start_ns}, {"end_ns", w.end_ns}});
   }
   out["hooks"] = std::move(hooks);
-  const auto& pc = o.port_counters;
+  // Summed over the NICs here; each NIC's own below.
+  replayer::backend::PortCounters pc;
+  uint64_t captured = 0, not_captured = 0;
+  nlohmann::json nics = nlohmann::json::array();
+  for (const replay::NicOutcome& n : o.nics) {
+    pc.tx_frames += n.port_counters.tx_frames;
+    pc.rx_frames += n.port_counters.rx_frames;
+    pc.rx_dropped += n.port_counters.rx_dropped;
+    pc.tx_errors += n.port_counters.tx_errors;
+    captured += n.pcap_captured;
+    not_captured += n.pcap_not_captured;
+    nlohmann::json nic = {{"nic", n.nic}, {"port", n.port_description}, {"counters", counters_json(n.counters)},
+                          {"port_counters", {{"tx_frames", n.port_counters.tx_frames},
+                                             {"rx_frames", n.port_counters.rx_frames},
+                                             {"rx_dropped", n.port_counters.rx_dropped},
+                                             {"tx_errors", n.port_counters.tx_errors}}}};
+    if (!n.pcap_file.empty()) {
+      nic["pcap"] = {{"file", n.pcap_file}, {"captured", n.pcap_captured}, {"not_captured", n.pcap_not_captured}};
+    }
+    nics.push_back(std::move(nic));
+  }
+  out["nics"] = std::move(nics);
   out["port_counters"] = {{"tx_frames", pc.tx_frames}, {"rx_frames", pc.rx_frames},
                           {"rx_dropped", pc.rx_dropped}, {"tx_errors", pc.tx_errors}};
   if (!r.pcap_file().empty()) {
-    out["pcap"] = {{"file", r.pcap_file()}, {"captured", o.pcap_captured},
-                   {"not_captured", o.pcap_not_captured}};
+    out["pcap"] = {{"file", r.pcap_file()}, {"captured", captured}, {"not_captured", not_captured}};
   }
   out["stopped"] = o.stopped;
   out["ok"] = o.status.ok();
@@ -217,7 +255,8 @@ void on_stop_signal(int) { g_stop_requested.store(true); }
 void run_replay(const ReplayOptions& opt) {
   auto session = replay::ReplaySession::prepare(request_of(opt));
   if (!session.ok()) fail("replay", kExitUsage, session.status().message());
-  std::cout << "ready " << (*session)->ready().mac() << std::endl;
+  // "ready" and every NIC's MAC, in rail order: whoever starts hosts by hand addresses them so.
+  std::cout << fmt::format("ready {}", fmt::join((*session)->ready().macs(), " ")) << std::endl;
   std::signal(SIGTERM, on_stop_signal);
   std::signal(SIGINT, on_stop_signal);
   if (!opt.wait_for_file.empty()) {
@@ -267,11 +306,14 @@ void add_replay_command(CLI::App& app) {
       ->required()->delimiter(',');
   cmd->add_option_function<uint32_t>("--ranks-per-host", [&r](uint32_t n) { r.set_ranks_per_host(n); },
                                      "placement: consecutive ranks per host (default 8)");
-  cmd->add_option_function<uint32_t>("--nics-per-host", [&r](uint32_t n) { r.set_nics_per_host(n); },
-                                     "NICs (rails) per host (default: one per rank)");
-  cmd->add_option("--port", *r.mutable_port(),
-                  "dpdk:<device> (e.g. dpdk:net_af_xdp0,iface=veth0) or afpacket:<interface>")
+  cmd->add_option("--port", opt->ports,
+                  "a NIC's port: dpdk:<device> (e.g. dpdk:net_af_xdp0,iface=veth0, dpdk:0000:3b:00.0) "
+                  "or afpacket:<interface>; repeat it for each NIC, in rail order (local rank i "
+                  "uses NIC i % NICs, each NIC with its own engine thread)")
       ->required();
+  cmd->add_option("--engine-cores", opt->engine_cores,
+                  "the CPU each NIC's engine thread is pinned to, in --port order (default: not pinned)")
+      ->delimiter(',')->check(CLI::NonNegativeNumber);
   cmd->add_option_function<std::vector<std::string>>(
       "--eal-arg", [&r](const std::vector<std::string>& args) { for (const auto& a : args) r.add_eal_args(a); },
       "one more DPDK EAL argument, after collide's own (repeatable; e.g. --eal-arg=--log-level=8)");
@@ -284,7 +326,7 @@ void add_replay_command(CLI::App& app) {
       ->check(CLI::IsMember({"base", "testbed", "list"}))->capture_default_str();
   cmd->add_option("--rank-ip", opt->rank_ips, "RANK=IPV4: a rank's address (--rank-addresses=list)")
       ->delimiter(',');
-  cmd->add_option("--next-hop-mac", *r.mutable_next_hop_mac(), "MAC frames to other hosts go to");
+  cmd->add_option("--next-hop-mac", opt->next_hop_mac, "MAC frames to other hosts go to (every NIC)");
   cmd->add_option("--host-mac", opt->host_macs, "HOST=MAC: where frames for a host's ranks go");
   cmd->add_option("--mtu", opt->mtu, "RoCE payload bytes per packet" + default_text(D::kMtuBytes));
   cmd->add_option("--recovery", opt->recovery, "go-back-n or selective-repeat")

@@ -113,7 +113,7 @@ class FaultsReplayTest : public ::testing::Test {
       files.push_back((*dir_ / fmt::format("{}-{}.json", name, h)).string());
       std::vector<std::string> argv = {
           COLLIDE_BIN, "--log-level=warn", "replay", *trace_, "--ranks=" + std::to_string(h),
-          "--ranks-per-host=1", "--nics-per-host=1",
+          "--ranks-per-host=1",
           "--port=dpdk:net_af_xdp" + std::to_string(h) + ",iface=" + nic.ifname,
           "--netns=" + nic.netns, "--lcore=" + std::to_string(h % 2), "--rank-addresses=testbed",
           "--next-hop-mac=" + nic.gateway_mac, "--mtu=" + std::to_string(t.mtu_bytes()),

@@ -54,9 +54,10 @@ TEST(ReplayChildE2eTest, RequestGoProgressAndCompletionRoundTrip) {
     r.set_trace_file(trace);
     r.add_ranks(h);
     r.set_ranks_per_host(1);
-    r.set_port(h == 0 ? "afpacket:v0" : "afpacket:v1");
+    v1::ReplayNic* nic = r.add_nics();
+    nic->set_port(h == 0 ? "afpacket:v0" : "afpacket:v1");
+    nic->set_next_hop_mac(mac[1 - h]);
     r.set_netns(h == 0 ? (*a)->name() : (*b)->name());
-    r.set_next_hop_mac(mac[1 - h]);
     r.set_verify_payload(true);
     r.set_timeout_s(60);
     r.set_progress_every_s(0.05);

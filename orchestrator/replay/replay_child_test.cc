@@ -23,8 +23,9 @@ TEST(ReplayChildTest, RefusesARequestWhoseTraceIsMissingAndSaysWhich) {
   r.set_trace_file("/nonexistent/collide-child-test.trace");
   r.add_ranks(0);
   r.set_ranks_per_host(1);
-  r.set_port("afpacket:lo");
-  r.set_next_hop_mac("02:00:00:00:00:01");
+  v1::ReplayNic* nic = r.add_nics();
+  nic->set_port("afpacket:lo");
+  nic->set_next_hop_mac("02:00:00:00:00:01");
   ASSERT_TRUE(child->send(command).ok());
   auto event = child->receive(30s);
   ASSERT_TRUE(event.ok()) << event.status().to_string();
@@ -66,8 +67,9 @@ TEST(ReplayChildTest, EalArgsReachTheEal) {
   r.set_trace_file(trace.string());
   r.add_ranks(0);
   r.set_ranks_per_host(1);
-  r.set_port("dpdk:net_null0");
-  r.set_next_hop_mac("02:00:00:00:00:01");
+  v1::ReplayNic* nic = r.add_nics();
+  nic->set_port("dpdk:net_null0");
+  nic->set_next_hop_mac("02:00:00:00:00:01");
   r.add_eal_args("--no-such-eal-option");
   ASSERT_TRUE(child->send(command).ok());
   auto event = child->receive(60s);

@@ -1,10 +1,16 @@
 #include "orchestrator/replay/replay_session.h"
 
 #include <algorithm>
+#include <atomic>
+#include <filesystem>
+#include <future>
 #include <map>
 #include <set>
+#include <thread>
+#include <unordered_map>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "common/netns.h"
 #include "orchestrator/replay/transport_options.h"
@@ -71,30 +77,41 @@ Result<std::vector<uint32_t>> rank_addresses(const v1::ReplayRequest& r, const c
   }
 }
 
-Result<eng::RankAddressing> addressing_of(const v1::ReplayRequest& r, const coll::Placement& pl,
-                                          uint32_t world) {
-  std::optional<wire::MacAddress> next_hop;
-  if (!r.next_hop_mac().empty()) {
-    auto mac = wire::MacAddress::parse(r.next_hop_mac());
-    if (!mac.ok()) return mac.status().with_context("next_hop_mac");
-    next_hop = *mac;
-  }
-  std::map<uint32_t, wire::MacAddress> host_macs;
-  for (const auto& [host, text] : r.host_macs()) {
-    auto mac = wire::MacAddress::parse(text);
-    if (!mac.ok()) return mac.status().with_context(fmt::format("host_macs: host {}", host));
-    host_macs[host] = *mac;
-  }
-  if (!next_hop && host_macs.empty()) return invalid_argument("the request names no next-hop MAC and no host MACs");
+// How NIC `n`'s frames reach each peer rank: to the MAC its NIC names for that rank, else to its
+// next hop. Rank addresses are the same for every NIC.
+Result<std::vector<eng::RankAddressing>> addressing_of(const v1::ReplayRequest& r,
+                                                       const coll::Placement& pl, uint32_t world) {
   auto ips = rank_addresses(r, pl, world);
   if (!ips.ok()) return ips.status();
-  eng::RankAddressing a;
-  a.ip_of = [ips = std::move(ips).value()](uint32_t rank) { return wire::Ipv4Address{ips[rank]}; };
-  a.next_hop_mac = [host_of = pl.host_of_rank, host_macs, next_hop](uint32_t rank) {
-    auto it = host_macs.find(host_of[rank]);
-    return it != host_macs.end() ? it->second : next_hop.value_or(wire::MacAddress{});
-  };
-  return a;
+  auto ip_of = [ips = std::move(ips).value()](uint32_t rank) { return wire::Ipv4Address{ips[rank]}; };
+  std::vector<eng::RankAddressing> out;
+  for (int n = 0; n < r.nics_size(); ++n) {
+    const v1::ReplayNic& nic = r.nics(n);
+    const std::string where = fmt::format("nics[{}]", n);
+    std::optional<wire::MacAddress> next_hop;
+    if (!nic.next_hop_mac().empty()) {
+      auto mac = wire::MacAddress::parse(nic.next_hop_mac());
+      if (!mac.ok()) return mac.status().with_context(where + ".next_hop_mac");
+      next_hop = *mac;
+    }
+    std::unordered_map<uint32_t, wire::MacAddress> peer_macs;
+    for (const auto& [rank, text] : nic.peer_macs()) {
+      auto mac = wire::MacAddress::parse(text);
+      if (!mac.ok()) return mac.status().with_context(fmt::format("{}.peer_macs: rank {}", where, rank));
+      peer_macs[rank] = *mac;
+    }
+    if (!next_hop && peer_macs.empty()) {
+      return invalid_argument(where + " names no next-hop MAC and no peer MACs");
+    }
+    eng::RankAddressing a;
+    a.ip_of = ip_of;
+    a.next_hop_mac = [peer_macs = std::move(peer_macs), next_hop](uint32_t rank) {
+      auto it = peer_macs.find(rank);
+      return it != peer_macs.end() ? it->second : next_hop.value_or(wire::MacAddress{});
+    };
+    out.push_back(std::move(a));
+  }
+  return out;
 }
 
 eng::EngineConfig engine_config(const v1::ReplayRequest& r, const TransportOptions& t) {
@@ -118,9 +135,17 @@ eng::EngineConfig engine_config(const v1::ReplayRequest& r, const TransportOptio
 
 }  // namespace
 
+std::string pcap_file_of_nic(const std::string& file, uint32_t nic, size_t nics) {
+  if (nics <= 1) return file;
+  const std::filesystem::path path(file);
+  return (path.parent_path() / fmt::format("{}.nic{}{}", path.stem().string(), nic,
+                                           path.extension().string())).string();
+}
+
 Result<std::unique_ptr<ReplaySession>> ReplaySession::prepare(const v1::ReplayRequest& request) {
   if (request.ranks().empty()) return invalid_argument("the request names no ranks");
   if (request.ranks_per_host() == 0) return invalid_argument("ranks_per_host is 0");
+  if (request.nics().empty()) return invalid_argument("the request names no NIC (nics)");
   // Before any thread or socket exists, so all of them live in the namespace.
   if (!request.netns().empty()) COLLIDE_RETURN_IF_ERROR(netns::enter(request.netns()));
   auto transport = resolve_transport(request.transport());
@@ -133,49 +158,61 @@ Result<std::unique_ptr<ReplaySession>> ReplaySession::prepare(const v1::ReplayRe
   if (!programs.ok()) return programs.status();
   s->header_ = programs->header;
   const uint32_t world = s->header_.world_size();
-  auto placement = coll::Placement::uniform(
-      world, request.ranks_per_host(),
-      request.nics_per_host() == 0 ? request.ranks_per_host() : request.nics_per_host());
+  const auto nic_count = static_cast<uint32_t>(request.nics_size());
+  auto placement = coll::Placement::uniform(world, request.ranks_per_host(), nic_count);
   if (!placement.ok()) return placement.status();
   auto addressing = addressing_of(request, *placement, world);
   if (!addressing.ok()) return addressing.status();
 
-  auto port = replayer::backend::open_port(request.port(), static_cast<int>(request.lcore()),
-                                           transport->qp.mtu + kFrameOverheadBytes,
-                                           {request.eal_args().begin(), request.eal_args().end()});
-  if (!port.ok()) return port.status();
-  s->port_ = std::move(port).value();
-  if (!request.pcap_file().empty()) {
-    auto wrapped = replayer::backend::PcapCapturePort::open(
-        std::move(s->port_), request.pcap_file(),
-        request.pcap_max_packets() > 0 ? request.pcap_max_packets() : kPcapMaxPackets);
-    if (!wrapped.ok()) return wrapped.status();
-    s->capture_ = wrapped->get();
-    s->port_ = std::move(wrapped).value();
+  std::vector<replayer::backend::PacketPort*> ports;
+  for (uint32_t n = 0; n < nic_count; ++n) {
+    const v1::ReplayNic& spec = request.nics(static_cast<int>(n));
+    Nic nic;
+    auto port = replayer::backend::open_port(spec.port(), static_cast<int>(request.lcore()),
+                                             transport->qp.mtu + kFrameOverheadBytes,
+                                             {request.eal_args().begin(), request.eal_args().end()});
+    if (!port.ok()) return port.status().with_context(fmt::format("NIC {}", n));
+    nic.port = std::move(port).value();
+    if (!request.pcap_file().empty()) {
+      nic.pcap_file = pcap_file_of_nic(request.pcap_file(), n, nic_count);
+      auto wrapped = replayer::backend::PcapCapturePort::open(
+          std::move(nic.port), nic.pcap_file,
+          request.pcap_max_packets() > 0 ? request.pcap_max_packets() : kPcapMaxPackets);
+      if (!wrapped.ok()) return wrapped.status();
+      nic.capture = wrapped->get();
+      nic.port = std::move(wrapped).value();
+    }
+    ports.push_back(nic.port.get());
+    s->nics_.push_back(std::move(nic));
   }
 
   const eng::EngineConfig config = engine_config(request, *transport);
   s->linger_quiet_ns_ = 2 * config.qp.timeout_ns();
   // The pacer asks the time for every frame: read it from the TSC (DPDK's rate when its EAL is
-  // up, after the port opened it).
+  // up, after the ports opened it).
   const auto tsc = replayer::backend::TscClock::calibrate();
-  auto engine = eng::Engine::create(config, s->header_, *placement, transport->expand,
-                                    std::move(programs).value().ops, *addressing, *s->port_,
-                                    [tsc] { return tsc.now(); });
-  if (!engine.ok()) return engine.status();
-  s->engine_ = std::move(engine).value();
+  auto engines = eng::HostEngines::create(config, s->header_, *placement, transport->expand,
+                                          std::move(programs).value().ops, *addressing, ports,
+                                          [tsc] { return tsc.now(); });
+  if (!engines.ok()) return engines.status();
+  s->engines_ = std::move(engines).value();
   return s;
 }
 
 ReplaySession::~ReplaySession() {
-  engine_.reset();  // it holds a reference to the port
-  port_.reset();
+  engines_.reset();  // they hold references to the ports
+  nics_.clear();
 }
 
 v1::ReplayReady ReplaySession::ready() const {
   v1::ReplayReady r;
-  r.set_mac(port_->mac().to_string());
-  r.set_port(port_->describe());
+  std::vector<std::string> described;
+  for (const Nic& nic : nics_) {
+    r.add_macs(nic.port->mac().to_string());
+    described.push_back(nic.port->describe());
+  }
+  r.set_mac(r.macs(0));
+  r.set_port(fmt::format("{}", fmt::join(described, "; ")));
   return r;
 }
 
@@ -186,37 +223,12 @@ uint32_t ReplaySession::comm_size(const std::string& comm) const {
   return 0;
 }
 
-namespace {
-
-// Our ranks are done, but a peer may still be waiting for the ACK of its last packets: if that
-// ACK was lost, its retransmission must find us answering (a NIC does not go away when its
-// process's work is done). Keep polling until no frame has come for `quiet`, and no longer than
-// ten times that: longer than a peer's whole retry budget.
-void linger(eng::Engine& engine, replayer::backend::PacketPort& port, tp::Nanos quiet) {
-  const auto quiet_for = std::chrono::nanoseconds(quiet);
-  const auto give_up = Clock::now() + 10 * quiet_for;
-  auto last_frame = Clock::now();
-  uint64_t seen = engine.counters().rx_frames;
-  while (Clock::now() - last_frame < quiet_for && Clock::now() < give_up) {
-    engine.poll();
-    if (const uint64_t now_seen = engine.counters().rx_frames; now_seen != seen) {
-      seen = now_seen;
-      last_frame = Clock::now();
-    } else {
-      port.wait_for_frames(std::chrono::microseconds(500));
-    }
-  }
-}
-
-}  // namespace
-
-v1::RunProgress progress_of(const eng::Engine& engine, uint32_t run_index, double elapsed_s) {
-  const eng::EngineCounters c = engine.counters();
+v1::RunProgress progress_of(const eng::HostProgress& progress, uint32_t run_index, double elapsed_s) {
   v1::RunProgress p;
   p.set_run_index(run_index);
-  p.set_ops_done(engine.ops_recorded());
-  p.set_packets_sent(c.requesters.packets_sent);
-  p.set_retransmitted_packets(c.requesters.retransmitted_packets);
+  p.set_ops_done(progress.ops_recorded);
+  p.set_packets_sent(progress.counters.requesters.packets_sent);
+  p.set_retransmitted_packets(progress.counters.requesters.retransmitted_packets);
   p.set_elapsed_s(elapsed_s);
   return p;
 }
@@ -229,37 +241,53 @@ SessionOutcome ReplaySession::run(const RunCallbacks& cb) {
   const auto slice = std::chrono::nanoseconds(static_cast<int64_t>(slice_s * 1e9));
   const auto report_every = std::chrono::nanoseconds(static_cast<int64_t>(request_.progress_every_s() * 1e9));
   const auto started = Clock::now();
-  const auto deadline = started + std::chrono::nanoseconds(static_cast<int64_t>(timeout_s * 1e9));
   auto next_report = started + report_every;
-  while (true) {
-    const auto left = deadline - Clock::now();
-    Status s = engine_->run(std::min<std::chrono::nanoseconds>(slice, left));
-    if (s.code() != StatusCode::kDeadlineExceeded || Clock::now() >= deadline) {
-      out.status = s;
-      break;
-    }
-    if (cb.should_stop && cb.should_stop()) {
+
+  std::atomic<bool> stop{false};
+  eng::HostRunControl control;
+  control.stop = &stop;
+  control.linger_quiet = std::chrono::nanoseconds(linger_quiet_ns_);
+  control.on_engine_thread = replayer::backend::prepare_port_thread;
+  for (const v1::ReplayNic& nic : request_.nics()) control.cores.push_back(nic.has_core() ? static_cast<int>(nic.core()) : -1);
+  // The engines run (and linger) on their own threads; this one passes on stops and progress.
+  std::promise<Status> finished;
+  std::future<Status> result = finished.get_future();
+  std::thread runner([&] {
+    finished.set_value(engines_->run(std::chrono::nanoseconds(static_cast<int64_t>(timeout_s * 1e9)), control));
+  });
+  while (result.wait_for(slice) != std::future_status::ready) {
+    if (!out.stopped && cb.should_stop && cb.should_stop()) {
       out.stopped = true;
-      out.status = unavailable("stopped before the job ended");
-      break;
+      stop.store(true);
     }
     if (report && Clock::now() >= next_report) {
       next_report += report_every;
-      cb.on_progress(progress_of(*engine_, request_.run_index(),
+      cb.on_progress(progress_of(engines_->progress(), request_.run_index(),
                                  std::chrono::duration<double>(Clock::now() - started).count()));
     }
   }
-  if (out.status.ok()) linger(*engine_, *port_, linger_quiet_ns_);
+  runner.join();
+  out.status = result.get();
+  if (out.stopped) out.status = unavailable("stopped before the job ended");
   out.wall_seconds = std::chrono::duration<double>(Clock::now() - started).count();
-  out.records = engine_->take_records();
-  out.counters = engine_->counters();
-  out.hook_windows = engine_->hook_windows();
-  out.port_counters = port_->counters();
-  out.port_description = port_->describe();
-  if (capture_ != nullptr) {
-    capture_->flush();
-    out.pcap_captured = capture_->captured();
-    out.pcap_not_captured = capture_->not_captured();
+  out.records = engines_->take_records();
+  out.counters = engines_->counters();
+  out.hook_windows = engines_->hook_windows();
+  for (size_t i = 0; i < engines_->engine_count(); ++i) {
+    const uint32_t n = engines_->nic_of_engine(i);
+    NicOutcome nic;
+    nic.nic = n;
+    nic.counters = engines_->engine(i).counters();
+    Nic& own = nics_[n];
+    nic.port_counters = own.port->counters();
+    nic.port_description = own.port->describe();
+    nic.pcap_file = own.pcap_file;
+    if (own.capture != nullptr) {
+      own.capture->flush();
+      nic.pcap_captured = own.capture->captured();
+      nic.pcap_not_captured = own.capture->not_captured();
+    }
+    out.nics.push_back(std::move(nic));
   }
   return out;
 }
@@ -296,7 +324,20 @@ v1::RunCompletion completion_of(const SessionOutcome& o, uint32_t run_index) {
   k.set_out_of_order(o.counters.responders.out_of_order);
   k.set_ecn_marked(o.counters.responders.ecn_marked);
   k.set_cnps_received(o.counters.requesters.cnps);
-  c.set_port(o.port_description);
+  std::vector<std::string> ports;
+  for (const NicOutcome& n : o.nics) {
+    ports.push_back(n.port_description);
+    v1::NicCounters* out = c.add_nics();
+    out->set_nic(n.nic);
+    out->set_port(n.port_description);
+    out->set_tx_frames(n.counters.tx_frames);
+    out->set_tx_bytes(n.counters.tx_bytes);
+    out->set_rx_frames(n.counters.rx_frames);
+    out->set_packets_sent(n.counters.requesters.packets_sent);
+    out->set_retransmitted_packets(n.counters.requesters.retransmitted_packets);
+    out->set_payload_bytes_received(n.counters.responders.bytes_received);
+  }
+  c.set_port(fmt::format("{}", fmt::join(ports, "; ")));
   for (const eng::HookWindow& w : o.hook_windows) {
     v1::ReplayerFaultWindow* out = c.add_replayer_faults();
     out->set_send_delay(w.kind == eng::HookWindow::Kind::kSendDelay);

@@ -13,26 +13,35 @@
 #include "replayer/backend/packet_port.h"
 #include "replayer/backend/pcap_capture_port.h"
 #include "replayer/engine/engine.h"
+#include "replayer/engine/host_engines.h"
 
 // One host's replay, from a ReplayRequest to what it recorded. `collide replay` (by hand) and an
-// agent's replay child both run it: prepare() opens everything (namespace, trace, port, engine)
-// and the caller says when to go; run() plays the ranks to the end, reporting progress and
-// looking for a stop request between slices.
+// agent's replay child both run it: prepare() opens everything (namespace, trace, one port per
+// NIC, one engine per NIC) and the caller says when to go; run() plays the ranks to the end on
+// the engines' threads, reporting progress and passing on a stop request meanwhile.
 namespace collide::orchestrator::replay {
 
-// Everything a run recorded, in the engine's own terms (the by-hand command writes all of it as
+// What one NIC did: its engine's counters and what its port counted.
+struct NicOutcome {
+  uint32_t nic = 0;
+  std::string port_description;
+  replayer::engine::EngineCounters counters;
+  replayer::backend::PortCounters port_counters;
+  std::string pcap_file;  // "" when not capturing
+  uint64_t pcap_captured = 0;
+  uint64_t pcap_not_captured = 0;
+};
+
+// Everything a run recorded, in the engines' own terms (the by-hand command writes all of it as
 // JSON; an agent's child sends its summary, completion()).
 struct SessionOutcome {
   Status status;                      // ok, or why the job failed (as NCCL would fail it)
   bool stopped = false;               // cut short by a stop request
   double wall_seconds = 0;
   std::vector<replayer::engine::OpRecord> records;
-  replayer::engine::EngineCounters counters;
+  replayer::engine::EngineCounters counters;  // summed over the NICs
   std::vector<replayer::engine::HookWindow> hook_windows;
-  replayer::backend::PortCounters port_counters;
-  std::string port_description;
-  uint64_t pcap_captured = 0;
-  uint64_t pcap_not_captured = 0;
+  std::vector<NicOutcome> nics;  // rail order
 };
 
 struct RunCallbacks {
@@ -45,7 +54,7 @@ struct RunCallbacks {
 class ReplaySession {
  public:
   // Enters the request's namespace (the whole process moves), reads this host's ranks of the
-  // trace, opens the port and builds the engine. Nothing is sent yet.
+  // trace, opens every NIC's port and builds the engines. Nothing is sent yet.
   static Result<std::unique_ptr<ReplaySession>> prepare(const v1::ReplayRequest& request);
   ~ReplaySession();
   ReplaySession(const ReplaySession&) = delete;
@@ -63,11 +72,16 @@ class ReplaySession {
  private:
   ReplaySession() = default;
 
+  struct Nic {
+    std::unique_ptr<replayer::backend::PacketPort> port;
+    replayer::backend::PcapCapturePort* capture = nullptr;  // inside port, when asked for
+    std::string pcap_file;
+  };
+
   v1::ReplayRequest request_;
   v1::TraceHeader header_;
-  std::unique_ptr<replayer::backend::PacketPort> port_;
-  replayer::backend::PcapCapturePort* capture_ = nullptr;  // inside port_, when asked for
-  std::unique_ptr<replayer::engine::Engine> engine_;
+  std::vector<Nic> nics_;  // rail order
+  std::unique_ptr<replayer::engine::HostEngines> engines_;
   replayer::transport::Nanos linger_quiet_ns_ = 0;
 };
 
@@ -75,7 +89,10 @@ class ReplaySession {
 v1::RunCompletion completion_of(const SessionOutcome& outcome, uint32_t run_index);
 
 // The counters so far, as a progress report.
-v1::RunProgress progress_of(const replayer::engine::Engine& engine, uint32_t run_index,
+v1::RunProgress progress_of(const replayer::engine::HostProgress& progress, uint32_t run_index,
                             double elapsed_s);
+
+// Where NIC `nic` of `nics` captures: `file` itself for one NIC, else "<stem>.nic<n><ext>".
+std::string pcap_file_of_nic(const std::string& file, uint32_t nic, size_t nics);
 
 }  // namespace collide::orchestrator::replay

@@ -122,8 +122,9 @@ v1::PrepareRun prepare_request(const Placement& p, const AgentHandle& a, const R
   r.set_trace_timing(p.trace_timing);
   if (!p.real.endpoints.empty()) {
     for (const v1::RankEndpoint& e : p.real.endpoints) *r.add_rank_endpoints() = e;
-    r.set_interface(p.real.interface_of_host.at(a.host));
-    r.set_port(p.real.port_of_host.at(a.host));
+    v1::RunNic* nic = r.add_nics();
+    nic->set_interface(p.real.interface_of_host.at(a.host));
+    nic->set_port(p.real.port_of_host.at(a.host));
     r.set_lcore(a.host % 2);
   }
   if (p.bed != nullptr) {
@@ -131,8 +132,6 @@ v1::PrepareRun prepare_request(const Placement& p, const AgentHandle& a, const R
     *r.mutable_testbed() = p.testbed;
     for (v1::RunNic& nic : tb::run_nics(*p.bed, a.host)) *r.add_nics() = std::move(nic);
     r.set_netns(tb::host_namespace(p.bed->name, a.host));
-    r.set_port(r.nics(0).port());
-    r.set_next_hop_mac(r.nics(0).next_hop_mac());
     r.set_lcore(a.host % 2);
   }
   return r;
@@ -444,10 +443,11 @@ Result<RunOutcome> run_locally(const v1::Scenario& s, const LocalRunOptions& o) 
   }
   const bool remote = s.testbed().agents_size() > 0;
   const v1::VirtualTestbedSpec& spec = s.testbed().virtual_();
-  if (!remote && spec.nics_per_host() != 1) return unavailable("the embedded runner drives one NIC per host so far");
   const uint32_t hosts = remote ? static_cast<uint32_t>(s.testbed().agents_size()) : spec.hosts();
   Placement placement;
   placement.per_host = s.testbed().ranks_per_host();
+  // Local rank i on NIC i % nics_per_host (rails); real hosts place their ranks on one NIC so far.
+  if (!remote) placement.nics_per_host = spec.nics_per_host();
   placement.world = hosts * placement.per_host;
   placement.trace_timing = s.workload().timing() == v1::Workload::TIMING_TRACE;
   placement.runs_seed = s.runs().seed();

@@ -7,6 +7,8 @@
 #include "replayer/backend/af_packet_port.h"
 
 #ifdef COLLIDE_HAVE_DPDK
+#include <rte_errno.h>
+#include <rte_lcore.h>
 #include <rte_mbuf.h>
 
 #include "replayer/backend/dpdk_backend.h"
@@ -36,6 +38,16 @@ Result<std::unique_ptr<PacketPort>> open_dpdk(const std::string& device, int lco
 #endif
 
 }  // namespace
+
+Status prepare_port_thread() {
+#ifdef COLLIDE_HAVE_DPDK
+  if (dpdk::eal_initialized() && rte_lcore_id() == LCORE_ID_ANY && rte_thread_register() != 0) {
+    return unavailable(fmt::format("registering an engine thread with DPDK: {}",
+                                          rte_strerror(rte_errno)));
+  }
+#endif
+  return {};
+}
 
 bool dpdk_available() {
 #ifdef COLLIDE_HAVE_DPDK

@@ -19,6 +19,11 @@ Result<std::unique_ptr<PacketPort>> open_port(const std::string& spec, int lcore
                                               uint32_t max_frame_bytes = 2048,
                                               const std::vector<std::string>& eal_args = {});
 
+// Called first on each thread that will drive a port (an engine's thread): a DPDK port wants its
+// callers to be threads DPDK knows (an lcore id, so buffer pools use their per-core caches);
+// nothing to do for other ports or before DPDK is up.
+Status prepare_port_thread();
+
 // Whether this build has the DPDK backend.
 bool dpdk_available();
 

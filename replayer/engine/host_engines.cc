@@ -72,8 +72,11 @@ HostEngines::~HostEngines() = default;
 Result<std::unique_ptr<HostEngines>> HostEngines::create(
     EngineConfig config, const v1::TraceHeader& header, const collectives::Placement& placement,
     const collectives::ExpandOptions& expand, std::map<uint32_t, std::vector<v1::Op>> programs,
-    const RankAddressing& addressing, const std::vector<backend::PacketPort*>& ports,
-    const Engine::Clock& clock) {
+    const std::vector<RankAddressing>& addressing,
+    const std::vector<backend::PacketPort*>& ports, const Engine::Clock& clock) {
+  if (addressing.size() != ports.size()) {
+    return invalid_argument(fmt::format("{} addressings for {} ports", addressing.size(), ports.size()));
+  }
   std::map<uint32_t, std::map<uint32_t, std::vector<v1::Op>>> by_nic;
   std::vector<int> engine_of_rank(placement.world_size(), -1);
   for (auto& [rank, ops] : programs) {
@@ -96,16 +99,20 @@ Result<std::unique_ptr<HostEngines>> HostEngines::create(
     group->nics_.push_back(nic);
   }
   group->rings_ = std::make_unique<CrossEngineRings>(group->nics_.size(), engine_of_rank);
-  config.max_idle_wait = std::min(config.max_idle_wait, kIdleWaitBetweenEngines);
+  if (group->nics_.size() > 1) {
+    config.max_idle_wait = std::min(config.max_idle_wait, kIdleWaitBetweenEngines);
+  }
   for (size_t i = 0; i < group->nics_.size(); ++i) {
     const uint32_t nic = group->nics_[i];
     auto engine = Engine::create(config, header, placement, expand, std::move(by_nic[nic]),
-                                 addressing, *ports[nic], clock, &group->rings_->end(i));
+                                 addressing[nic], *ports[nic], clock, &group->rings_->end(i));
     if (!engine.ok()) {
       return engine.status().with_context(fmt::format("engine of NIC {}", nic));
     }
     group->engines_.push_back(std::move(engine).value());
+    group->ports_.push_back(ports[nic]);
   }
+  group->published_.resize(group->engines_.size());
   return group;
 }
 
@@ -125,19 +132,18 @@ Status pin_to_core(int core) {
 
 }  // namespace
 
-Status HostEngines::run(std::chrono::nanoseconds timeout, const std::vector<int>& cores) {
-  if (!cores.empty() && cores.size() != engines_.size()) {
-    return invalid_argument(fmt::format("{} cores for {} engines", cores.size(), engines_.size()));
+Status HostEngines::run(std::chrono::nanoseconds timeout, const HostRunControl& control) {
+  if (!control.cores.empty() && control.cores.size() != engines_.size()) {
+    return invalid_argument(fmt::format("{} cores for {} engines", control.cores.size(), engines_.size()));
   }
   std::atomic<bool> stop{false};
-  std::atomic<int> cause{-1};  // the engine that ended first without finishing
+  std::atomic<size_t> done{0};  // engines whose ranks all finished
+  std::atomic<int> cause{-1};   // the engine that ended first without finishing
   std::vector<Status> results(engines_.size());
   std::vector<std::thread> threads;
   for (size_t i = 0; i < engines_.size(); ++i) {
     threads.emplace_back([&, i] {
-      Status s = cores.empty() ? Status{} : pin_to_core(cores[i]);
-      if (s.ok()) s = engines_[i]->run(timeout, &stop);
-      results[i] = std::move(s);
+      results[i] = run_engine(i, timeout, control, stop, done);
       if (results[i].ok()) return;
       // Whatever ended this engine early ends the others: a host's ranks fail together. The
       // others then end because they were stopped; the first one to end names the failure.
@@ -147,6 +153,7 @@ Status HostEngines::run(std::chrono::nanoseconds timeout, const std::vector<int>
     });
   }
   for (std::thread& t : threads) t.join();
+  for (size_t i = 0; i < engines_.size(); ++i) publish(i);
   if (cause.load() < 0) return {};
   const auto first = static_cast<size_t>(cause.load());
   const std::string why =
@@ -155,6 +162,92 @@ Status HostEngines::run(std::chrono::nanoseconds timeout, const std::vector<int>
     if (!e->failed() && !e->finished()) e->abort(why);
   }
   return Status(results[first].code(), why);
+}
+
+Status HostEngines::run_engine(size_t i, std::chrono::nanoseconds timeout,
+                               const HostRunControl& control, std::atomic<bool>& stop,
+                               std::atomic<size_t>& done) {
+  using Clock = std::chrono::steady_clock;
+  if (!control.cores.empty() && control.cores[i] >= 0) {
+    COLLIDE_RETURN_IF_ERROR(pin_to_core(control.cores[i]));
+  }
+  if (control.on_engine_thread) COLLIDE_RETURN_IF_ERROR(control.on_engine_thread());
+  const auto deadline = Clock::now() + timeout;
+  Status s;
+  while (true) {
+    const auto left = std::chrono::duration_cast<std::chrono::nanoseconds>(deadline - Clock::now());
+    s = engines_[i]->run(std::min<std::chrono::nanoseconds>(kPublishEvery, left), &stop);
+    publish(i);
+    if (s.code() != StatusCode::kDeadlineExceeded || Clock::now() >= deadline) break;
+    if (control.stop != nullptr && control.stop->load(std::memory_order_relaxed)) {
+      stop.store(true, std::memory_order_relaxed);
+    }
+  }
+  if (!s.ok()) return s;
+  done.fetch_add(1);
+  linger(i, control, stop, done);
+  return {};
+}
+
+void HostEngines::linger(size_t i, const HostRunControl& control, const std::atomic<bool>& stop,
+                         const std::atomic<size_t>& done) {
+  using Clock = std::chrono::steady_clock;
+  constexpr auto kWait = std::chrono::microseconds(500);
+  Engine& engine = *engines_[i];
+  const auto stopped = [&] {
+    return stop.load(std::memory_order_relaxed) ||
+           (control.stop != nullptr && control.stop->load(std::memory_order_relaxed));
+  };
+  // While the host's other engines run: their peers and ours share the fabric's fate.
+  while (done.load() < engines_.size() && !stopped()) {
+    if (!engine.poll()) ports_[i]->wait_for_frames(kWait);
+  }
+  if (control.linger_quiet.count() <= 0) return;
+  const auto give_up = Clock::now() + 10 * control.linger_quiet;
+  auto last_frame = Clock::now();
+  uint64_t seen = engine.counters().rx_frames;
+  while (Clock::now() - last_frame < control.linger_quiet && Clock::now() < give_up && !stopped()) {
+    engine.poll();
+    if (const uint64_t now_seen = engine.counters().rx_frames; now_seen != seen) {
+      seen = now_seen;
+      last_frame = Clock::now();
+    } else {
+      ports_[i]->wait_for_frames(kWait);
+    }
+  }
+}
+
+void HostEngines::publish(size_t i) {
+  HostProgress p{engines_[i]->ops_recorded(), engines_[i]->counters()};
+  std::lock_guard lock(published_mutex_);
+  published_[i] = p;
+}
+
+HostProgress HostEngines::progress() const {
+  HostProgress total;
+  std::lock_guard lock(published_mutex_);
+  for (const HostProgress& p : published_) {
+    total.ops_recorded += p.ops_recorded;
+    total.counters += p.counters;
+  }
+  return total;
+}
+
+std::vector<HookWindow> HostEngines::hook_windows() const {
+  std::map<std::pair<int, uint32_t>, HookWindow> merged;
+  for (const auto& e : engines_) {
+    for (const HookWindow& w : e->hook_windows()) {
+      auto [it, fresh] = merged.try_emplace({static_cast<int>(w.kind), w.index}, w);
+      if (fresh) continue;
+      HookWindow& m = it->second;
+      m.start_ns = std::min(m.start_ns, w.start_ns);
+      // 0: still in force when the run ended, which outlasts any end.
+      m.end_ns = (m.end_ns == 0 || w.end_ns == 0) ? 0 : std::max(m.end_ns, w.end_ns);
+    }
+  }
+  std::vector<HookWindow> out;
+  for (auto& [key, w] : merged) out.push_back(w);
+  return out;
 }
 
 std::vector<OpRecord> HostEngines::take_records() {

@@ -234,7 +234,8 @@ Outcome run_engines_per_nic(uint32_t ranks_per_host,
     for (uint32_t n = 0; n < kNicsPerHost; ++n) ports.push_back(&sw.add(mac_of(h, n)));
     auto g = HostEngines::create(s.config, world_header(ranks_per_host), s.placement, s.expand,
                                  h == 0 ? host0_programs : programs_of_host(h, ranks_per_host),
-                                 s.addressing(true), ports, steady_clock());
+                                 std::vector<RankAddressing>(kNicsPerHost, s.addressing(true)), ports,
+                                 steady_clock());
     EXPECT_TRUE(g.ok()) << g.status().to_string();
     EXPECT_EQ((*g)->engine_count(), kNicsPerHost);
     hosts.push_back(std::move(g).value());
@@ -243,7 +244,10 @@ Outcome run_engines_per_nic(uint32_t ranks_per_host,
   out.status.resize(hosts.size());
   std::vector<std::thread> threads;
   for (size_t h = 0; h < hosts.size(); ++h) {
-    threads.emplace_back([&, h] { out.status[h] = hosts[h]->run(timeout, cores); });
+    threads.emplace_back([&, h] { HostRunControl control;
+      control.cores = cores;
+      out.status[h] = hosts[h]->run(timeout, control);
+    });
   }
   for (auto& t : threads) t.join();
   for (auto& g : hosts) {
@@ -320,9 +324,45 @@ TEST(HostEnginesTest, RejectsARankOnANicWithoutAPort) {
   MemorySwitch sw;
   std::vector<backend::PacketPort*> ports{&sw.add(mac_of(0, 0))};
   auto g = HostEngines::create(s.config, world_header(4), s.placement, s.expand,
-                               programs_of_host(0, 4), s.addressing(true), ports, steady_clock());
+                               programs_of_host(0, 4), {s.addressing(true)}, ports, steady_clock());
   ASSERT_FALSE(g.ok());
   EXPECT_NE(g.status().message().find("NIC 1"), std::string::npos) << g.status().to_string();
+}
+
+TEST(HostEnginesTest, AStopFromOutsideEndsEveryEngineAndProgressIsPublished) {
+  // Host 1 never answers, so host 0's engines would wait for seconds; a stop ends them at once.
+  JobSetup s(4);
+  s.config.qp.timeout_exponent = 16;  // 268 ms per attempt: far longer than the test waits
+  MemorySwitch sw;
+  std::vector<backend::PacketPort*> ports{&sw.add(mac_of(0, 0)), &sw.add(mac_of(0, 1))};
+  std::map<uint32_t, std::vector<v1::Op>> programs;
+  programs[0].push_back(op(v1::OP_KIND_SEND, 64 << 10, 0, 0, 4));
+  programs[1].push_back(op(v1::OP_KIND_SEND, 64 << 10, 1, 0, 5));
+  auto g = HostEngines::create(s.config, world_header(4), s.placement, s.expand, programs,
+                               std::vector<RankAddressing>(2, s.addressing(true)), ports,
+                               steady_clock());
+  ASSERT_TRUE(g.ok()) << g.status().to_string();
+  std::atomic<bool> stop{false};
+  Status result;
+  std::thread runner([&] { HostRunControl control;
+    control.stop = &stop;
+    result = (*g)->run(std::chrono::seconds(30), control); });
+  // Both engines send their first window of packets, and say so within a publishing period.
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while ((*g)->progress().counters.requesters.packets_sent < 2 &&
+         std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  EXPECT_GE((*g)->progress().counters.requesters.packets_sent, 2u);
+  const auto stopped_at = std::chrono::steady_clock::now();
+  stop.store(true);
+  runner.join();
+  EXPECT_LT(std::chrono::steady_clock::now() - stopped_at, std::chrono::seconds(1));
+  EXPECT_FALSE(result.ok());
+  EXPECT_NE(result.message().find("stopped"), std::string::npos) << result.to_string();
+  const std::vector<OpRecord> records = (*g)->take_records();
+  ASSERT_EQ(records.size(), 2u);
+  for (const OpRecord& r : records) EXPECT_TRUE(r.failed) << "rank " << r.rank;
 }
 
 }  // namespace
