@@ -19,11 +19,15 @@ namespace collide::replayer::backend {
 namespace {
 
 #ifdef COLLIDE_HAVE_DPDK
+constexpr int kEalMemoryMb = 1024;
+
 Result<std::unique_ptr<PacketPort>> open_dpdk(const std::string& device, int lcore,
                                               uint32_t max_frame_bytes,
                                               const std::vector<std::string>& eal_args) {
   v1::DpdkPortConfig config;
-  for (std::string& a : dpdk::virtual_device_eal_args(lcore, 512)) config.add_eal_args(std::move(a));
+  // The EAL starts once per process and every NIC's port takes its buffer pool from it: about
+  // 75 MB of mbufs plus the AF_XDP PMD's own umem per NIC, so 8 NICs need about 1 GB.
+  for (std::string& a : dpdk::virtual_device_eal_args(lcore, kEalMemoryMb)) config.add_eal_args(std::move(a));
   for (const std::string& a : eal_args) config.add_eal_args(a);
   COLLIDE_RETURN_IF_ERROR(dpdk::init_eal({config.eal_args().begin(), config.eal_args().end()}));
   config.set_device(device);
