@@ -3,11 +3,11 @@
 // verified by its receiver. The fabric's own link counters prove where the traffic went: each
 // rail's leaf carries exactly what that rail's NICs sent, the spines only what crossed rails, and
 // a loss fault on one NIC's cable touches only that rail. Needs root (namespaces, BPF, AF_XDP).
-#include <signal.h>
-#include <unistd.h>
-
+#include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
+#include <optional>
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -15,13 +15,11 @@
 
 #include "common/parse_number.h"
 #include "common/process.h"
+#include "tests/support/collide_run_dir.h"
 #include "tests/support/privileged.h"
-#include "tests/support/process_inspect.h"
 
 namespace collide {
 namespace {
-
-using testing::processes_with;
 
 constexpr int kHosts = 4;
 constexpr int kNics = 4;
@@ -70,20 +68,12 @@ uint64_t count_of(const nlohmann::json& v) {
 class RailsRunTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    COLLIDE_REQUIRE(testing::missing_netns());
-    COLLIDE_REQUIRE(testing::missing_bpf());
-    COLLIDE_REQUIRE(testing::missing_tool("ethtool"));
-    COLLIDE_REQUIRE(testing::missing_tool("setpriv"));
-    bed_ = fmt::format("rl{}", getpid() % 10000);  // names are at most 6 characters
-    out_ = std::filesystem::temp_directory_path() / fmt::format("collide-rails-{}", getpid());
-    std::filesystem::remove_all(out_);
-    std::filesystem::create_directories(out_);
+    COLLIDE_REQUIRE(testing::missing_for_collide_run());
+    run_dir_.emplace("rl", "collide-rails");
+    bed_ = run_dir_->bed();
+    out_ = run_dir_->dir();
   }
-  void TearDown() override {
-    for (int pid : processes_with({out_.string()})) kill(pid, SIGKILL);
-    std::error_code ec;
-    std::filesystem::remove_all(out_, ec);
-  }
+  void TearDown() override { run_dir_.reset(); }
 
   // Runs the scenario and returns its report.json; `faults` and `variants` are YAML list items.
   nlohmann::json run(const std::string& workload, const std::string& transport,
@@ -120,11 +110,9 @@ runs:
     return report;
   }
 
-  bool namespaces_left() {
-    auto list = process::run_command({"ip", "netns", "list"});
-    return list.ok() && list->output.find(bed_ + "-") != std::string::npos;
-  }
+  bool namespaces_left() const { return run_dir_->namespaces_left(); }
 
+  std::optional<testing::CollideRunDir> run_dir_;
   std::string bed_;
   std::filesystem::path out_;
 };
