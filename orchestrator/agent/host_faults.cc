@@ -1,8 +1,10 @@
 #include "orchestrator/agent/host_faults.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "orchestrator/faults/armed_faults.h"
+#include "orchestrator/testbed/link_names.h"
 
 namespace collide::orchestrator::agent {
 namespace {
@@ -49,7 +51,10 @@ Result<std::unique_ptr<ArmedFaults>> arm(const std::vector<v1::Fault>& faults,
 
 // Where a fault acts on a real host's own NIC, or why it cannot.
 Result<scenario_faults::FaultSite> own_nic_site(const v1::Fault& f, const std::string& netns,
-                                                const std::string& ifname) {
+                                                const std::vector<std::string>& interfaces) {
+  auto nic = own_nic_interface(f, interfaces);
+  if (!nic.ok()) return nic.status();
+  const std::string& ifname = *nic;
   scenario_faults::FaultSite site;
   site.host_link = true;
   site.own_nic = true;
@@ -75,6 +80,21 @@ Result<scenario_faults::FaultSite> own_nic_site(const v1::Fault& f, const std::s
 
 }  // namespace
 
+Result<std::string> own_nic_interface(const v1::Fault& f, const std::vector<std::string>& interfaces) {
+  auto name = testbed::parse_host_link(f.link());
+  if (!name.ok()) return name.status().with_context("fault " + f.name());
+  if (!name->has_value()) {
+    return failed_precondition(fmt::format("fault {}: '{}' is not a host link", f.name(), f.link()));
+  }
+  const uint32_t nic = (*name)->nic;
+  if (nic >= interfaces.size()) {
+    return not_found(fmt::format("fault {}: link '{}': this host's NICs are nic0..nic{} ({})", f.name(),
+                                 f.link(), static_cast<int64_t>(interfaces.size()) - 1,
+                                 fmt::join(interfaces, ", ")));
+  }
+  return interfaces[nic];
+}
+
 Result<std::unique_ptr<ArmedFaults>> arm_host_faults(const std::vector<v1::Fault>& faults,
                                                      const testbed::TestbedPlan& plan,
                                                      FaultDraw draw) {
@@ -83,15 +103,15 @@ Result<std::unique_ptr<ArmedFaults>> arm_host_faults(const std::vector<v1::Fault
 
 Result<std::unique_ptr<ArmedFaults>> arm_own_nic_faults(const std::vector<v1::Fault>& faults,
                                                         const std::string& netns,
-                                                        const std::string& ifname,
+                                                        const std::vector<std::string>& interfaces,
                                                         FaultDraw draw) {
   // Checked first, so that nothing is armed when one of them cannot be.
   for (const v1::Fault& f : faults) {
-    auto site = own_nic_site(f, netns, ifname);
+    auto site = own_nic_site(f, netns, interfaces);
     if (!site.ok()) return site.status();
   }
   scenario_faults::ArmOptions options;
-  options.site_of = [netns, ifname](const v1::Fault& f) { return own_nic_site(f, netns, ifname); };
+  options.site_of = [netns, interfaces](const v1::Fault& f) { return own_nic_site(f, netns, interfaces); };
   testbed::TestbedPlan plan;
   plan.name = "real";
   return arm(faults, plan, draw, std::move(options));

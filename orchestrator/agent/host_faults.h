@@ -44,14 +44,19 @@ Result<std::unique_ptr<ArmedFaults>> arm_host_faults(const std::vector<v1::Fault
                                                      const testbed::TestbedPlan& plan,
                                                      FaultDraw draw);
 
-// Arms `faults` (all aimed at this host's link) on a real host's own NIC `ifname` (in `netns`,
-// "" for the agent's own). The replay's packet socket sees received frames before tc would act
+// The interface of a real host that a fault aimed at it names: its NIC n ("h1.nic1" or "h1.eth1";
+// "h1" is NIC 0) among `interfaces`, the host's NICs in rail order; a NIC it does not have is an
+// error naming the fault and the NICs there are.
+Result<std::string> own_nic_interface(const v1::Fault& fault, const std::vector<std::string>& interfaces);
+
+// Arms `faults` (all aimed at this host's links) on a real host's own NICs `interfaces` (in rail
+// order, in `netns`, "" for the agent's own), each fault on the NIC its link names. The replay's packet socket sees received frames before tc would act
 // and sends past the qdiscs, so per-packet faults act on frames arriving (XDP ingress), flaps
 // take the NIC down, slow receivers and send delays are the replayer's; what cannot act on this
 // NIC (faults on frames leaving it, rate limits) is refused with a reason.
 Result<std::unique_ptr<ArmedFaults>> arm_own_nic_faults(const std::vector<v1::Fault>& faults,
                                                         const std::string& netns,
-                                                        const std::string& ifname,
+                                                        const std::vector<std::string>& interfaces,
                                                         FaultDraw draw);
 
 }  // namespace collide::orchestrator::agent
