@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "collide/scenario.pb.h"
 #include "common/parse_number.h"
 #include "common/process.h"
 #include "tests/support/collide_run_dir.h"
@@ -49,11 +50,13 @@ constexpr const char* kDemoWorkload = R"(  synth:
 // next host's first (NIC 0), so the ring crosses rails at every host boundary.
 constexpr const char* kCrossRailWorkload = R"(  collectives: {kind: all-reduce, bytes: 8MiB, count: 2})";
 
-// How a scenario turns NCCL's PXN off and on. TransportSettings has no PXN switch yet: a send to
-// another rail leaves from the sender's own NIC (PXN off). When the switch exists, these become
-// "pxn_disable: true" and "pxn_disable: false" and the PXN test below loses its DISABLED_ prefix.
-constexpr const char* kPxnOff = "";
-constexpr const char* kPxnOn = "";
+// Whether this build has NCCL's PXN (TransportSettings.pxn_disable). PXN is on by default where it
+// exists, so the runs that show traffic without it switch it off; where it does not exist yet,
+// every cross-rail send leaves from the sender's own NIC, which is PXN off, and the test of PXN on
+// says so and skips.
+bool has_pxn() { return v1::TransportSettings::descriptor()->FindFieldByName("pxn_disable") != nullptr; }
+std::string pxn_off() { return has_pxn() ? "pxn_disable: true" : ""; }
+constexpr const char* kPxnOn = "pxn_disable: false";
 
 uint64_t count_of(const nlohmann::json& v) {
   // Proto JSON writes 64-bit counts as strings.
@@ -133,7 +136,7 @@ std::vector<uint64_t> sent_by_rail(const nlohmann::json& repetition) {
 }
 
 TEST_F(RailsRunTest, DemoWorkloadStaysOnEachRanksRail) {
-  const nlohmann::json report = run(kDemoWorkload, kPxnOff);
+  const nlohmann::json report = run(kDemoWorkload, pxn_off());
   ASSERT_TRUE(report.is_object());
   expect_all_completed(report);
   const auto& rep = report["variants"][0]["repetitions"][0];
@@ -166,7 +169,7 @@ TEST_F(RailsRunTest, DemoWorkloadStaysOnEachRanksRail) {
 }
 
 TEST_F(RailsRunTest, CrossRailRingCrossesTheSpinesWithoutPxn) {
-  const nlohmann::json report = run(kCrossRailWorkload, kPxnOff);
+  const nlohmann::json report = run(kCrossRailWorkload, pxn_off());
   ASSERT_TRUE(report.is_object());
   expect_all_completed(report);
   const auto& rep = report["variants"][0]["repetitions"][0];
@@ -187,23 +190,26 @@ TEST_F(RailsRunTest, CrossRailRingCrossesTheSpinesWithoutPxn) {
   EXPECT_EQ(down, spine);
 }
 
-// Enable (drop DISABLED_) when TransportSettings has PXN's switch and kPxnOn sets it: with PXN the
-// cross-rail hop moves over the modeled NVLink to the local rank on the peer's rail first, so no
-// byte of the ring needs a spine.
-TEST_F(RailsRunTest, DISABLED_CrossRailRingStaysOnRailsWithPxn) {
+// With PXN the cross-rail hop moves over the modeled NVLink to the local rank on the peer's rail
+// first, so no byte of the ring needs a spine.
+TEST_F(RailsRunTest, CrossRailRingStaysOnRailsWithPxn) {
+  if (!has_pxn()) GTEST_SKIP() << "this build has no PXN (TransportSettings.pxn_disable)";
   const nlohmann::json report = run(kCrossRailWorkload, kPxnOn);
   ASSERT_TRUE(report.is_object());
   expect_all_completed(report);
   const auto& rep = report["variants"][0]["repetitions"][0];
   EXPECT_LE(count_of(rep["fabric"]["spine_bytes"]), kSpineNoiseBytes) << rep["fabric"].dump();
   const auto& leaves = rep["fabric"]["leaves"];
+  ASSERT_EQ(leaves.size(), static_cast<size_t>(kNics));
+  // The hops between hosts now leave from NIC 0, the rail of the receiving first rank.
+  EXPECT_GT(count_of(leaves[0]["bytes_from_below"]), 1'000'000u);
   const std::vector<uint64_t> sent = sent_by_rail(rep);
   for (int r = 0; r < kNics; ++r) EXPECT_EQ(count_of(leaves[r]["bytes_from_below"]), sent[r]) << "rail " << r;
 }
 
 TEST_F(RailsRunTest, LossOnOneNicsCableTouchesOnlyItsRail) {
   const nlohmann::json report =
-      run(kDemoWorkload, kPxnOff,
+      run(kDemoWorkload, pxn_off(),
           "{name: lossy-h1-nic2, kind: loss, link: h1.nic2, direction: both, probability: 1%, seed: 7, "
           "roce_only: true}",
           "{name: loss, faults: [lossy-h1-nic2]}");
