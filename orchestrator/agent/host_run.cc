@@ -137,9 +137,12 @@ Result<std::unique_ptr<HostRun>> HostRun::prepare(const v1::PrepareRun& request,
 
   const FaultDraw draw{request.repetition(), request.runs_seed()};
   if (request.faults_size() > 0 && request.testbed().hosts() == 0) {
-    // A real host: its faults go on its own NICs, each on the one its link names.
+    // A real host: each fault goes on the NIC of its own that it names.
     std::vector<std::string> interfaces;
-    for (const v1::RunNic& nic : nics) interfaces.push_back(nic.interface());
+    for (const v1::RunNic& nic : nics) {
+      if (nic.interface().empty()) return invalid_argument("faults on a real host need the run's interfaces");
+      interfaces.push_back(nic.interface());
+    }
     const std::vector<v1::Fault> faults(request.faults().begin(), request.faults().end());
     auto armed = arm_own_nic_faults(faults, netns, interfaces, draw);
     if (!armed.ok()) return armed.status();

@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-#include "common/parse_number.h"
+#include "orchestrator/testbed/link_names.h"
 
 namespace collide::orchestrator::faults {
 namespace {
@@ -26,21 +26,23 @@ std::string ns_text(uint64_t ns) { return fmt::format("{}ns", ns); }
 
 Result<FaultSite> resolve_site(const testbed::TestbedPlan& plan, const std::string& link,
                                v1::Fault::Direction direction) {
-  static const std::regex kHost(R"(h(\d+)(?:\.eth(\d+))?)");
   static const std::regex kFabric(R"(leaf(\d+)-spine(\d+))");
   std::smatch m;
   FaultSite site;
-  if (std::regex_match(link, m, kHost)) {
-    site.host_link = true;
-    auto host = parse_number<uint32_t>(m.str(1), fmt::format("link '{}': host", link));
-    if (!host.ok()) return host.status();
-    site.host = *host;
-    if (m[2].matched) {
-      auto nic = parse_number<uint32_t>(m.str(2), fmt::format("link '{}': NIC", link));
-      if (!nic.ok()) return nic.status();
-      site.nic = *nic;
+  auto host_link = testbed::parse_host_link(link);
+  if (!host_link.ok()) return host_link.status();
+  if (host_link->has_value()) {
+    const testbed::HostLinkName& name = **host_link;
+    uint32_t hosts = 0, nics = 0;
+    for (const testbed::HostNic& n : plan.nics) {
+      hosts = std::max(hosts, n.host + 1);
+      nics = std::max(nics, n.nic + 1);
     }
-    const std::string host_ns = fmt::format("{}-h{}", plan.name, site.host);
+    COLLIDE_RETURN_IF_ERROR(testbed::check_host_link(link, name, hosts, nics));
+    site.host_link = true;
+    site.host = name.host;
+    site.nic = name.nic;
+    const std::string host_ns = testbed::host_namespace(plan.name, site.host);
     const std::string nic = fmt::format("eth{}", site.nic);
     for (const testbed::PlannedLink& l : plan.links) {
       if (l.a.netns != host_ns || l.a.ifname != nic) continue;
@@ -200,13 +202,12 @@ Result<SplitFaults> split_faults(const std::vector<const v1::Fault*>& faults,
 
 std::vector<const v1::Fault*> replayer_faults_of_host(const std::vector<const v1::Fault*>& faults,
                                                      uint32_t host) {
-  static const std::regex kHost(R"(h(\d+)(?:\.eth\d+)?)");
   std::vector<const v1::Fault*> mine;
   for (const v1::Fault* f : faults) {
-    std::smatch m;
-    if (!is_replayer_fault(*f) || !std::regex_match(f->link(), m, kHost)) continue;
-    // A host number too large for any testbed names none of its hosts.
-    if (auto h = parse_number<uint32_t>(m.str(1), "link host"); !h.ok() || *h != host) continue;
+    if (!is_replayer_fault(*f)) continue;
+    // A name that does not read (a host number too large for any testbed) names none of its hosts.
+    auto name = testbed::parse_host_link(f->link());
+    if (!name.ok() || !name->has_value() || (*name)->host != host) continue;
     mine.push_back(f);
   }
   return mine;

@@ -15,7 +15,8 @@
 // Where and how each fault of a run acts on a virtual testbed, worked out before anything is
 // touched: pure, so it is unit-tested without root.
 //
-// Host links ("h1", "h1.eth0"): the leaf port facing the host NIC. The NIC itself belongs to the
+// Host links ("h1.nic2", or "h1.eth2" by the host's interface; "h1" alone is NIC 0, see
+// testbed/link_names.h): the leaf port facing that host NIC. The NIC itself belongs to the
 // replayer (DPDK), so faults act one hop away, as a faulty cable or switch port would: frames
 // to the host leave the leaf port (egress), frames from it enter it (ingress).
 // Fabric links ("leaf0-spine1"): the leaf's port towards the spine. Towards the hosts means
@@ -49,7 +50,8 @@ struct FaultSite {
   bool own_nic = false;
 };
 
-// "h1", "h1.eth0" or "leaf0-spine1" on `plan`, with the fault's direction.
+// "h1", "h1.nic3", "h1.eth3" or "leaf0-spine1" on `plan`, with the fault's direction. A NIC the
+// host does not have is an error that lists the ones it has.
 Result<FaultSite> resolve_site(const testbed::TestbedPlan& plan, const std::string& link,
                                v1::Fault::Direction direction);
 
@@ -81,7 +83,8 @@ struct SplitFaults {
 Result<SplitFaults> split_faults(const std::vector<const v1::Fault*>& faults,
                                  const testbed::TestbedPlan& plan);
 
-// The faults a host's replayer plays itself (slow receiver, send delay): those aimed at its link.
+// The faults a host's replayer plays itself (slow receiver, send delay): those aimed at any of its
+// links (they act on the host's whole replay, whichever NIC they name).
 std::vector<const v1::Fault*> replayer_faults_of_host(const std::vector<const v1::Fault*>& faults,
                                                      uint32_t host);
 

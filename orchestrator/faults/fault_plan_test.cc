@@ -50,6 +50,48 @@ TEST(FaultPlanTest, HostLinksActOnTheLeafPortFacingTheHost) {
   EXPECT_EQ(both->leaf_netns, "ft-leaf0");
 }
 
+TEST(FaultPlanTest, NicLinksActOnTheirRailLeafsPortFacingThatNic) {
+  v1::VirtualTestbedSpec spec;
+  spec.set_name("ft");
+  spec.set_hosts(4);
+  spec.set_nics_per_host(4);
+  spec.set_leaves(4);
+  spec.set_spines(2);
+  const auto plan = *testbed::plan_testbed(spec);
+  for (const char* link : {"h1.nic3", "h1.eth3"}) {
+    auto site = resolve_site(plan, link, v1::Fault::DIRECTION_BOTH);
+    ASSERT_TRUE(site.ok()) << link << ": " << site.status().to_string();
+    EXPECT_TRUE(site->host_link);
+    EXPECT_EQ(site->host, 1u);
+    EXPECT_EQ(site->nic, 3u);
+    EXPECT_EQ(site->leaf_netns, "ft-leaf3");  // rail 3
+    EXPECT_EQ(site->leaf_ifname, "p1");       // host 1's port on it
+    EXPECT_EQ(site->peer_netns, "ft-h1");
+    EXPECT_EQ(site->peer_ifname, "eth3");
+    ASSERT_EQ(site->hooks.size(), 2u);
+    EXPECT_EQ(site->hooks[0].netns, "ft-leaf3");
+  }
+  // "h1" alone is the host's NIC 0.
+  auto bare = resolve_site(plan, "h1", v1::Fault::DIRECTION_TO_HOST);
+  ASSERT_TRUE(bare.ok());
+  EXPECT_EQ(bare->peer_ifname, "eth0");
+  EXPECT_EQ(bare->leaf_netns, "ft-leaf0");
+  // A NIC the host does not have: the error lists the ones it has, and split_faults names the fault.
+  auto bad = resolve_site(plan, "h1.nic4", v1::Fault::DIRECTION_BOTH);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("no link 'h1.nic4': host 1's NICs are nic0..nic3"), std::string::npos)
+      << bad.status().to_string();
+  v1::Fault f = fault(v1::Fault::KIND_LOSS, "h1.nic4");
+  f.set_name("rail-loss");
+  auto split = split_faults({&f}, plan);
+  ASSERT_FALSE(split.ok());
+  EXPECT_NE(split.status().to_string().find("fault rail-loss"), std::string::npos) << split.status().to_string();
+  // Replayer faults on any NIC of a host are that host's.
+  v1::Fault slow = fault(v1::Fault::KIND_SLOW_RECEIVER, "h2.nic1");
+  EXPECT_EQ(replayer_faults_of_host({&slow}, 2).size(), 1u);
+  EXPECT_TRUE(replayer_faults_of_host({&slow}, 1).empty());
+}
+
 TEST(FaultPlanTest, FabricLinksActOnTheLeafsUplink) {
   const auto plan = small_fabric();
   auto site = resolve_site(plan, "leaf0-spine1", v1::Fault::DIRECTION_TO_HOST);

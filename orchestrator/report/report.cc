@@ -58,7 +58,32 @@ RepetitionSummary summarize_repetition(const RunResult& run) {
     f.end_ns = f.end_ns > t0 ? f.end_ns - t0 : 0;
     r.faults.push_back(std::move(f));
   }
+  r.fabric_links = run.fabric_links;
+  r.fabric = fabric_totals(run.fabric_links);
+  r.nics = run.nics;
   return r;
+}
+
+void to_proto(const FabricTotals& t, v1::FabricTraffic& out) {
+  for (const auto* list : {&t.leaves, &t.spines}) {
+    for (const SwitchTraffic& s : *list) {
+      v1::SwitchTraffic& o = s.leaf ? *out.add_leaves() : *out.add_spines();
+      o.set_name(s.name);
+      o.set_rail(s.rail);
+      o.set_bytes_from_below(s.bytes_from_below);
+      o.set_bytes_to_below(s.bytes_to_below);
+      o.set_bytes_from_above(s.bytes_from_above);
+      o.set_bytes_to_above(s.bytes_to_above);
+    }
+  }
+  out.set_spine_bytes(t.spine_bytes());
+}
+
+void to_proto(const LinkEndCounters& c, v1::LinkEndCounters& out) {
+  out.set_tx_bytes(c.tx_bytes);
+  out.set_tx_packets(c.tx_packets);
+  out.set_rx_bytes(c.rx_bytes);
+  out.set_rx_packets(c.rx_packets);
 }
 
 std::string name_or_dash(std::string_view name) { return name.empty() ? "-" : std::string(name); }
@@ -80,6 +105,7 @@ Report build_report(const std::string& scenario, const std::vector<RunResult>& r
     v.retransmitted_packets += run.retransmitted_packets;
     v.timeouts += run.timeouts;
     v.repetitions.push_back(summarize_repetition(run));
+    add_fabric_totals(v.fabric, v.repetitions.back().fabric);
     for (const FaultWindow& f : run.faults) {
       auto it = std::find_if(v.faults.begin(), v.faults.end(),
                              [&](const FaultWindow& g) { return g.name == f.name; });
@@ -191,7 +217,25 @@ v1::Results to_results(const Report& report) {
         w.set_packets_matched(f.packets_matched);
         w.set_packets_acted(f.packets_acted);
       }
+      for (const FabricLink& l : rep.fabric_links) {
+        v1::FabricLinkTraffic& o = *rr.add_fabric_links();
+        o.set_name(l.name);
+        to_proto(l.lower_end, *o.mutable_lower());
+        to_proto(l.upper_end, *o.mutable_upper());
+      }
+      if (!rep.fabric.empty()) to_proto(rep.fabric, *rr.mutable_fabric());
+      for (const NicTraffic& n : rep.nics) {
+        v1::NicTraffic& o = *rr.add_nics();
+        o.set_host(n.host);
+        o.set_nic(n.nic);
+        o.set_tx_frames(n.tx_frames);
+        o.set_tx_bytes(n.tx_bytes);
+        o.set_rx_frames(n.rx_frames);
+        o.set_packets_sent(n.packets_sent);
+        o.set_retransmitted_packets(n.retransmitted_packets);
+      }
     }
+    if (!v.fabric.empty()) to_proto(v.fabric, *r.mutable_fabric());
   }
   return out;
 }

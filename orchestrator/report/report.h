@@ -8,6 +8,7 @@
 
 #include "collide/results.pb.h"
 #include "orchestrator/report/collective_times.h"
+#include "orchestrator/report/fabric_traffic.h"
 #include "orchestrator/report/run_result.h"
 #include "orchestrator/report/statistics.h"
 
@@ -36,6 +37,9 @@ struct RepetitionSummary {
   double jct_seconds = 0;
   std::vector<double> iteration_seconds;
   std::vector<FaultWindow> faults;  // windows relative to the run's first op
+  std::vector<FabricLink> fabric_links;  // a virtual testbed's links over the run
+  FabricTotals fabric;
+  std::vector<NicTraffic> nics;
 };
 
 struct VariantSummary {
@@ -54,6 +58,7 @@ struct VariantSummary {
   uint64_t timeouts = 0;
   std::vector<FaultWindow> faults;       // ground truth, summed over repetitions
   std::vector<RepetitionSummary> repetitions;
+  FabricTotals fabric;                   // summed over repetitions
 };
 
 struct Report {

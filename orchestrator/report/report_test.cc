@@ -48,6 +48,67 @@ TEST(ReportTest, CollectiveTimeSpansFirstStartToLastEnd) {
   ASSERT_EQ(iteration_completion_ns(r).size(), 1u);
 }
 
+FabricLink host_link(uint32_t host, uint32_t nic, uint64_t up, uint64_t down) {
+  FabricLink l;
+  l.name = "h" + std::to_string(host) + ".nic" + std::to_string(nic) + "-leaf" + std::to_string(nic);
+  l.host_link = true;
+  l.leaf = nic;
+  l.rail = nic;
+  l.lower_end = {up, up / 1000, down, down / 1000};
+  l.upper_end = {down, down / 1000, up, up / 1000};
+  return l;
+}
+
+FabricLink uplink(uint32_t leaf, uint32_t spine, uint64_t up, uint64_t down) {
+  FabricLink l;
+  l.name = "leaf" + std::to_string(leaf) + "-spine" + std::to_string(spine);
+  l.leaf = leaf;
+  l.rail = leaf;
+  l.spine = spine;
+  l.lower_end = {up, 1, down, 1};
+  l.upper_end = {down, 1, up, 1};
+  return l;
+}
+
+TEST(ReportTest, FabricTotalsPerLeafRailAndSpineOverRepetitions) {
+  RunResult a = run("baseline", 0, 1, 100);
+  a.fabric_links = {host_link(0, 0, 5000, 1000), host_link(1, 0, 1000, 5000), host_link(0, 1, 700, 0),
+                    uplink(0, 0, 10, 20), uplink(1, 0, 0, 0), uplink(0, 1, 30, 40)};
+  RunResult b = run("baseline", 1, 1, 100);
+  b.fabric_links = {host_link(0, 0, 1, 2)};
+  b.nics = {{1, 2, 10, 10240, 9, 8, 3}};
+  const Report rep = build_report("unit", {a, b});
+  const FabricTotals& first = rep.variants[0].repetitions[0].fabric;
+  ASSERT_EQ(first.leaves.size(), 2u);
+  EXPECT_EQ(first.leaves[0].name, "leaf0");
+  EXPECT_EQ(first.leaves[0].bytes_from_below, 6000u);  // what the leaf's host ports received
+  EXPECT_EQ(first.leaves[0].bytes_to_below, 6000u);
+  EXPECT_EQ(first.leaves[0].bytes_to_above, 40u);
+  EXPECT_EQ(first.leaves[0].bytes_from_above, 60u);
+  EXPECT_EQ(first.leaves[1].rail, 1u);
+  EXPECT_EQ(first.leaves[1].bytes_from_below, 700u);
+  ASSERT_EQ(first.spines.size(), 2u);
+  EXPECT_EQ(first.spines[0].bytes_from_below, 10u);
+  EXPECT_EQ(first.spines[1].bytes_to_below, 40u);
+  EXPECT_EQ(first.spine_bytes(), 40u);
+  // The variant sums its repetitions.
+  EXPECT_EQ(rep.variants[0].fabric.leaves[0].bytes_from_below, 6001u);
+  EXPECT_EQ(rep.variants[0].fabric.spine_bytes(), 40u);
+
+  const nlohmann::json j = report_json(rep);
+  EXPECT_EQ(j["variants"][0]["fabric"]["leaves"][0]["bytes_from_below"], "6001");
+  EXPECT_EQ(j["variants"][0]["fabric"]["spine_bytes"], "40");
+  EXPECT_EQ(j["variants"][0]["repetitions"][0]["fabric_links"][0]["name"], "h0.nic0-leaf0");
+  EXPECT_EQ(j["variants"][0]["repetitions"][0]["fabric_links"][0]["lower"]["tx_bytes"], "5000");
+  EXPECT_EQ(j["variants"][0]["repetitions"][1]["nics"][0]["nic"], 2);
+  EXPECT_EQ(j["variants"][0]["repetitions"][1]["nics"][0]["retransmitted_packets"], "3");
+  const std::string text = fabric_table(rep);
+  EXPECT_NE(text.find("leaf1"), std::string::npos) << text;
+  EXPECT_NE(text.find("6001"), std::string::npos) << text;
+  // No testbed counters, no table.
+  EXPECT_EQ(fabric_table(build_report("unit", {run("baseline", 0, 1, 100)})), "");
+}
+
 TEST(ReportTest, JctPerIteration) {
   // Ten all-reduces of 100 us, five per iteration: each iteration spans 500 us.
   const Report rep = build_report("unit", {run("baseline", 0, 10, 100)});

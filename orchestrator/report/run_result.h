@@ -35,6 +35,39 @@ struct FaultWindow {
   uint64_t packets_acted = 0;
 };
 
+// What one end of a link counted over a run (the kernel's interface counters, as deltas).
+struct LinkEndCounters {
+  uint64_t tx_bytes = 0;
+  uint64_t tx_packets = 0;
+  uint64_t rx_bytes = 0;
+  uint64_t rx_packets = 0;
+};
+
+// One link of a virtual testbed and what it carried during a run. The lower end is the host NIC
+// (or the leaf of a leaf-spine link), the upper end the switch above it.
+struct FabricLink {
+  std::string name;   // "h1.nic2-leaf2" or "leaf0-spine1"
+  std::string lower;  // "h1.nic2" or "leaf0"
+  std::string upper;  // "leaf2" or "spine1"
+  bool host_link = false;
+  uint32_t leaf = 0;   // the leaf on the link
+  uint32_t rail = 0;   // that leaf's rail (the NIC index of the hosts under it)
+  uint32_t spine = 0;  // fabric links: the spine
+  LinkEndCounters lower_end;
+  LinkEndCounters upper_end;
+};
+
+// What one NIC's engine sent and received over a run, as the replay counted it.
+struct NicTraffic {
+  uint32_t host = 0;
+  uint32_t nic = 0;
+  uint64_t tx_frames = 0;
+  uint64_t tx_bytes = 0;
+  uint64_t rx_frames = 0;
+  uint64_t packets_sent = 0;  // data packets, first transmissions and retransmissions
+  uint64_t retransmitted_packets = 0;
+};
+
 struct RunResult {
   std::string variant;  // "baseline" or a variant's name
   uint32_t repetition = 0;
@@ -45,6 +78,8 @@ struct RunResult {
   uint64_t retransmitted_packets = 0;
   uint64_t timeouts = 0;
   uint64_t packets_sent = 0;
+  std::vector<FabricLink> fabric_links;  // a virtual testbed's links; empty on real hosts
+  std::vector<NicTraffic> nics;          // every host's NICs, as their engines counted
 };
 
 }  // namespace collide::orchestrator::report

@@ -65,9 +65,31 @@ std::string jct_table(const Report& report) {
   return out;
 }
 
+std::string fabric_table(const Report& report) {
+  std::string out;
+  for (const VariantSummary& v : report.variants) {
+    if (v.fabric.empty()) continue;
+    if (out.empty()) {
+      out = "\nFabric: bytes through the switches' ports (all repetitions; from/to the hosts below a "
+            "leaf, the leaves below a spine, the spines above a leaf)\n";
+      out += fmt::format("  {:<26} {:<8} {:>5} {:>14} {:>14} {:>14} {:>14}\n", "variant", "switch", "rail",
+                         "from below", "to below", "from above", "to above");
+    }
+    for (const SwitchTraffic& s : v.fabric.leaves) {
+      out += fmt::format("  {:<26} {:<8} {:>5} {:>14} {:>14} {:>14} {:>14}\n", v.name, s.name, s.rail,
+                         s.bytes_from_below, s.bytes_to_below, s.bytes_from_above, s.bytes_to_above);
+    }
+    for (const SwitchTraffic& s : v.fabric.spines) {
+      out += fmt::format("  {:<26} {:<8} {:>5} {:>14} {:>14} {:>14} {:>14}\n", v.name, s.name, "-",
+                         s.bytes_from_below, s.bytes_to_below, "-", "-");
+    }
+  }
+  return out;
+}
+
 std::string run_summary(const Report& report, const std::string& html_path,
                         const std::string& json_path) {
-  std::string out = size_tables(report) + jct_table(report);
+  std::string out = size_tables(report) + jct_table(report) + fabric_table(report);
   if (!html_path.empty() || !json_path.empty()) out += "\n";
   if (!html_path.empty()) out += "report: " + html_path + "\n";
   if (!json_path.empty()) out += (html_path.empty() ? "report: " : "        ") + json_path + "\n";

@@ -12,6 +12,9 @@ namespace collide::orchestrator::report {
 
 std::string size_tables(const Report& report);
 std::string jct_table(const Report& report);
+// Per variant, the bytes each leaf (with its rail) and each spine carried; empty without a
+// virtual testbed's counters.
+std::string fabric_table(const Report& report);
 // Both tables, failures, and the paths of the report files (empty paths are left out).
 std::string run_summary(const Report& report, const std::string& html_path,
                         const std::string& json_path);

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <future>
+#include <optional>
 #include <thread>
 
 #include <fmt/format.h>
@@ -14,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/process.h"
+#include "tests/support/collide_run_dir.h"
 #include "tests/support/privileged.h"
 #include "tests/support/process_inspect.h"
 
@@ -27,20 +29,12 @@ using testing::processes_with;
 class AgentRunTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    COLLIDE_REQUIRE(testing::missing_netns());
-    COLLIDE_REQUIRE(testing::missing_bpf());
-    COLLIDE_REQUIRE(testing::missing_tool("ethtool"));
-    COLLIDE_REQUIRE(testing::missing_tool("setpriv"));
-    bed_ = fmt::format("ak{}", getpid() % 10000);  // names are at most 6 characters
-    out_ = std::filesystem::temp_directory_path() / fmt::format("collide-agent-run-{}", getpid());
-    std::filesystem::remove_all(out_);
-    std::filesystem::create_directories(out_);
+    COLLIDE_REQUIRE(testing::missing_for_collide_run());
+    run_dir_.emplace("ak", "collide-agent-run");
+    bed_ = run_dir_->bed();
+    out_ = run_dir_->dir();
   }
-  void TearDown() override {
-    for (int pid : processes_with({out_.string()})) kill(pid, SIGKILL);
-    std::error_code ec;
-    std::filesystem::remove_all(out_, ec);
-  }
+  void TearDown() override { run_dir_.reset(); }
 
   // 2 hosts x 2 ranks; `count` all-reduces of `bytes` per iteration; 1% loss towards host 1.
   std::string write_scenario(int count, const std::string& bytes, bool baseline = true,
@@ -65,11 +59,9 @@ runs:
     return path.string();
   }
 
-  bool namespaces_left() {
-    auto list = process::run_command({"ip", "netns", "list"});
-    return list.ok() && list->output.find(bed_ + "-") != std::string::npos;
-  }
+  bool namespaces_left() const { return run_dir_->namespaces_left(); }
 
+  std::optional<testing::CollideRunDir> run_dir_;
   std::string bed_;
   std::filesystem::path out_;
 };

@@ -4,13 +4,13 @@
 #include <chrono>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <sstream>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include "collide/agent.pb.h"
-#include "common/parse_number.h"
 #include "orchestrator/agent/fault_nic.h"
 #include "orchestrator/control/certs.h"
 #include "orchestrator/replay/transport_options.h"
@@ -18,6 +18,9 @@
 #include "orchestrator/run/op_catalog.h"
 #include "orchestrator/run/real_host_placement.h"
 #include "orchestrator/run/workload.h"
+#include "orchestrator/testbed/link_counters.h"
+#include "orchestrator/testbed/link_names.h"
+#include "orchestrator/testbed/run_nics.h"
 #include "orchestrator/testbed/virtual_testbed.h"
 #include "traces/op_types.h"
 
@@ -63,17 +66,14 @@ std::vector<Run> plan_runs(const v1::Scenario& s) {
   return runs;
 }
 
-// The host whose agent arms a fault: the host a host link ("h1", "h1.eth0") belongs to; fabric
+// The host whose agent arms a fault: the host a host link ("h1", "h1.nic2") belongs to; fabric
 // links go to the first agent.
 uint32_t host_of_fault(const v1::Fault& f) {
-  const std::string& link = f.link();
-  if (link.size() > 1 && link[0] == 'h' && std::isdigit(static_cast<unsigned char>(link[1]))) {
-    // A number no host has goes, like any host past the last, to the first agent, which says
-    // what is wrong with it.
-    auto host = parse_number<uint32_t>(link.substr(1, link.find('.') - 1), "fault link host");
-    return host.ok() ? *host : UINT32_MAX;
-  }
-  return 0;
+  auto name = tb::parse_host_link(f.link());
+  // A name that does not read goes, like any host past the last, to the first agent, which says
+  // what is wrong with it.
+  if (!name.ok()) return UINT32_MAX;
+  return name->has_value() ? (*name)->host : 0;
 }
 
 // What every run sends each agent, before the per-run fields.
@@ -82,8 +82,8 @@ struct Placement {
   uint32_t nics_per_host = 1;
   uint32_t world = 0;
   std::string trace_bytes;
-  v1::VirtualTestbedSpec testbed;  // empty for remote agents
-  std::vector<tb::HostNic> nics;   // the virtual hosts' NICs
+  v1::VirtualTestbedSpec testbed;        // empty for remote agents
+  const tb::TestbedPlan* bed = nullptr;  // the virtual testbed's plan; null for remote agents
   bool trace_timing = false;       // the workload's compute gaps, not back to back
   uint64_t runs_seed = 0;          // Runs.seed: varies the faults' random draws
   OpCatalog catalog;               // what completion records leave out: datatype, iteration...
@@ -131,13 +131,11 @@ v1::PrepareRun prepare_request(const Placement& p, const AgentHandle& a, const R
     }
     r.set_lcore(a.host % 2);
   }
-  if (a.host < p.nics.size()) {
-    const tb::HostNic& nic = p.nics[a.host];
+  if (p.bed != nullptr) {
+    // A virtual host: every NIC in rail order, each its own port towards its rail's leaf.
     *r.mutable_testbed() = p.testbed;
-    v1::RunNic* run_nic = r.add_nics();
-    run_nic->set_port("dpdk:net_af_xdp" + std::to_string(a.host) + ",iface=" + nic.ifname);
-    run_nic->set_next_hop_mac(nic.gateway_mac);
-    r.set_netns(nic.netns);
+    for (v1::RunNic& nic : tb::run_nics(*p.bed, a.host)) *r.add_nics() = std::move(nic);
+    r.set_netns(tb::host_namespace(p.bed->name, a.host));
     r.set_lcore(a.host % 2);
   }
   return r;
@@ -279,6 +277,17 @@ Result<report::RunResult> RunDriver::drive(const Placement& p, const Run& run, u
     }
   }
 
+  // What the fabric's links carry is measured over the run: counters now, and again at its end.
+  std::optional<tb::CounterSnapshot> counters_before;
+  if (p.bed != nullptr) {
+    auto read = tb::read_counters(*p.bed);
+    if (read.ok()) {
+      counters_before = std::move(read).value();
+    } else {
+      progress(fmt::format("  the fabric's link counters are left out of this run: {}", read.status().message()));
+    }
+  }
+
   // One instant for all, far enough ahead for the start messages to arrive.
   uint64_t margin_ns = 200'000'000;
   for (const AgentHandle& a : agents_) margin_ns += 2 * a.clock.round_trip_ns;
@@ -360,6 +369,15 @@ Result<report::RunResult> RunDriver::drive(const Placement& p, const Run& run, u
     }
   }
 
+  if (counters_before) {
+    auto after = tb::read_counters(*p.bed);
+    if (after.ok()) {
+      result.fabric_links = tb::link_traffic(*p.bed, *counters_before, *after);
+    } else {
+      progress(fmt::format("  the fabric's link counters are left out of this run: {}", after.status().message()));
+    }
+  }
+
   // Completion records onto this process's clock.
   std::map<std::string, report::FaultWindow> faults;
   for (const auto& [i, c] : completions_) {
@@ -386,6 +404,10 @@ Result<report::RunResult> RunDriver::drive(const Placement& p, const Run& run, u
       t.end_ns = static_cast<uint64_t>(std::max<int64_t>(0, a.clock.to_orchestrator(op.end_ns())));
       t.failed = op.failed();
       result.ops.push_back(t);
+    }
+    for (const v1::NicCounters& n : c.nics()) {
+      result.nics.push_back({a.host, n.nic(), n.tx_frames(), n.tx_bytes(), n.rx_frames(), n.packets_sent(),
+                             n.retransmitted_packets()});
     }
     result.packets_sent += c.packets_sent();
     result.retransmitted_packets += c.retransmitted_packets();
@@ -425,10 +447,11 @@ Result<RunOutcome> run_locally(const v1::Scenario& s, const LocalRunOptions& o) 
   }
   const bool remote = s.testbed().agents_size() > 0;
   const v1::VirtualTestbedSpec& spec = s.testbed().virtual_();
-  if (!remote && spec.nics_per_host() != 1) return unavailable("the embedded runner drives one NIC per host so far");
   const uint32_t hosts = remote ? static_cast<uint32_t>(s.testbed().agents_size()) : spec.hosts();
   Placement placement;
   placement.per_host = s.testbed().ranks_per_host();
+  // Local rank i on NIC i % nics_per_host (rails); real hosts place their ranks on one NIC so far.
+  if (!remote) placement.nics_per_host = spec.nics_per_host();
   placement.world = hosts * placement.per_host;
   placement.trace_timing = s.workload().timing() == v1::Workload::TIMING_TRACE;
   placement.runs_seed = s.runs().seed();
@@ -455,11 +478,11 @@ Result<RunOutcome> run_locally(const v1::Scenario& s, const LocalRunOptions& o) 
     if (!created.ok()) return created.status();
     bed = std::move(created).value();
     placement.testbed = spec;
-    placement.nics = plan->nics;
+    placement.bed = &bed->plan();
     const auto certs = o.work_dir / "certs";
     COLLIDE_RETURN_IF_ERROR(control::generate_certs(certs));
     std::vector<LocalAgentSpec> local;
-    for (uint32_t h = 0; h < hosts; ++h) local.push_back({h, plan->nics[h].netns});
+    for (uint32_t h = 0; h < hosts; ++h) local.push_back({h, tb::host_namespace(plan->name, h)});
     auto started = start_local_agents(o.collide_binary, local, certs, o.work_dir);
     if (!started.ok()) return started.status();
     agents = std::move(started).value();

@@ -1,5 +1,6 @@
 #include "orchestrator/scenario/scenario.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <set>
 
@@ -7,6 +8,7 @@
 
 #include "common/yaml_proto.h"
 #include "orchestrator/scenario/synth_workload.h"
+#include "orchestrator/testbed/link_names.h"
 #include "orchestrator/testbed/testbed_plan.h"
 #include "traces/synth/model_spec.h"
 #include "traces/trace_io.h"
@@ -146,9 +148,11 @@ Status check(const v1::Scenario& s, const Checker& c) {
   }
   std::set<std::string> links;
   uint32_t hosts = 0;
+  uint32_t nics_per_host = 1;  // a real host: the most interfaces any agent lists
   if (virtual_bed) {
     if (Status v = testbed::validate(t.virtual_()); !v.ok()) return c.error("testbed.virtual", v.message());
     hosts = t.virtual_().hosts();
+    nics_per_host = t.virtual_().nics_per_host();
     for (uint32_t l = 0; l < t.virtual_().leaves(); ++l) {
       for (uint32_t sp = 0; sp < t.virtual_().spines(); ++sp) {
         links.insert(fmt::format("leaf{}-spine{}", l, sp));
@@ -157,6 +161,7 @@ Status check(const v1::Scenario& s, const Checker& c) {
   } else {
     hosts = static_cast<uint32_t>(t.agents_size());
     for (int i = 0; i < t.agents_size(); ++i) {
+      nics_per_host = std::max(nics_per_host, static_cast<uint32_t>(t.agents(i).interfaces_size()));
       if (t.agents(i).address().empty()) {
         return c.error(fmt::format("testbed.agents[{}].address", i), "an agent needs an address");
       }
@@ -194,7 +199,13 @@ Status check(const v1::Scenario& s, const Checker& c) {
                                                "host links (h0, h1, ...) can be faulted",
                                                f.link()));
     }
-    if (!links.count(link)) {
+    auto host_link = testbed::parse_host_link(f.link());
+    if (!host_link.ok()) return c.error(at + ".link", host_link.status().message());
+    if (host_link->has_value()) {
+      // A host link names one of the host's NICs ("h1.nic2"); "h1" alone is its NIC 0.
+      Status nic = testbed::check_host_link(f.link(), **host_link, hosts, nics_per_host);
+      if (!nic.ok()) return c.error(at + ".link", nic.message());
+    } else if (!links.count(link)) {
       return c.error(at + ".link", fmt::format("no link '{}' in this testbed", f.link()));
     }
     if (!virtual_bed) {

@@ -76,6 +76,30 @@ runs:
       << s.status().message();
 }
 
+TEST_F(ScenarioTest, FaultOnANicTheHostsDoNotHaveNamesFileLineAndNics) {
+  std::string yaml = R"(name: rails
+testbed:
+  virtual: {hosts: 2, nics_per_host: 4, leaves: 4, spines: 1}
+workload:
+  collectives: {kind: all-reduce, bytes: 1MiB}
+faults:
+  - name: f
+    kind: loss
+    link: h1.nic4
+    probability: 1%
+runs:
+  baseline: true
+)";
+  const std::string path = write(yaml);
+  auto s = load_scenario(path);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find(path + ":9: faults[0].link: no link 'h1.nic4': host 1's NICs are nic0..nic3"),
+            std::string::npos)
+      << s.status().message();
+  auto fixed = load_scenario(write(yaml.replace(yaml.find("h1.nic4"), 7, "h1.nic3")));
+  EXPECT_TRUE(fixed.ok()) << fixed.status().to_string();
+}
+
 TEST_F(ScenarioTest, RejectsWhatCannotRun) {
   auto msg = [&](const std::string& yaml) {
     auto s = load_scenario(write(yaml));

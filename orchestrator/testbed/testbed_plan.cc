@@ -25,6 +25,14 @@ std::string mac_of(uint32_t ns_id, uint32_t port) {
 
 }  // namespace
 
+std::string host_namespace(const std::string& testbed, uint32_t host) {
+  return fmt::format("{}-h{}", testbed, host);
+}
+
+uint32_t leaf_of_nic(uint32_t host, uint32_t nic, uint32_t nics_per_host, uint32_t rail_groups) {
+  return (host % rail_groups) * nics_per_host + nic;
+}
+
 uint32_t rank_address(uint32_t host, uint32_t nic, uint32_t slot) {
   return kRankBase | (host << 8) | (nic * 32 + slot + 1);
 }
@@ -45,6 +53,15 @@ Status validate(const v1::VirtualTestbedSpec& s) {
   if (s.leaves() == 0 || s.leaves() > kMaxSwitches || s.spines() > kMaxSwitches) {
     return invalid_argument(fmt::format("leaves {} / spines {}: want 1..{} leaves, 0..{} spines",
                                         s.leaves(), s.spines(), kMaxSwitches, kMaxSwitches));
+  }
+  // Rails: NIC r of every host is cabled to the leaf of rail r, in as many rail groups as the
+  // leaves make (nics_per_host leaves each), so the leaves must split evenly into groups.
+  if (s.nics_per_host() > 1 && s.leaves() % s.nics_per_host() != 0) {
+    return invalid_argument(fmt::format(
+        "leaves {} with nics_per_host {}: rails need one leaf per NIC in every rail group, so "
+        "leaves must be a multiple of nics_per_host (e.g. {})",
+        s.leaves(), s.nics_per_host(),
+        (s.leaves() / s.nics_per_host() + 1) * s.nics_per_host()));
   }
   if (s.spines() == 0 && s.leaves() > 1) {
     return invalid_argument("several leaves need spines to reach each other");
@@ -69,7 +86,7 @@ Result<TestbedPlan> plan_testbed(const v1::VirtualTestbedSpec& spec) {
   auto host_id = [](uint32_t h) { return h; };
   auto leaf_id = [&](uint32_t l) { return hosts + l; };
   auto spine_id = [&](uint32_t s) { return hosts + leaves + s; };
-  for (uint32_t h = 0; h < hosts; ++h) plan.namespaces.push_back({ns_name("h", h), Role::kHost, h});
+  for (uint32_t h = 0; h < hosts; ++h) plan.namespaces.push_back({host_namespace(spec.name(), h), Role::kHost, h});
   for (uint32_t l = 0; l < leaves; ++l) plan.namespaces.push_back({ns_name("leaf", l), Role::kLeaf, l});
   for (uint32_t s = 0; s < spines; ++s) plan.namespaces.push_back({ns_name("spine", s), Role::kSpine, s});
 
@@ -82,15 +99,16 @@ Result<TestbedPlan> plan_testbed(const v1::VirtualTestbedSpec& spec) {
   std::vector<uint32_t> leaf_ports(leaves, 0);
   // Leaf routes towards its hosts' rank subnets, collected for the spines too.
   std::map<uint32_t, std::vector<std::string>> subnets_of_leaf;
+  const uint32_t nics = spec.nics_per_host();
+  const uint32_t groups = leaves / nics;  // validate: leaves is a multiple of nics
   for (uint32_t h = 0; h < hosts; ++h) {
-    for (uint32_t n = 0; n < spec.nics_per_host(); ++n) {
-      // Rail-aligned: NIC n of every host on the same leaf when there are enough leaves.
-      const uint32_t leaf = (h * spec.nics_per_host() + n) % leaves;
+    for (uint32_t n = 0; n < nics; ++n) {
+      const uint32_t leaf = leaf_of_nic(h, n, nics, groups);
       uint32_t host_ip, leaf_ip;
       link_addresses(host_ip, leaf_ip);
       const uint32_t port = leaf_ports[leaf]++;
       PlannedLink link;
-      link.a = {ns_name("h", h), fmt::format("eth{}", n), mac_of(host_id(h), n), ip(host_ip) + "/31"};
+      link.a = {host_namespace(spec.name(), h), fmt::format("eth{}", n), mac_of(host_id(h), n), ip(host_ip) + "/31"};
       link.b = {ns_name("leaf", leaf), fmt::format("p{}", port), mac_of(leaf_id(leaf), port),
                 ip(leaf_ip) + "/31"};
       link.gbps = spec.host_link_gbps();

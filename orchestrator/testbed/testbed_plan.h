@@ -15,6 +15,10 @@
 // each NIC's /27 to it (with a permanent neighbour entry, because the NIC belongs to DPDK and
 // answers no ARP) and spread everything else over the spines (ECMP, L4 hash). MACs are fixed by
 // the plan, so frames can be addressed before the fabric exists.
+//
+// Rails: with several NICs per host, NIC r of a host goes to the leaf of rail r (leaf_of_nic), so
+// traffic between NICs of one index stays under one leaf and only cross-rail traffic climbs to the
+// spines, as on a rail-optimized training cluster.
 namespace collide::orchestrator::testbed {
 
 enum class Role { kHost, kLeaf, kSpine };
@@ -74,6 +78,14 @@ struct TestbedPlan {
 
 Status validate(const v1::VirtualTestbedSpec& spec);
 Result<TestbedPlan> plan_testbed(const v1::VirtualTestbedSpec& spec);
+
+// The leaf NIC `nic` of `host` is cabled to. Rails: the leaves form `rail_groups` groups of
+// `nics_per_host` leaves, one per rail; host h belongs to group h % rail_groups and its NIC r goes
+// to that group's leaf r. One NIC per host makes every leaf a group: host h on leaf h % leaves.
+uint32_t leaf_of_nic(uint32_t host, uint32_t nic, uint32_t nics_per_host, uint32_t rail_groups);
+
+// The namespace of host `host` of testbed `testbed` ("<testbed>-h<host>").
+std::string host_namespace(const std::string& testbed, uint32_t host);
 
 // The address of the `slot`-th rank (0..30) on NIC `nic` of `host` (host-order integer).
 uint32_t rank_address(uint32_t host, uint32_t nic, uint32_t slot);

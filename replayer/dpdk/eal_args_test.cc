@@ -67,10 +67,10 @@ TEST(EalArgsTest, VirtualDevicesKeepHeapMemoryWithoutPci) {
                                            device("net_af_xdp1,iface=b")};
   auto args = eal_args_for(devices, v1::DpdkPortConfig{}, 1);
   ASSERT_TRUE(args.ok()) << args.status().to_string();
-  EXPECT_EQ(*args, (Args{"--no-pci", "--no-huge", "--no-shconf", "--no-telemetry", "-m", "512",
+  EXPECT_EQ(*args, (Args{"--no-pci", "--no-huge", "--no-shconf", "--no-telemetry", "-m", "1024",
                          "-l", "1"}));
   // The same list the virtual-device helper gives.
-  EXPECT_EQ(*args, virtual_device_eal_args(1, 512));
+  EXPECT_EQ(*args, virtual_device_eal_args(1, 1024));
 }
 
 TEST(EalArgsTest, PciDevicesAreAllowlistedWithHugepages) {

@@ -12,7 +12,10 @@ inline constexpr uint32_t kDefaultMbufCountPerQueue = 8191;
 inline constexpr uint32_t kDefaultMbufCache = 256;
 inline constexpr uint32_t kDefaultQueues = 1;
 inline constexpr std::chrono::milliseconds kDefaultLinkUpTimeout{10'000};
-inline constexpr uint32_t kDefaultEalHeapMb = 512;
+// Virtual devices' EAL memory: the EAL starts once per process and every NIC's port takes its
+// buffer pool from it, about 75 MB of mbufs plus the AF_XDP PMD's own umem per NIC, so a host of
+// 4 to 8 NICs needs about 1 GB.
+inline constexpr uint32_t kDefaultEalHeapMb = 1024;
 
 // What a replay's ports get (backend::open_ports) where their config leaves these at 0: rings and
 // pools sized for bursts at line rate rather than a port's modest defaults.

@@ -126,5 +126,71 @@ TEST(VirtualTestbedTest, KeptTestbedIsNotSwept) {
   EXPECT_TRUE(remove_testbed("cltb").ok());
 }
 
+// The output of `argv`, which must succeed.
+std::string output_of(const std::vector<std::string>& argv) {
+  auto out = run_command(argv);
+  EXPECT_TRUE(out.ok() && out->exit_code == 0) << argv.back() << ": " << (out.ok() ? out->output : "");
+  return out.ok() ? out->output : "";
+}
+
+// Rails for real: every host namespace gets one interface per NIC with the plan's MTU, shaping and
+// no IPv6 (so the links' counters count only what the replay sends), NIC r of both hosts meets
+// under leaf r, and a cross-rail path climbs through the spine.
+TEST(VirtualTestbedTest, RailsGiveEachHostOneShapedInterfacePerNicOnItsRailLeaf) {
+  COLLIDE_REQUIRE(testing::missing_netns());
+  COLLIDE_REQUIRE(testing::missing_tool("ethtool"));
+  COLLIDE_REQUIRE(testing::missing_tool("ping"));
+  v1::VirtualTestbedSpec spec;
+  spec.set_name("railtb");
+  spec.set_hosts(2);
+  spec.set_nics_per_host(2);
+  spec.set_leaves(2);
+  spec.set_spines(1);
+  spec.set_mtu(4200);
+  spec.set_host_link_gbps(5);
+  (void)remove_testbed("railtb");
+  auto plan = plan_testbed(spec);
+  ASSERT_TRUE(plan.ok()) << plan.status().to_string();
+  auto tb = VirtualTestbed::create(*plan);
+  ASSERT_TRUE(tb.ok()) << tb.status().to_string();
+  for (const HostNic& nic : (*tb)->plan().nics) {
+    const std::string link = output_of({"ip", "-n", nic.netns, "-o", "link", "show", nic.ifname});
+    EXPECT_NE(link.find("mtu 4200"), std::string::npos) << link;
+    EXPECT_NE(link.find(nic.mac), std::string::npos) << link;
+    EXPECT_NE(link.find("state UP"), std::string::npos) << link;
+    EXPECT_NE(output_of({"tc", "-n", nic.netns, "qdisc", "show", "dev", nic.ifname}).find("tbf"),
+              std::string::npos);
+    EXPECT_EQ(output_of({"ip", "netns", "exec", nic.netns, "cat",
+                         "/proc/sys/net/ipv6/conf/" + nic.ifname + "/disable_ipv6"}), "1\n");
+    EXPECT_EQ(output_of({"ip", "-n", nic.netns, "-6", "addr", "show", "dev", nic.ifname}), "");
+  }
+  for (const PlannedNamespace& ns : (*tb)->plan().namespaces) {
+    EXPECT_EQ(output_of({"ip", "-n", ns.name, "-6", "addr", "show"}), "") << ns.name;
+  }
+  // Each NIC's kernel gets its first rank address and a route via its own leaf.
+  for (const HostNic& nic : (*tb)->plan().nics) {
+    const std::string rank_ip = ip_string(rank_address(nic.host, nic.nic, 0));
+    std::string gateway;
+    for (const PlannedLink& l : (*tb)->plan().links) {
+      if (l.a.mac == nic.mac) gateway = l.b.address.substr(0, l.b.address.find('/'));
+    }
+    ASSERT_TRUE(run_checked({"ip", "-n", nic.netns, "addr", "add", rank_ip + "/32", "dev", nic.ifname}).ok());
+    ASSERT_TRUE(run_checked({"ip", "-n", nic.netns, "route", "add",
+                             ip_string(rank_address(1 - nic.host, 0, 0) & ~0xffu) + "/24", "via", gateway,
+                             "dev", nic.ifname, "src", rank_ip, "table", std::to_string(100 + nic.nic)}).ok());
+    ASSERT_TRUE(run_checked({"ip", "-n", nic.netns, "rule", "add", "from", rank_ip, "table",
+                             std::to_string(100 + nic.nic)}).ok());
+  }
+  const auto ping = [](const std::string& from, const std::string& to) {
+    return output_of({"ip", "netns", "exec", "railtb-h0", "ping", "-c", "2", "-i", "0.2", "-W", "2",
+                      "-I", from, to});
+  };
+  // Same rail: one router (its leaf). Across rails: leaf, spine, leaf.
+  EXPECT_NE(ping(ip_string(rank_address(0, 1, 0)), ip_string(rank_address(1, 1, 0))).find("ttl=63"),
+            std::string::npos);
+  EXPECT_NE(ping(ip_string(rank_address(0, 0, 0)), ip_string(rank_address(1, 1, 0))).find("ttl=61"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace collide::orchestrator::testbed

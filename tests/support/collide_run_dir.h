@@ -1,0 +1,33 @@
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+// What a test that drives `collide run` on a virtual testbed needs around it: the capabilities
+// (namespaces, BPF, ethtool, setpriv for the agents' replay children), a testbed name and a
+// directory of its own, and, when it ends, no process of its run and no namespace of its testbed.
+namespace collide::testing {
+
+// Empty when `collide run` can build a virtual testbed here, else what is missing.
+std::string missing_for_collide_run();
+
+class CollideRunDir {
+ public:
+  // `bed_prefix` (2 letters) plus this process's id names the testbed; `dir_stem` the directory.
+  CollideRunDir(const std::string& bed_prefix, const std::string& dir_stem);
+  // Kills what still runs from the directory (agents, replays) and removes it.
+  ~CollideRunDir();
+  CollideRunDir(const CollideRunDir&) = delete;
+  CollideRunDir& operator=(const CollideRunDir&) = delete;
+
+  const std::string& bed() const { return bed_; }
+  const std::filesystem::path& dir() const { return dir_; }
+  // Whether a namespace of the testbed is still there.
+  bool namespaces_left() const;
+
+ private:
+  std::string bed_;
+  std::filesystem::path dir_;
+};
+
+}  // namespace collide::testing
