@@ -3,6 +3,7 @@
 // one an error.
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <iostream>
 #include <memory>
@@ -83,22 +84,49 @@ void run_import(const ImportCommandOptions& opt) {
   if (!report.ok()) fail("trace import", kExitUsage, report.status().message());
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  for (const traces::ImportProblem& p : report->problems) {
-    std::cerr << p.where << ": " << p.what << "\n";
-  }
-  for (const std::string& note : report->notes) std::cerr << "note: " << note << "\n";
-  if (report->problems_total > report->problems.size()) {
-    std::cerr << fmt::format("... and {} more problems\n",
-                             report->problems_total - report->problems.size());
-  }
-  std::cout << fmt::format(
-      "imported {} ops of {} ranks in {} communicators from {} {} in {:.2f} s; {} skipped; "
-      "wrote {}\n",
-      report->ops, report->ranks, report->communicators, report->units_read,
-      report->units_read == 1 ? "unit" : "units", seconds, report->problems_total, opt.output);
+  print_import_report(*report, opt.output, seconds);
 }
 
 }  // namespace
+
+void print_import_report(const traces::ImportReport& report, const std::string& output,
+                         double seconds) {
+  for (const traces::ImportProblem& p : report.problems) {
+    std::cerr << p.where << ": " << p.what << "\n";
+  }
+  for (const std::string& note : report.notes) std::cerr << "note: " << note << "\n";
+  if (report.problems_total > report.problems.size()) {
+    std::cerr << fmt::format("... and {} more problems\n",
+                             report.problems_total - report.problems.size());
+  }
+  // Lines of kinds not read: the most frequent kinds with an example each, then the rest counted.
+  uint64_t unread = 0;
+  for (const traces::UnreadLines& u : report.unread) unread += u.lines;
+  if (unread > 0) {
+    std::vector<const traces::UnreadLines*> kinds;
+    for (const traces::UnreadLines& u : report.unread) kinds.push_back(&u);
+    std::stable_sort(kinds.begin(), kinds.end(),
+                     [](const auto* a, const auto* b) { return a->lines > b->lines; });
+    constexpr size_t kKindsShown = 5;
+    std::cerr << fmt::format("{} lines of kinds not read (skipped, not problems):\n", unread);
+    std::string rest;
+    for (size_t i = 0; i < kinds.size(); ++i) {
+      if (i >= kKindsShown) {
+        rest += fmt::format("{}{} {}", rest.empty() ? "" : ", ", kinds[i]->lines, kinds[i]->kind);
+        continue;
+      }
+      std::cerr << fmt::format("  {} {}, e.g. {}: {}\n", kinds[i]->lines, kinds[i]->kind,
+                               kinds[i]->first_where, kinds[i]->example);
+    }
+    if (!rest.empty()) std::cerr << "  and " << rest << "\n";
+  }
+  std::cout << fmt::format(
+      "imported {} ops of {} ranks in {} communicators from {} {} in {:.2f} s; {} skipped{}; "
+      "wrote {}\n",
+      report.ops, report.ranks, report.communicators, report.units_read,
+      report.units_read == 1 ? "unit" : "units", seconds, report.problems_total,
+      unread > 0 ? fmt::format("; {} lines of kinds not read", unread) : "", output);
+}
 
 void add_trace_import_command(CLI::App& trace) {
   auto opt = std::make_shared<ImportCommandOptions>();

@@ -35,6 +35,16 @@ struct ImportProblem {
   std::string what;
 };
 
+// Lines (or records) of one kind the importer does not read, e.g. NCCL INFO messages of other
+// subsystems: not problems (nothing is wrong with them), but counted and said, so that nothing
+// is left out silently.
+struct UnreadLines {
+  std::string kind;
+  uint64_t lines = 0;
+  std::string first_where;  // "file:line" of the first
+  std::string example;      // the start of the first
+};
+
 struct ImportReport {
   uint64_t ops = 0;             // ops written
   uint32_t ranks = 0;           // ranks in the trace
@@ -45,6 +55,7 @@ struct ImportReport {
   // What the import assumed, inferred or skipped by design, one line each (not problems:
   // nothing is wrong with the input), e.g. where the world size came from.
   std::vector<std::string> notes;
+  std::vector<UnreadLines> unread;  // by kind, in order of first appearance
 
   // Records a problem: counted always, kept while there is room.
   void add_problem(const ImportOptions& options, std::string where, std::string what);

@@ -10,6 +10,7 @@
 #include <tuple>
 
 #include "traces/nccl/comm_inference.h"
+#include "traces/nccl/tuning_hints.h"
 #include "traces/op_types.h"
 
 namespace collide::traces::nccl {
@@ -119,10 +120,33 @@ Status NcclTraceBuilder::add(const ParsedLog& piece, OpSink* ops) {
       COLLIDE_RETURN_IF_ERROR(problem(line_base_ + p.line, p.what));
     }
   }
+  merge_tunings(piece.tunings, tunings_);
+  for (const UnreadKind& k : piece.unread) add_unread(k);
   line_base_ += piece.lines;
   file_nccl_lines_ += piece.nccl_lines;
   report_.units_read += piece.lines;
   return {};
+}
+
+void NcclTraceBuilder::add_unread(const UnreadKind& k) {
+  std::vector<UnreadLines>& kinds = report_.unread;
+  std::string_view kind = k.kind;
+  for (int pass = 0; pass < 2; ++pass) {
+    for (UnreadLines& u : kinds) {
+      if (u.kind == kind) {
+        u.lines += k.lines;
+        return;
+      }
+    }
+    if (kinds.size() + 1 < kMaxUnreadKinds || kind == "other kinds") break;
+    kind = "other kinds";
+  }
+  kinds.push_back({std::string(kind), k.lines,
+                   fmt::format("{}:{}", files_.back(), line_base_ + k.first_line), k.example});
+}
+
+bool NcclTraceBuilder::extends_tuning(const ParsedLog& piece) const {
+  return extends_tunings(piece.tunings, tunings_);
 }
 
 Status NcclTraceBuilder::end_file() {
@@ -632,6 +656,7 @@ Status NcclTraceBuilder::finish() {
   // NCCL's nranks, not the ranks seen: a log of one node of a larger job still names its world.
   for (const Member& m : members_) world = std::max(world, static_cast<uint32_t>(m.nranks));
   header_.set_world_size(world);
+  if (!tunings_.empty()) (*header_.mutable_metadata())["nccl.tuning"] = format_tunings(tunings_);
   // Nodes: hosts in order of first appearance.
   std::map<std::string, uint32_t> nodes;
   std::vector<v1::RankInfo> infos(world);
