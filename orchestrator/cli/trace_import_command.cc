@@ -144,7 +144,8 @@ void add_trace_import_command(CLI::App& trace) {
       ->capture_default_str();
   cmd->add_option("--world-size", opt->world_size,
                   "the job's GPU (rank) count, where the input does not say it: AICB files "
-                  "without all_gpus (micro tests), Chakra traces of some ranks only")
+                  "without all_gpus (micro tests), Chakra traces of some ranks only, NCCL logs "
+                  "whose lines print no nranks (a disagreeing nranks is an error)")
       ->check(CLI::Range(1u, 1u << 24));
   cmd->add_flag("--quiet,-q", opt->quiet, "no progress on stderr");
   cmd->footer("Formats:" + format_list());

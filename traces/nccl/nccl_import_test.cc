@@ -310,6 +310,65 @@ TEST(NcclImport, CollOnlyLogOfTwoProcesses) {
   EXPECT_EQ(strict->ops.size(), 10u);
 }
 
+// COLL lines of an old version: no init line and no `[nranks=N]`, two processes of some job.
+std::string coll_lines_without_nranks() {
+  std::string text;
+  for (uint64_t op = 0; op < 3; ++op) {
+    for (int dev = 0; dev < 2; ++dev) {
+      text += fmt::format(
+          "old-{}:7{}:7{} [0] NCCL INFO AllReduce: opCount {} sendbuff 0x7f00 recvbuff 0x7f80 "
+          "count 1024 datatype 7 op 0 root 0 comm 0x5{}00 stream 0x1\n",
+          dev, dev, dev, op, dev);
+    }
+  }
+  return text;
+}
+
+TEST(NcclImport, WorldSizeOptionServesLogsThatPrintNoNranks) {
+  const std::string log = write_file("old.log", coll_lines_without_nranks());
+  ImportOptions options;
+  auto seen = import_files({log}, options);
+  ASSERT_TRUE(seen.ok()) << seen.status().to_string();
+  EXPECT_EQ(seen->header.world_size(), 2u);
+  options.world_size = 8;
+  auto t = import_files({log}, options);
+  ASSERT_TRUE(t.ok()) << t.status().to_string();
+  EXPECT_EQ(t->header.world_size(), 8u);
+  EXPECT_EQ(t->ops.size(), 6u);
+  EXPECT_EQ(t->header.metadata().at("nccl.unobserved_ranks"), "2-7");
+  ASSERT_EQ(t->header.metadata().count("nccl.world_size"), 1u);
+  EXPECT_NE(t->header.metadata().at("nccl.world_size").find("--world-size"), std::string::npos);
+  bool said = false;
+  for (const std::string& note : t->report.notes) said = said || note.find("--world-size") != std::string::npos;
+  EXPECT_TRUE(said);
+  // Fewer ranks than the logs show is refused.
+  options.world_size = 1;
+  auto small = import_files({log}, options);
+  ASSERT_FALSE(small.ok());
+  EXPECT_NE(small.status().message().find("smaller than the 2 ranks"), std::string::npos);
+}
+
+TEST(NcclImport, WorldSizeOptionThatDisagreesWithNranksIsRefused) {
+  ImportOptions options;
+  options.world_size = 4;  // what NCCL printed: accepted, nothing said
+  auto same = import_files({testdata("nccl_2_18.log")}, options);
+  ASSERT_TRUE(same.ok()) << same.status().to_string();
+  EXPECT_EQ(same->header.world_size(), 4u);
+  EXPECT_EQ(same->header.metadata().count("nccl.world_size"), 0u);
+  for (uint32_t wrong : {3u, 8u}) {
+    options.world_size = wrong;
+    for (const std::string& log : {testdata("nccl_2_18.log"), testdata("coll_only_two_hosts.log")}) {
+      SCOPED_TRACE(log);
+      auto t = import_files({log}, options);
+      ASSERT_FALSE(t.ok());
+      EXPECT_NE(t.status().message().find(fmt::format("--world-size {} disagrees", wrong)),
+                std::string::npos)
+          << t.status().message();
+      EXPECT_NE(t.status().message().find(log), std::string::npos) << t.status().message();
+    }
+  }
+}
+
 TEST(NcclImport, CollOnlyLogWhoseOpCountsStayZero) {
   // From 2.27 a communicator within one node prints opCount 0 for every op.
   std::string text;

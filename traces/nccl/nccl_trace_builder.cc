@@ -1,6 +1,7 @@
 #include "traces/nccl/nccl_trace_builder.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <array>
@@ -567,6 +568,7 @@ Status NcclTraceBuilder::infer_layout() {
     }
     orphan_sighting[i] = it->second;
   }
+  for (const CommSighting& s : sightings) nranks_printed_ = nranks_printed_ || s.nranks > 0;
   const InferredLayout layout = infer_comms(sightings, static_cast<uint32_t>(order.size()));
   if (!layout.other_worlds.empty()) {
     auto files_of_comm = [&](const InferredComm& comm) {
@@ -643,6 +645,31 @@ Status NcclTraceBuilder::check_has_ops() const {
       names));
 }
 
+Status NcclTraceBuilder::apply_world_size_option(uint32_t& world) {
+  const uint32_t given = options_.world_size;
+  if (given == 0 || given == world) return {};
+  // Init lines always print nranks, as COLL lines of recent versions do (`[nranks=N]`).
+  const bool printed = seen_init_ || nranks_printed_;
+  if (printed) {
+    return invalid_argument(fmt::format(
+        "--world-size {} disagrees with the logs: NCCL printed nranks {} for their largest "
+        "communicator ({}); leave --world-size out, or import the logs of the job it names",
+        given, world, fmt::join(files_, ", ")));
+  }
+  if (given < world) {
+    return invalid_argument(fmt::format(
+        "--world-size {} is smaller than the {} ranks the logs show ({})", given, world,
+        fmt::join(files_, ", ")));
+  }
+  const std::string what = fmt::format(
+      "the logs print no nranks: the world size {} is --world-size's ({} ranks appear in them)",
+      given, world);
+  (*header_.mutable_metadata())["nccl.world_size"] = what;
+  report_.notes.push_back(what);
+  world = given;
+  return {};
+}
+
 Status NcclTraceBuilder::finish() {
   header_.set_source_format(v1::SOURCE_FORMAT_NCCL_LOG);
   for (const std::string& f : files_) header_.add_source_files(f);
@@ -655,6 +682,7 @@ Status NcclTraceBuilder::finish() {
   for (uint32_t g : slot_global_) world = std::max(world, g + 1);
   // NCCL's nranks, not the ranks seen: a log of one node of a larger job still names its world.
   for (const Member& m : members_) world = std::max(world, static_cast<uint32_t>(m.nranks));
+  COLLIDE_RETURN_IF_ERROR(apply_world_size_option(world));
   header_.set_world_size(world);
   if (!tunings_.empty()) (*header_.mutable_metadata())["nccl.tuning"] = format_tunings(tunings_);
   // Nodes: hosts in order of first appearance.

@@ -176,6 +176,9 @@ class NcclTraceBuilder {
     return (static_cast<uint64_t>(process) << 32) | static_cast<uint32_t>(dev);
   }
   Status assign_global_ranks();
+  // ImportOptions::world_size: taken when no line printed nranks (COLL lines of old versions
+  // without init lines), refused when it disagrees with the nranks NCCL printed.
+  Status apply_world_size_option(uint32_t& world);
   Status group_communicators();
   void add_graph(const std::vector<uint32_t>& members, v1::Communicator& comm);
 
@@ -220,6 +223,7 @@ class NcclTraceBuilder {
   std::vector<Orphan> orphans_;
   std::vector<TuningRecord> tunings_;  // NCCL's choices, for the header's `nccl.tuning`
   bool seen_init_ = false;
+  bool nranks_printed_ = false;  // a COLL line without init lines printed `[nranks=N]`
   bool needs_stored_pass_ = false;
   OpSink* sink_ = &ops_;    // where on_coll puts ops
   OpWireFields op_fields_;  // on_coll's, reused
