@@ -26,6 +26,7 @@ struct ImportCommandOptions {
   std::string output;
   bool strict = false;
   bool fill_unobserved_ranks = false;
+  bool stop_at_hang = false;
   bool quiet = false;
   uint32_t max_problems = 20;
   uint32_t world_size = 0;
@@ -71,9 +72,18 @@ void run_import(const ImportCommandOptions& opt) {
     fail("trace import", kExitUsage,
          fmt::format("unknown format '{}'; known formats:{}", format_name, format_list()));
   }
+  // Only Flight Recorder dumps say how far each op got.
+  constexpr std::string_view kStatefulFormat = "flight-recorder";
+  if (opt.stop_at_hang && format_name != kStatefulFormat) {
+    fail("trace import", kExitUsage,
+         fmt::format("--stop-at-hang needs ops that say how far they got: only -f {} has them, "
+                     "not {}",
+                     kStatefulFormat, format_name));
+  }
   traces::ImportOptions options;
   options.strict = opt.strict;
   options.fill_unobserved_ranks = opt.fill_unobserved_ranks;
+  options.stop_at_hang = opt.stop_at_hang;
   options.max_reported_problems = opt.max_problems;
   options.world_size = opt.world_size;
   const bool terminal = isatty(STDERR_FILENO) == 1;
@@ -140,6 +150,10 @@ void add_trace_import_command(CLI::App& trace) {
   cmd->add_flag("--fill-unobserved-ranks", opt->fill_unobserved_ranks,
                 "give ranks the input never shows (logs of some nodes only) the whole-job "
                 "collectives they must have joined, so the trace replays as the whole job");
+  cmd->add_flag("--stop-at-hang", opt->stop_at_hang,
+                "Flight Recorder dumps of a hung job: keep per process group only the collectives "
+                "every rank completed (and the one the job hung in when every rank started it), "
+                "so a replay runs the job up to its hang; the header says where it was cut");
   cmd->add_option("--max-problems", opt->max_problems, "problems to print word for word")
       ->capture_default_str();
   cmd->add_option("--world-size", opt->world_size,

@@ -24,6 +24,10 @@ struct ImportOptions {
   // collectives of the whole-job communicator they must have joined, copied from a rank that
   // shows them, so the trace replays as the whole job. Formats that cannot tell ignore it.
   bool fill_unobserved_ranks = false;
+  // Inputs whose ops carry their state (Flight Recorder dumps of a hung job): keep only what
+  // every rank of each communicator got through, so a replay runs the job up to its hang and
+  // stops there (traces/flight_recorder/stop_at_hang.h). Formats without states refuse it.
+  bool stop_at_hang = false;
   // Called now and then with the input bytes read so far and the total, for progress on long
   // imports; may be empty.
   std::function<void(uint64_t done, uint64_t total)> progress;
