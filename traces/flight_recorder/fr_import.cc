@@ -333,7 +333,8 @@ Result<ImportReport> import_flight_recorder(const std::vector<std::string>& inpu
     v1::RankInfo* info = header.add_ranks();  // only ranks with a dump: the others left none
     info->set_rank(d.rank);
     info->set_device(-1);
-    dumped += (dumped.empty() ? "" : ",") + std::to_string(d.rank);
+    if (!dumped.empty()) dumped += ',';  // (a `"," + to_string` here trips GCC 12's -Wrestrict at -O3)
+    dumped += std::to_string(d.rank);
   }
   for (const auto& [name, g] : *groups) {
     v1::Communicator* c = header.add_communicators();
