@@ -585,15 +585,16 @@ constexpr std::array<std::string_view, 7> kAlgoNames = {
     "TREE", "RING", "COLLNET_DIRECT", "COLLNET_CHAIN", "NVLS", "NVLS_TREE", "PAT"};
 constexpr std::array<std::string_view, 3> kProtoNames = {"LL", "LL128", "SIMPLE"};
 
-// An algorithm or protocol as printed: a name, or a number of `names`. Empty if neither.
+// An algorithm or protocol as printed: a name, or a number of `names` (one beyond them, from a
+// newer NCCL, is kept as printed). Empty if neither.
 template <size_t N>
 std::string_view tuning_name(std::string_view token, const std::array<std::string_view, N>& names) {
   if (token.empty() || token.size() > 24) return {};
   if (is_digit(token[0])) {
     Cursor t{token.data(), token.data() + token.size()};
     uint64_t i = 0;
-    if (!parse_u64(t, i) || !t.done() || i >= N) return {};
-    return names[i];
+    if (!parse_u64(t, i) || !t.done()) return {};
+    return i < N ? names[i] : token;
   }
   for (char ch : token) {
     if (!is_key_char(ch) && !is_digit(ch)) return {};
@@ -1227,7 +1228,8 @@ class PieceParser {
     std::string_view algo, proto;
     uint64_t bytes = 0;
     if (colon == c.end || !parse_tuning(Cursor{colon + 1, c.end}, algo, proto, bytes)) {
-      problem(line, "TUNING line: expected `<n> Bytes -> Algo <algorithm> proto <protocol>`");
+      // Another version's wording: the choice is a hint, so the line is counted, not a problem.
+      unread("NCCL INFO TUNING lines of another shape", c.p, c.end, line);
       return;
     }
     TuningRecord* rec = nullptr;

@@ -75,12 +75,17 @@ TEST(NcclLineParser, TuningChoicesAreKeptPerCollectiveAlgorithmAndProtocol) {
   EXPECT_EQ(log.tunings[1].max_bytes, 64u);
   EXPECT_EQ(log.tunings[2].algo, "PAT");
   EXPECT_EQ(log.tunings[2].proto, "LL128");
-  // A number NCCL has no algorithm for is a broken line, not a choice.
-  const ParsedLog bad =
-      parse_log_text("n:1:1 [0] NCCL INFO AllReduce: 8 Bytes -> Algo 9 proto 0 time 1.0\n");
-  EXPECT_TRUE(bad.tunings.empty());
-  ASSERT_EQ(bad.problems.size(), 1u);
-  EXPECT_NE(bad.problems[0].what.find("TUNING"), std::string::npos);
+  // An algorithm a newer NCCL added is kept as printed; a line of another shape is counted as
+  // not read, not a problem (the choice is only a hint).
+  const ParsedLog newer = parse_log_text(
+      "n:1:1 [0] NCCL INFO AllReduce: 8 Bytes -> Algo 9 proto 0 time 1.0\n"
+      "n:1:1 [0] NCCL INFO AllReduce: 8 Bytes -> Algorithm TREE\n");
+  EXPECT_TRUE(newer.problems.empty());
+  ASSERT_EQ(newer.tunings.size(), 1u);
+  EXPECT_EQ(newer.tunings[0].algo, "9");
+  EXPECT_EQ(newer.tunings[0].proto, "LL");
+  ASSERT_EQ(newer.unread.size(), 1u);
+  EXPECT_EQ(newer.unread[0].kind, "NCCL INFO TUNING lines of another shape");
 }
 
 TEST(NcclLineParser, LinesOfKindsNotReadAreCountedByKind) {
