@@ -1,10 +1,12 @@
 // `collide trace convert`: between collide traces and Chakra execution traces.
 //   --to chakra:  a collide trace -> <out>.<rank>.et per rank + <out>.comm_groups.json
 //   --to collide: Chakra .et files (or a directory of them, with an optional comm-group .json)
-//                 -> a collide trace; the same as `collide trace import --format chakra`.
+//                 -> a collide trace; the same as `collide trace import --format chakra` (the
+//                 same --world-size, the same report of problems and notes).
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -23,6 +25,7 @@ struct ConvertOptions {
   std::string output;
   std::string to;
   bool strict = false;
+  uint32_t world_size = 0;
 };
 
 void run_convert(const ConvertOptions& opt) {
@@ -47,18 +50,13 @@ void run_convert(const ConvertOptions& opt) {
   if (opt.to == "collide") {
     traces::ImportOptions options;
     options.strict = opt.strict;
+    options.world_size = opt.world_size;
+    const auto started = std::chrono::steady_clock::now();
     auto report = traces::chakra::import_chakra(opt.inputs, opt.output, options);
     if (!report.ok()) fail("trace convert", kExitUsage, report.status().message());
-    for (const traces::ImportProblem& p : report->problems)
-      std::cerr << p.where << ": " << p.what << "\n";
-    if (report->problems_total > report->problems.size()) {
-      std::cerr << fmt::format("... and {} more problems\n",
-                               report->problems_total - report->problems.size());
-    }
-    std::cout << fmt::format(
-        "imported {} ops of {} ranks in {} communicators from {} nodes; {} skipped; wrote {}\n",
-        report->ops, report->ranks, report->communicators, report->units_read,
-        report->problems_total, opt.output);
+    print_import_report(
+        *report, opt.output,
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
     return;
   }
   fail("trace convert", kExitUsage,
@@ -80,6 +78,10 @@ void add_trace_convert_command(CLI::App& trace) {
   cmd->add_option("--to", opt->to, "chakra or collide")->required();
   cmd->add_flag("--strict", opt->strict,
                 "--to collide: fail on the first node that cannot be used");
+  cmd->add_option("--world-size", opt->world_size,
+                  "--to collide: the job's rank count, for traces of some ranks only (as "
+                  "`trace import -f chakra --world-size`)")
+      ->check(CLI::Range(1u, 1u << 24));
   cmd->callback([opt] { run_convert(*opt); });
 }
 

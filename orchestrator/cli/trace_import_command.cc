@@ -3,6 +3,7 @@
 // one an error.
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <iostream>
 #include <memory>
@@ -25,6 +26,7 @@ struct ImportCommandOptions {
   std::string output;
   bool strict = false;
   bool fill_unobserved_ranks = false;
+  bool stop_at_hang = false;
   bool quiet = false;
   uint32_t max_problems = 20;
   uint32_t world_size = 0;
@@ -70,9 +72,18 @@ void run_import(const ImportCommandOptions& opt) {
     fail("trace import", kExitUsage,
          fmt::format("unknown format '{}'; known formats:{}", format_name, format_list()));
   }
+  // Only Flight Recorder dumps say how far each op got.
+  constexpr std::string_view kStatefulFormat = "flight-recorder";
+  if (opt.stop_at_hang && format_name != kStatefulFormat) {
+    fail("trace import", kExitUsage,
+         fmt::format("--stop-at-hang needs ops that say how far they got: only -f {} has them, "
+                     "not {}",
+                     kStatefulFormat, format_name));
+  }
   traces::ImportOptions options;
   options.strict = opt.strict;
   options.fill_unobserved_ranks = opt.fill_unobserved_ranks;
+  options.stop_at_hang = opt.stop_at_hang;
   options.max_reported_problems = opt.max_problems;
   options.world_size = opt.world_size;
   const bool terminal = isatty(STDERR_FILENO) == 1;
@@ -83,22 +94,49 @@ void run_import(const ImportCommandOptions& opt) {
   if (!report.ok()) fail("trace import", kExitUsage, report.status().message());
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  for (const traces::ImportProblem& p : report->problems) {
-    std::cerr << p.where << ": " << p.what << "\n";
-  }
-  for (const std::string& note : report->notes) std::cerr << "note: " << note << "\n";
-  if (report->problems_total > report->problems.size()) {
-    std::cerr << fmt::format("... and {} more problems\n",
-                             report->problems_total - report->problems.size());
-  }
-  std::cout << fmt::format(
-      "imported {} ops of {} ranks in {} communicators from {} {} in {:.2f} s; {} skipped; "
-      "wrote {}\n",
-      report->ops, report->ranks, report->communicators, report->units_read,
-      report->units_read == 1 ? "unit" : "units", seconds, report->problems_total, opt.output);
+  print_import_report(*report, opt.output, seconds);
 }
 
 }  // namespace
+
+void print_import_report(const traces::ImportReport& report, const std::string& output,
+                         double seconds) {
+  for (const traces::ImportProblem& p : report.problems) {
+    std::cerr << p.where << ": " << p.what << "\n";
+  }
+  for (const std::string& note : report.notes) std::cerr << "note: " << note << "\n";
+  if (report.problems_total > report.problems.size()) {
+    std::cerr << fmt::format("... and {} more problems\n",
+                             report.problems_total - report.problems.size());
+  }
+  // Lines of kinds not read: the most frequent kinds with an example each, then the rest counted.
+  uint64_t unread = 0;
+  for (const traces::UnreadLines& u : report.unread) unread += u.lines;
+  if (unread > 0) {
+    std::vector<const traces::UnreadLines*> kinds;
+    for (const traces::UnreadLines& u : report.unread) kinds.push_back(&u);
+    std::stable_sort(kinds.begin(), kinds.end(),
+                     [](const auto* a, const auto* b) { return a->lines > b->lines; });
+    constexpr size_t kKindsShown = 5;
+    std::cerr << fmt::format("{} lines of kinds not read (skipped, not problems):\n", unread);
+    std::string rest;
+    for (size_t i = 0; i < kinds.size(); ++i) {
+      if (i >= kKindsShown) {
+        rest += fmt::format("{}{} {}", rest.empty() ? "" : ", ", kinds[i]->lines, kinds[i]->kind);
+        continue;
+      }
+      std::cerr << fmt::format("  {} {}, e.g. {}: {}\n", kinds[i]->lines, kinds[i]->kind,
+                               kinds[i]->first_where, kinds[i]->example);
+    }
+    if (!rest.empty()) std::cerr << "  and " << rest << "\n";
+  }
+  std::cout << fmt::format(
+      "imported {} ops of {} ranks in {} communicators from {} {} in {:.2f} s; {} skipped{}; "
+      "wrote {}\n",
+      report.ops, report.ranks, report.communicators, report.units_read,
+      report.units_read == 1 ? "unit" : "units", seconds, report.problems_total,
+      unread > 0 ? fmt::format("; {} lines of kinds not read", unread) : "", output);
+}
 
 void add_trace_import_command(CLI::App& trace) {
   auto opt = std::make_shared<ImportCommandOptions>();
@@ -112,11 +150,16 @@ void add_trace_import_command(CLI::App& trace) {
   cmd->add_flag("--fill-unobserved-ranks", opt->fill_unobserved_ranks,
                 "give ranks the input never shows (logs of some nodes only) the whole-job "
                 "collectives they must have joined, so the trace replays as the whole job");
+  cmd->add_flag("--stop-at-hang", opt->stop_at_hang,
+                "Flight Recorder dumps of a hung job: keep per process group only the collectives "
+                "every rank completed (and the one the job hung in when every rank started it), "
+                "so a replay runs the job up to its hang; the header says where it was cut");
   cmd->add_option("--max-problems", opt->max_problems, "problems to print word for word")
       ->capture_default_str();
   cmd->add_option("--world-size", opt->world_size,
                   "the job's GPU (rank) count, where the input does not say it: AICB files "
-                  "without all_gpus (micro tests), Chakra traces of some ranks only")
+                  "without all_gpus (micro tests), Chakra traces of some ranks only, NCCL logs "
+                  "whose lines print no nranks (a disagreeing nranks is an error)")
       ->check(CLI::Range(1u, 1u << 24));
   cmd->add_flag("--quiet,-q", opt->quiet, "no progress on stderr");
   cmd->footer("Formats:" + format_list());

@@ -37,6 +37,7 @@ std::vector<CollectiveTime> collective_times(const RunResult& run) {
     c.start_ns = std::min(c.start_ns, op->start_ns);
     c.end_ns = std::max(c.end_ns, op->end_ns);
     c.failed = c.failed || op->failed;
+    c.production_ns = std::max(c.production_ns, op->production_ns);
     ++c.ranks_seen;
   }
   std::vector<CollectiveTime> out;

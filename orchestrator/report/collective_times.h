@@ -24,6 +24,9 @@ struct CollectiveTime {
   uint64_t end_ns = 0;    // the last rank's end
   uint32_t ranks_seen = 0;
   bool failed = false;
+  // Its time in production: the longest of its ranks' measured times (each rank's op lasts until
+  // the collective is done for it, so the slowest rank's is the collective's), 0 if none measured.
+  uint64_t production_ns = 0;
 
   double seconds() const { return static_cast<double>(end_ns - start_ns) / 1e9; }
 };

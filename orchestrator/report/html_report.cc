@@ -225,7 +225,11 @@ pre {{ background: #f8f8f8; padding: 8px; overflow-x: auto; }}
   html += "<h2>Collective completion times (CDF)</h2>\n" + cdf_svg(report) + "\n";
   html += "<h2>Job completion time per iteration</h2>\n" + iterations_svg(report) + "\n";
   html += "<h2>Per collective size (nccl-tests layout)</h2>\n";
-  for (const VariantSummary& v : report.variants) html += "<pre>" + escape(size_table(v)) + "</pre>\n";
+  for (const VariantSummary& v : report.variants) {
+    html += "<pre>" + escape(size_table(v)) + "</pre>\n";
+    // Production beside replay, where the trace measured the job's own times.
+    if (!v.production.empty()) html += "<pre>" + escape(production_table(v)) + "</pre>\n";
+  }
   html += "<h2>Injected faults (ground truth)</h2>\n<table><tr><th>variant</th><th>fault</th>"
           "<th>kind</th><th>packets matched</th><th>packets acted on</th></tr>\n";
   for (const VariantSummary& v : report.variants) {

@@ -39,6 +39,27 @@ void summarize_sizes(VariantSummary& v, const std::vector<CollectiveTime>& all) 
   }
 }
 
+void summarize_production(VariantSummary& v, const std::vector<CollectiveTime>& all) {
+  std::map<int, std::pair<std::vector<double>, std::vector<double>>> by_kind;  // production, replay
+  for (const CollectiveTime& c : all) {
+    if (c.failed || c.production_ns == 0) continue;
+    auto& [production, replay] = by_kind[c.kind];
+    production.push_back(static_cast<double>(c.production_ns) / 1e3);
+    replay.push_back(c.seconds() * 1e6);
+  }
+  for (const auto& [kind, times] : by_kind) {
+    const auto& [production, replay] = times;
+    ProductionRow row;
+    row.kind = static_cast<v1::OpKind>(kind);
+    row.count = production.size();
+    row.production_p50_us = quantile(production, 0.5);
+    row.production_p99_us = quantile(production, 0.99);
+    row.replay_p50_us = quantile(replay, 0.5);
+    row.replay_p99_us = quantile(replay, 0.99);
+    v.production.push_back(row);
+  }
+}
+
 uint64_t first_start_ns(const RunResult& run) {
   uint64_t t0 = UINT64_MAX;
   for (const OpTiming& op : run.ops) t0 = std::min(t0, op.start_ns);
@@ -146,6 +167,7 @@ Report build_report(const std::string& scenario, const std::vector<RunResult>& r
     v.p999_us = quantile(v.collective_us, 0.999);
     v.max_us = quantile(v.collective_us, 1.0);
     summarize_sizes(v, collectives[name]);
+    summarize_production(v, collectives[name]);
     report.variants.push_back(std::move(v));
   }
   return report;
@@ -267,6 +289,23 @@ std::string size_table(const VariantSummary& v) {
         name_or_dash(r.reduce_op == v1::REDUCE_OP_UNSPECIFIED ? "" : traces::reduce_op_name(r.reduce_op)),
         traces::op_kind_name(r.kind), r.count, r.p50_us, r.p99_us, r.max_us, r.algbw_gbytes,
         r.busbw_gbytes);
+  }
+  return out;
+}
+
+std::string production_table(const VariantSummary& v) {
+  if (v.production.empty()) return {};
+  std::string out = fmt::format("# {}: production (as the trace measured it) vs replay\n", v.name);
+  out += fmt::format("# {:>15} {:>7} | {:>12} {:>12} | {:>12} {:>12} | {:>8}\n", "collective",
+                     "ops", "prod p50(us)", "prod p99(us)", "repl p50(us)", "repl p99(us)",
+                     "p50 x");
+  for (const ProductionRow& r : v.production) {
+    out += fmt::format("  {:>15} {:>7} | {:>12.1f} {:>12.1f} | {:>12.1f} {:>12.1f} | {:>8}\n",
+                       traces::op_kind_name(r.kind), r.count, r.production_p50_us,
+                       r.production_p99_us, r.replay_p50_us, r.replay_p99_us,
+                       r.production_p50_us > 0
+                           ? fmt::format("{:.2f}", r.replay_p50_us / r.production_p50_us)
+                           : std::string("-"));
   }
   return out;
 }

@@ -29,6 +29,16 @@ struct SizeRow {
   double busbw_gbytes = 0;
 };
 
+// Production beside replay for one collective kind: the same collectives' times in the job the
+// trace was measured in and in this variant's replays, for the collectives whose trace carries a
+// production time (NCCL Inspector, Flight Recorder and Kineto traces do).
+struct ProductionRow {
+  v1::OpKind kind = v1::OP_KIND_UNSPECIFIED;
+  uint64_t count = 0;  // collectives compared, over all repetitions
+  double production_p50_us = 0, production_p99_us = 0;
+  double replay_p50_us = 0, replay_p99_us = 0;
+};
+
 // One repetition of a variant: its JCT and that of each training iteration.
 struct RepetitionSummary {
   uint32_t repetition = 0;
@@ -53,6 +63,7 @@ struct VariantSummary {
   std::vector<double> collective_us;     // every collective's completion time, all repetitions
   double p50_us = 0, p99_us = 0, p999_us = 0, max_us = 0;
   std::vector<SizeRow> sizes;
+  std::vector<ProductionRow> production;  // by kind; empty when the trace measured none
   uint64_t packets_sent = 0;
   uint64_t retransmitted_packets = 0;
   uint64_t timeouts = 0;
@@ -78,5 +89,9 @@ nlohmann::json report_json(const Report& report);
 
 // nccl-tests' table layout: size, count, type, redop, time p50/p99/max (us), algbw, busbw (GB/s).
 std::string size_table(const VariantSummary& variant);
+
+// Production against replay per collective kind: kind, collectives, production p50/p99 (us),
+// replay p50/p99 (us), replay p50 / production p50. Empty when the variant has no such rows.
+std::string production_table(const VariantSummary& variant);
 
 }  // namespace collide::orchestrator::report

@@ -184,6 +184,35 @@ TEST(ReportTest, FaultWindowsAreShadedAsMeasuredNotAsTheRun) {
   EXPECT_NE(html.find("flap-h1 (link-flap): 200.0 ms from 400.0 ms"), std::string::npos);
 }
 
+TEST(ReportTest, ProductionTimesStandBesideTheReplays) {
+  // The trace measured each all-reduce at 400 us on its slowest rank (NCCL Inspector, Flight
+  // Recorder): the replays take 500 us.
+  std::vector<RunResult> runs = {run("baseline", 0, 10, 500.0), run("baseline", 1, 10, 500.0)};
+  for (RunResult& r : runs) {
+    for (OpTiming& op : r.ops) op.production_ns = op.rank == 2 ? 400'000 : 350'000;
+  }
+  const Report report = build_report("s", runs);
+  ASSERT_EQ(report.variants.size(), 1u);
+  const VariantSummary& v = report.variants[0];
+  ASSERT_EQ(v.production.size(), 1u);
+  EXPECT_EQ(v.production[0].kind, v1::OP_KIND_ALL_REDUCE);
+  EXPECT_EQ(v.production[0].count, 20u);
+  EXPECT_DOUBLE_EQ(v.production[0].production_p50_us, 400.0);
+  EXPECT_DOUBLE_EQ(v.production[0].production_p99_us, 400.0);
+  EXPECT_DOUBLE_EQ(v.production[0].replay_p50_us, 500.0);
+  const std::string table = production_table(v);
+  EXPECT_NE(table.find("production (as the trace measured it) vs replay"), std::string::npos);
+  EXPECT_NE(table.find("all_reduce"), std::string::npos);
+  EXPECT_NE(table.find("1.25"), std::string::npos) << table;  // replay p50 / production p50
+  EXPECT_NE(run_summary(report, "", "").find(table), std::string::npos);
+  EXPECT_NE(render_html(report, runs).find("production (as the trace measured it)"),
+            std::string::npos);
+  // A trace without production times shows no such table.
+  const Report plain = build_report("s", {run("baseline", 0, 10, 500.0)});
+  EXPECT_TRUE(plain.variants[0].production.empty());
+  EXPECT_EQ(run_summary(plain, "", "").find("production"), std::string::npos);
+}
+
 TEST(ReportTest, RunSummaryHasBothTablesAndThePaths) {
   std::vector<RunResult> runs = {run("baseline", 0, 10, 100), run("baseline", 1, 10, 102),
                                  run("lossy", 0, 10, 150), run("lossy", 1, 10, 160)};

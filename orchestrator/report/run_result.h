@@ -24,6 +24,9 @@ struct OpTiming {
   uint64_t start_ns = 0;
   uint64_t end_ns = 0;
   bool failed = false;
+  // The op's time in the job the trace was taken from (Op.measured_duration_ns: NCCL Inspector's
+  // coll_exec_time_us, Flight Recorder's duration_ms, Kineto's dur), when the trace has it; 0 if not.
+  uint64_t production_ns = 0;
 };
 
 struct FaultWindow {

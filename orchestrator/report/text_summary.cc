@@ -37,7 +37,10 @@ std::string iteration_means(const VariantSummary& v) {
 
 std::string size_tables(const Report& report) {
   std::string out;
-  for (const VariantSummary& v : report.variants) out += size_table(v) + "\n";
+  for (const VariantSummary& v : report.variants) {
+    out += size_table(v) + "\n";
+    if (!v.production.empty()) out += production_table(v) + "\n";
+  }
   return out;
 }
 

@@ -5,7 +5,7 @@
 #include "orchestrator/report/report.h"
 
 // What `collide run` prints when it is done: per variant the nccl-tests-style table of its
-// collectives, then one line per variant with JCT, slowdown against the baseline (95% CI over
+// collectives (and, when the trace measured them in production, production vs replay times), then one line per variant with JCT, slowdown against the baseline (95% CI over
 // repetitions), the collective tail and the transport's retransmissions and timeouts, then
 // failures and where the full report went.
 namespace collide::orchestrator::report {

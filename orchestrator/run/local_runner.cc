@@ -398,6 +398,7 @@ Result<report::RunResult> RunDriver::drive(const Placement& p, const Run& run, u
         t.datatype = e->datatype;
         t.reduce_op = e->reduce_op;
         t.iteration = e->iteration;
+        t.production_ns = e->production_ns;
         if (e->comm_size != 0) t.comm_size = e->comm_size;
       }
       t.start_ns = static_cast<uint64_t>(std::max<int64_t>(0, a.clock.to_orchestrator(op.start_ns())));

@@ -28,6 +28,7 @@ Result<OpCatalog> OpCatalog::read(const std::string& path) {
     e.iteration = op.iteration();
     const auto size = comm_sizes.find(op.comm());
     e.comm_size = size == comm_sizes.end() ? 0 : size->second;
+    e.production_ns = op.measured_duration_ns();
   }
   return catalog;
 }

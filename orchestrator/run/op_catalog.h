@@ -11,8 +11,9 @@
 namespace collide::orchestrator {
 
 // What the report needs of each op that the agents' completion records do not carry: its
-// datatype, reduction, training iteration and communicator size, read once from the trace the
-// run replays. Kept small per op (a run's trace may hold millions).
+// datatype, reduction, training iteration, communicator size and, where the trace measured it in
+// production, its time there; read once from the trace the run replays. Kept small per op (a
+// run's trace may hold millions).
 class OpCatalog {
  public:
   struct Entry {
@@ -20,6 +21,7 @@ class OpCatalog {
     v1::ReduceOp reduce_op = v1::REDUCE_OP_UNSPECIFIED;
     uint32_t iteration = 0;
     uint32_t comm_size = 0;
+    uint64_t production_ns = 0;  // Op.measured_duration_ns, 0 when the trace has none
   };
 
   // Reads the trace at `path`; an unreadable or damaged trace is an error naming it.

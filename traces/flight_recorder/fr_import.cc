@@ -1,6 +1,7 @@
 #include "traces/flight_recorder/fr_import.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <charconv>
@@ -13,6 +14,7 @@
 
 #include "traces/flight_recorder/fr_dump.h"
 #include "traces/flight_recorder/pickle_decode.h"
+#include "traces/flight_recorder/stop_at_hang.h"
 #include "traces/flight_recorder/torch_names.h"
 #include "traces/import/input_files.h"
 #include "traces/op_types.h"
@@ -151,7 +153,8 @@ class Converter {
     const uint64_t count = nccl_count(*kind, entry.input_numel, entry.output_numel, n);
     if (*kind == v1::OP_KIND_BROADCAST || *kind == v1::OP_KIND_REDUCE ||
         *kind == v1::OP_KIND_GATHER || *kind == v1::OP_KIND_SCATTER) {
-      op.set_root(0);  // not in the dump
+      op.set_root(0);  // not in the dump (no entry field records it)
+      ++rooted_;
     }
     if (p2p) {
       const auto peer = p2p_peer(meta, *kind);
@@ -189,6 +192,7 @@ class Converter {
   }
 
   uint64_t trimmed() const { return trimmed_; }
+  uint64_t rooted() const { return rooted_; }
   uint64_t coalesced_markers() const { return coalesced_markers_; }
 
  private:
@@ -203,7 +207,53 @@ class Converter {
   ImportReport& report_;
   uint64_t trimmed_ = 0;
   uint64_t coalesced_markers_ = 0;
+  uint64_t rooted_ = 0;
 };
+
+bool is_coalesced_marker(const FrEntry& e) {
+  return split_profiling_name(e.profiling_name).first == "coalesced";
+}
+
+// The sequence number that ties an entry to its coalesced group: p2p_seq_id for point-to-point
+// entries, collective_seq_id for the rest (as PyTorch's own analyzer pairs them).
+uint64_t coalescing_seq(const FrEntry& e) {
+  return e.is_p2p ? e.p2p_seq_id : e.collective_seq_id;
+}
+
+uint64_t state_order(v1::OpState state) {
+  switch (state) {
+    case v1::OP_STATE_COMPLETED:
+      return 3;
+    case v1::OP_STATE_STARTED:
+      return 2;
+    case v1::OP_STATE_SCHEDULED:
+      return 1;
+    default:
+      return 0;
+  }
+}
+
+// Ops issued inside a coalescing group (batch_isend_irecv, coalesced collectives) are recorded one
+// entry each, without CUDA events of their own, so their state stays "scheduled"; the group's
+// `nccl:coalesced` entry that follows them (same process group and sequence number) carries the
+// group's state and duration. Each member takes those. `entries` are one rank's, in record order;
+// returns how many members were given their group's state.
+uint64_t give_coalesced_groups_their_state(std::vector<FrEntry*>& entries) {
+  uint64_t given = 0;
+  for (size_t m = 0; m < entries.size(); ++m) {
+    const FrEntry& marker = *entries[m];
+    if (!is_coalesced_marker(marker)) continue;
+    for (size_t i = m; i-- > 0;) {
+      FrEntry& e = *entries[i];
+      if (e.pg_name != marker.pg_name) continue;  // another group's op between
+      if (is_coalesced_marker(e) || coalescing_seq(e) != coalescing_seq(marker)) break;
+      if (state_order(marker.state) > state_order(e.state)) e.state = marker.state;
+      if (!e.duration_ms) e.duration_ms = marker.duration_ms;
+      ++given;
+    }
+  }
+  return given;
+}
 
 // Process groups of all dumps; one group with different ranks in two dumps is an error.
 Result<std::map<std::string, Group>> merge_groups(const std::vector<RankDump>& dumps) {
@@ -283,7 +333,8 @@ Result<ImportReport> import_flight_recorder(const std::vector<std::string>& inpu
     v1::RankInfo* info = header.add_ranks();  // only ranks with a dump: the others left none
     info->set_rank(d.rank);
     info->set_device(-1);
-    dumped += (dumped.empty() ? "" : ",") + std::to_string(d.rank);
+    if (!dumped.empty()) dumped += ',';  // (a `"," + to_string` here trips GCC 12's -Wrestrict at -O3)
+    dumped += std::to_string(d.rank);
   }
   for (const auto& [name, g] : *groups) {
     v1::Communicator* c = header.add_communicators();
@@ -301,12 +352,14 @@ Result<ImportReport> import_flight_recorder(const std::vector<std::string>& inpu
   ImportReport report;
   Converter converter(*groups, options, report);
   std::vector<std::vector<v1::Op>> ops(dumps.size());
+  uint64_t coalesced_ops = 0;
   for (size_t i = 0; i < dumps.size(); ++i) {
-    std::vector<const FrEntry*> entries;
-    for (const FrEntry& e : dumps[i].dump.entries) entries.push_back(&e);
+    std::vector<FrEntry*> entries;
+    for (FrEntry& e : dumps[i].dump.entries) entries.push_back(&e);
     std::stable_sort(entries.begin(), entries.end(), [](const FrEntry* a, const FrEntry* b) {
       return a->record_id < b->record_id;
     });
+    coalesced_ops += give_coalesced_groups_their_state(entries);
     for (const FrEntry* e : entries) {
       ++report.units_read;
       auto op = converter.convert(dumps[i], *e);
@@ -320,6 +373,28 @@ Result<ImportReport> import_flight_recorder(const std::vector<std::string>& inpu
       std::to_string(converter.trimmed());
   (*header.mutable_metadata())["flight_recorder.coalesced_markers"] =
       std::to_string(converter.coalesced_markers());
+  if (coalesced_ops > 0) {
+    (*header.mutable_metadata())["flight_recorder.coalesced_ops"] = fmt::format(
+        "{} ops issued in coalescing groups took their group's state and duration",
+        coalesced_ops);
+  }
+  if (converter.rooted() > 0) {
+    const std::string what = fmt::format(
+        "{} broadcast/reduce/gather/scatter ops: Flight Recorder does not record the root; "
+        "rank 0 of each process group assumed",
+        converter.rooted());
+    (*header.mutable_metadata())["flight_recorder.root"] = what;
+    report.notes.push_back(what);
+  }
+  if (options.stop_at_hang) {
+    const HangCut cut = stop_at_hang(header, ops);
+    const std::string what =
+        cut.hung ? fmt::format("stopped at the hang ({} ops left out): {}", cut.ops_left_out,
+                               fmt::join(cut.where, "; "))
+                 : "stopped at the hang: nothing to cut, every recorded op completed";
+    (*header.mutable_metadata())["flight_recorder.stopped_at_hang"] = what;
+    report.notes.push_back(what);
+  }
 
   auto writer = TraceWriter::create(output, header);
   if (!writer.ok()) return writer.status();

@@ -15,7 +15,10 @@
 // collectives: per process group, collectives before the first one every dumped member still
 // holds are left out, so that members' sequences line up. The rank of a dump is the number its
 // file name ends in (PyTorch writes <prefix><rank>, e.g. nccl_trace_rank_3). Rooted
-// collectives get root 0: the dump does not say which rank was the root.
+// collectives get root 0: no entry field records the root, and the import says so once. Ops
+// issued inside a coalescing group take the state and duration of the group's `nccl:coalesced`
+// entry (theirs stay "scheduled"). ImportOptions::stop_at_hang cuts the ops at the hang
+// (stop_at_hang.h), and the header says where.
 namespace collide::traces::flight_recorder {
 
 Result<ImportReport> import_flight_recorder(const std::vector<std::string>& inputs,

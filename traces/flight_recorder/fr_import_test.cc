@@ -1,5 +1,6 @@
 #include "traces/flight_recorder/fr_import.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -139,6 +140,138 @@ TEST_F(FlightRecorderImport, StatsAndValidateNameTheHangFrontierFromPickleAndJso
               "completed by all: not issued by ranks 5; only scheduled on 3; started, not "
               "completed on 0,1,2,4,6,7");
   }
+}
+
+TEST_F(FlightRecorderImport, StopAtHangKeepsWhatEveryRankGotThrough) {
+  // World collective #12 hung: rank 5 never issued it, rank 3 only scheduled it. #3-#11 (and the
+  // groups' all-gathers and rank 0's send, all completed) stay; #12 goes on every rank.
+  ImportOptions options;
+  options.stop_at_hang = true;
+  for (const char* form : {"fr_pickle", "fr_json"}) {
+    SCOPED_TRACE(form);
+    const std::string trace = out(std::string(form) + ".trace");
+    auto report = import_flight_recorder({kData + "/" + form}, trace, options);
+    ASSERT_TRUE(report.ok()) << report.status().message();
+    const LoadedTrace l = load_trace(trace);
+    std::map<uint32_t, std::vector<const v1::Op*>> by_rank;
+    for (const v1::Op& op : l.ops) by_rank[op.rank()].push_back(&op);
+    EXPECT_EQ(by_rank[0].size(), 9u + 2u + 1u);  // #3-#11, two all-gathers, the send
+    EXPECT_EQ(by_rank[5].size(), 9u + 2u);
+    EXPECT_EQ(by_rank[3].size(), 9u + 2u);
+    for (const auto& [rank, ops] : by_rank) {
+      for (size_t i = 0; i < ops.size(); ++i) {
+        EXPECT_EQ(ops[i]->index(), i) << rank;
+        EXPECT_EQ(ops[i]->state(), v1::OP_STATE_COMPLETED) << rank << " " << i;
+        if (ops[i]->comm() == "0") {
+          EXPECT_LE(ops[i]->op_count(), 11u);
+        }
+      }
+    }
+    const std::string& where = l.header.metadata().at("flight_recorder.stopped_at_hang");
+    EXPECT_NE(where.find("comm 0 (default_pg): collective #12 all_reduce"), std::string::npos)
+        << where;
+    EXPECT_NE(where.find("not issued by ranks 5; only scheduled on 3; started, not completed on "
+                         "0,1,2,4,6,7; it and the later ones left out"),
+              std::string::npos)
+        << where;
+    ASSERT_FALSE(report->notes.empty());
+    EXPECT_EQ(report->notes.back(), where);
+    // What is left replays to the end: no frontier, and the ranks agree.
+    auto stats = analysis::compute_trace_stats(trace);
+    ASSERT_TRUE(stats.ok());
+    EXPECT_FALSE(stats->frontier.hung());
+    auto valid = analysis::validate_trace(trace, {});
+    ASSERT_TRUE(valid.ok());
+    EXPECT_TRUE(valid->valid()) << (valid->issues.empty() ? "" : valid->issues[0].message);
+  }
+}
+
+TEST_F(FlightRecorderImport, StopAtHangKeepsTheCollectiveEveryRankStarted) {
+  // Both ranks started #2 and neither completed it: the hang is inside it, so it stays.
+  auto entry = [](int seq, const char* state) {
+    return fmt::format(
+        R"({{"record_id": {0}, "pg_id": 0, "process_group": ["0", "default_pg"],
+            "collective_seq_id": {1}, "p2p_seq_id": 0, "profiling_name": "nccl:all_reduce",
+            "time_created_ns": 5, "input_sizes": [[4]], "input_dtypes": ["Float"],
+            "output_sizes": [[4]], "output_dtypes": ["Float"], "state": "{2}"}})",
+        seq - 1, seq, state);
+  };
+  for (int r = 0; r < 2; ++r) {
+    std::ofstream(dir_ / ("started_rank_" + std::to_string(r) + ".json"))
+        << R"({"version": "2.4", "pg_config": {"0": {"name": "0", "desc": "default_pg",
+              "ranks": "[0, 1]"}}, "entries": [)"
+        << entry(1, "completed") << "," << entry(2, "started") << "]}";
+  }
+  ImportOptions options;
+  options.stop_at_hang = true;
+  auto report = import_flight_recorder({out("started_rank_0.json"), out("started_rank_1.json")},
+                                       out("s.trace"), options);
+  ASSERT_TRUE(report.ok()) << report.status().message();
+  const LoadedTrace l = load_trace(out("s.trace"));
+  EXPECT_EQ(l.ops.size(), 4u);
+  EXPECT_NE(l.header.metadata().at("flight_recorder.stopped_at_hang").find(
+                "kept up to collective #2, which every rank started"),
+            std::string::npos);
+}
+
+TEST_F(FlightRecorderImport, OpsOfACoalescingGroupTakeTheGroupsState) {
+  // batch_isend_irecv on two ranks: the send and recv entries have no events of their own
+  // (scheduled); the group's nccl:coalesced entry completed in 2.5 ms.
+  auto p2p = [](int id, const std::string& name, const char* state, bool with_duration) {
+    return fmt::format(
+        R"({{"record_id": {0}, "pg_id": 0, "process_group": ["0", "default_pg"],
+            "collective_seq_id": 0, "p2p_seq_id": 1, "profiling_name": "{1}",
+            "time_created_ns": 5, "input_sizes": [[256]], "input_dtypes": ["Float"],
+            "output_sizes": [[256]], "output_dtypes": ["Float"], "state": "{2}",
+            "is_p2p": true{3}}})",
+        id, name, state, with_duration ? R"(, "duration_ms": 2.5)" : "");
+  };
+  for (int r = 0; r < 2; ++r) {
+    const int peer = 1 - r;
+    std::ofstream(dir_ / ("batch_rank_" + std::to_string(r) + ".json"))
+        << R"({"version": "2.4", "pg_config": {"0": {"name": "0", "desc": "default_pg",
+              "ranks": "[0, 1]"}}, "entries": [)"
+        << p2p(0, fmt::format("nccl:send {}->{}", r, peer), "scheduled", false) << ","
+        << p2p(1, fmt::format("nccl:recv {}<-{}", r, peer), "scheduled", false) << ","
+        << p2p(2, "nccl:coalesced", "completed", true) << "]}";
+  }
+  const std::string trace = out("b.trace");
+  auto report =
+      import_flight_recorder({out("batch_rank_0.json"), out("batch_rank_1.json")}, trace, {});
+  ASSERT_TRUE(report.ok()) << report.status().message();
+  EXPECT_EQ(report->problems_total, 0u);
+  const LoadedTrace l = load_trace(trace);
+  ASSERT_EQ(l.ops.size(), 4u);
+  for (const v1::Op& op : l.ops) {
+    EXPECT_EQ(op.state(), v1::OP_STATE_COMPLETED) << op.label();
+    EXPECT_EQ(op.measured_duration_ns(), 2'500'000u) << op.label();
+  }
+  EXPECT_EQ(l.header.metadata().count("flight_recorder.coalesced_ops"), 1u);
+  // The job did not hang in the group.
+  auto stats = analysis::compute_trace_stats(trace);
+  ASSERT_TRUE(stats.ok());
+  EXPECT_EQ(stats->frontier.point_to_point_total, 0u);
+}
+
+TEST_F(FlightRecorderImport, TheAssumedRootIsSaidOnce) {
+  std::string entries;
+  for (int seq = 1; seq <= 3; ++seq) {
+    entries += fmt::format(
+        R"({}{{"record_id": {}, "pg_id": 0, "process_group": ["0", "default_pg"],
+            "collective_seq_id": {}, "p2p_seq_id": 0, "profiling_name": "nccl:broadcast",
+            "time_created_ns": 5, "input_sizes": [[4]], "input_dtypes": ["Float"],
+            "output_sizes": [[4]], "output_dtypes": ["Float"], "state": "completed"}})",
+        seq == 1 ? "" : ",", seq - 1, seq);
+  }
+  std::ofstream(dir_ / "bcast_rank_0.json")
+      << R"({"version": "2.4", "pg_config": {"0": {"name": "0", "desc": "default_pg",
+            "ranks": "[0]"}}, "entries": [)"
+      << entries << "]}";
+  auto report = import_flight_recorder({out("bcast_rank_0.json")}, out("r.trace"), {});
+  ASSERT_TRUE(report.ok()) << report.status().message();
+  ASSERT_EQ(report->notes.size(), 1u);
+  EXPECT_NE(report->notes[0].find("3 broadcast/reduce/gather/scatter ops"), std::string::npos);
+  EXPECT_EQ(load_trace(out("r.trace")).header.metadata().count("flight_recorder.root"), 1u);
 }
 
 TEST_F(FlightRecorderImport, AMissingDumpIsNamedAsSuch) {

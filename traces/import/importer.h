@@ -24,6 +24,10 @@ struct ImportOptions {
   // collectives of the whole-job communicator they must have joined, copied from a rank that
   // shows them, so the trace replays as the whole job. Formats that cannot tell ignore it.
   bool fill_unobserved_ranks = false;
+  // Inputs whose ops carry their state (Flight Recorder dumps of a hung job): keep only what
+  // every rank of each communicator got through, so a replay runs the job up to its hang and
+  // stops there (traces/flight_recorder/stop_at_hang.h). Formats without states refuse it.
+  bool stop_at_hang = false;
   // Called now and then with the input bytes read so far and the total, for progress on long
   // imports; may be empty.
   std::function<void(uint64_t done, uint64_t total)> progress;
@@ -33,6 +37,16 @@ struct ImportOptions {
 struct ImportProblem {
   std::string where;
   std::string what;
+};
+
+// Lines (or records) of one kind the importer does not read, e.g. NCCL INFO messages of other
+// subsystems: not problems (nothing is wrong with them), but counted and said, so that nothing
+// is left out silently.
+struct UnreadLines {
+  std::string kind;
+  uint64_t lines = 0;
+  std::string first_where;  // "file:line" of the first
+  std::string example;      // the start of the first
 };
 
 struct ImportReport {
@@ -45,6 +59,7 @@ struct ImportReport {
   // What the import assumed, inferred or skipped by design, one line each (not problems:
   // nothing is wrong with the input), e.g. where the world size came from.
   std::vector<std::string> notes;
+  std::vector<UnreadLines> unread;  // by kind, in order of first appearance
 
   // Records a problem: counted always, kept while there is room.
   void add_problem(const ImportOptions& options, std::string where, std::string what);

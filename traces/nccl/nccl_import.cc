@@ -183,6 +183,8 @@ class Pipeline {
     w.log.graphs.clear();
     w.log.versions.clear();
     w.log.problems.clear();
+    w.log.tunings.clear();
+    w.log.unread.clear();
     w.log.lines = w.log.nccl_lines = 0;
     w.wire.clear();
     w.parsed = false;
@@ -450,8 +452,9 @@ Result<bool> import_settled(Inputs& in, const std::string& output, const ImportO
   uint64_t done_bytes = 0;
   Pipeline::Stages stages;
   stages.resolve = [&](const Piece& piece, Work& w) -> Status {
-    const bool layout_lines =
-        !w.log.inits.empty() || !w.log.graphs.empty() || !w.log.versions.empty();
+    // (TUNING lines come with the collectives, but once a size was seen its choice is known.)
+    const bool layout_lines = !w.log.inits.empty() || !w.log.graphs.empty() ||
+                              !w.log.versions.empty() || layout.extends_tuning(w.log);
     if (writing) {
       if (layout_lines) {
         unsettled = true;

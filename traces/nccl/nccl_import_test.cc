@@ -246,6 +246,37 @@ TEST(NcclImport, RcclExtraFieldsAndKernelTraceLines) {
   EXPECT_EQ(r1[2].op_count(), 2u);
 }
 
+TEST(NcclImport, TuningChoicesGoToTheHeaderAndUnreadLinesAreCountedByKind) {
+  for (bool streamed : {false, true}) {
+    SCOPED_TRACE(streamed ? "streamed" : "stored");
+    const std::string log = testdata("tuning_and_unread.log");
+    const std::string out = (scratch_dir() / "out.trace").string();
+    auto report = streamed ? import_nccl_logs_streamed({log}, out, {})
+                           : import_nccl_logs({log}, out, {});
+    ASSERT_TRUE(report.ok()) << report.status().to_string();
+    EXPECT_EQ(report->problems_total, 0u);
+    EXPECT_EQ(report->ops, 8u);
+    auto reader = TraceReader::open(out);
+    ASSERT_TRUE(reader.ok());
+    EXPECT_EQ((*reader)->header().metadata().at("nccl.tuning"),
+              "all_reduce TREE/LL 8-65536 B; all_reduce RING/SIMPLE 16777216 B; "
+              "all_gather RING/SIMPLE 8388608 B");
+    std::vector<std::pair<std::string, uint64_t>> kinds;
+    for (const UnreadLines& u : report->unread) kinds.emplace_back(u.kind, u.lines);
+    EXPECT_EQ(kinds, (std::vector<std::pair<std::string, uint64_t>>{
+                         {"NCCL INFO Bootstrap", 2},
+                         {"NCCL INFO cudaDriverVersion", 2},
+                         {"NCCL INFO Channel", 2},
+                         {"NCCL INFO N coll", 1},
+                         {"lines without an NCCL message", 2},
+                         {"NCCL WARN", 1},
+                     }));
+    ASSERT_FALSE(report->unread.empty());
+    EXPECT_EQ(report->unread[4].first_where, log + ":13");
+    EXPECT_EQ(report->unread[4].example, "step 0: loss 10.82");
+  }
+}
+
 TEST(NcclImport, CollOnlyLogOfTwoProcesses) {
   // No init line: each process prints its own comm pointer; TUNING lines are no problem.
   const Imported t = load("coll_only_two_hosts.log");
@@ -277,6 +308,65 @@ TEST(NcclImport, CollOnlyLogOfTwoProcesses) {
   auto strict = import_files({testdata("coll_only_two_hosts.log")}, true);
   ASSERT_TRUE(strict.ok()) << strict.status().to_string();
   EXPECT_EQ(strict->ops.size(), 10u);
+}
+
+// COLL lines of an old version: no init line and no `[nranks=N]`, two processes of some job.
+std::string coll_lines_without_nranks() {
+  std::string text;
+  for (uint64_t op = 0; op < 3; ++op) {
+    for (int dev = 0; dev < 2; ++dev) {
+      text += fmt::format(
+          "old-{}:7{}:7{} [0] NCCL INFO AllReduce: opCount {} sendbuff 0x7f00 recvbuff 0x7f80 "
+          "count 1024 datatype 7 op 0 root 0 comm 0x5{}00 stream 0x1\n",
+          dev, dev, dev, op, dev);
+    }
+  }
+  return text;
+}
+
+TEST(NcclImport, WorldSizeOptionServesLogsThatPrintNoNranks) {
+  const std::string log = write_file("old.log", coll_lines_without_nranks());
+  ImportOptions options;
+  auto seen = import_files({log}, options);
+  ASSERT_TRUE(seen.ok()) << seen.status().to_string();
+  EXPECT_EQ(seen->header.world_size(), 2u);
+  options.world_size = 8;
+  auto t = import_files({log}, options);
+  ASSERT_TRUE(t.ok()) << t.status().to_string();
+  EXPECT_EQ(t->header.world_size(), 8u);
+  EXPECT_EQ(t->ops.size(), 6u);
+  EXPECT_EQ(t->header.metadata().at("nccl.unobserved_ranks"), "2-7");
+  ASSERT_EQ(t->header.metadata().count("nccl.world_size"), 1u);
+  EXPECT_NE(t->header.metadata().at("nccl.world_size").find("--world-size"), std::string::npos);
+  bool said = false;
+  for (const std::string& note : t->report.notes) said = said || note.find("--world-size") != std::string::npos;
+  EXPECT_TRUE(said);
+  // Fewer ranks than the logs show is refused.
+  options.world_size = 1;
+  auto small = import_files({log}, options);
+  ASSERT_FALSE(small.ok());
+  EXPECT_NE(small.status().message().find("smaller than the 2 ranks"), std::string::npos);
+}
+
+TEST(NcclImport, WorldSizeOptionThatDisagreesWithNranksIsRefused) {
+  ImportOptions options;
+  options.world_size = 4;  // what NCCL printed: accepted, nothing said
+  auto same = import_files({testdata("nccl_2_18.log")}, options);
+  ASSERT_TRUE(same.ok()) << same.status().to_string();
+  EXPECT_EQ(same->header.world_size(), 4u);
+  EXPECT_EQ(same->header.metadata().count("nccl.world_size"), 0u);
+  for (uint32_t wrong : {3u, 8u}) {
+    options.world_size = wrong;
+    for (const std::string& log : {testdata("nccl_2_18.log"), testdata("coll_only_two_hosts.log")}) {
+      SCOPED_TRACE(log);
+      auto t = import_files({log}, options);
+      ASSERT_FALSE(t.ok());
+      EXPECT_NE(t.status().message().find(fmt::format("--world-size {} disagrees", wrong)),
+                std::string::npos)
+          << t.status().message();
+      EXPECT_NE(t.status().message().find(log), std::string::npos) << t.status().message();
+    }
+  }
 }
 
 TEST(NcclImport, CollOnlyLogWhoseOpCountsStayZero) {
@@ -689,6 +779,12 @@ void expect_streamed_as_stored(const std::vector<std::string>& inputs,
     EXPECT_EQ(a->problems[i].where, b->problems[i].where);
     EXPECT_EQ(a->problems[i].what, b->problems[i].what);
   }
+  ASSERT_EQ(a->unread.size(), b->unread.size());
+  for (size_t i = 0; i < a->unread.size(); ++i) {
+    EXPECT_EQ(a->unread[i].kind, b->unread[i].kind);
+    EXPECT_EQ(a->unread[i].lines, b->unread[i].lines);
+    EXPECT_EQ(a->unread[i].first_where, b->unread[i].first_where);
+  }
   const std::string bytes = file_bytes(stored);
   EXPECT_GT(bytes.size(), 0u);
   EXPECT_TRUE(file_bytes(streamed) == bytes) << "the streamed trace differs from the stored one";
@@ -697,7 +793,8 @@ void expect_streamed_as_stored(const std::vector<std::string>& inputs,
 TEST(NcclImport, StreamedTraceIsTheStoredOne) {
   for (const char* fixture : {"nccl_2_4.log", "nccl_2_7_send.log", "nccl_2_12_send.log",
                               "nccl_2_18.log", "nccl_2_21.log", "nccl_2_26.log", "nccl_2_28.log",
-                              "nccl_2_29.log", "rccl.log", "groups_no_commid.log", "messy.log"}) {
+                              "nccl_2_29.log", "rccl.log", "groups_no_commid.log", "messy.log",
+                              "tuning_and_unread.log"}) {
     SCOPED_TRACE(fixture);
     expect_streamed_as_stored({testdata(fixture)});
   }

@@ -345,7 +345,7 @@ v1::OpKind op_kind_of(const char* name, size_t size) {
 // Larger than any job NCCL has run; bounds what a damaged line can make the importer allocate.
 constexpr int32_t kMaxRanks = 1 << 18;
 
-enum class CollResult { kOk, kNotColl, kTruncated, kBad };
+enum class CollResult { kOk, kNotColl, kTuning, kTruncated, kBad };
 
 // Fields a collective line may carry that are not NCCL's own (RCCL prints `acc <p>` after
 // recvbuff): an identifier key and one value, skipped. At most this many in a row.
@@ -579,6 +579,42 @@ bool is_tuning_line(Cursor c) {
   return consume(c, " Bytes ");
 }
 
+// NCCL's names of its algorithms and protocols, by the numbers TUNING lines printed before 2.24
+// (NCCL_ALGO_* and NCCL_PROTO_* in nccl_tuner.h; the same numbers since 2.5).
+constexpr std::array<std::string_view, 7> kAlgoNames = {
+    "TREE", "RING", "COLLNET_DIRECT", "COLLNET_CHAIN", "NVLS", "NVLS_TREE", "PAT"};
+constexpr std::array<std::string_view, 3> kProtoNames = {"LL", "LL128", "SIMPLE"};
+
+// An algorithm or protocol as printed: a name, or a number of `names` (one beyond them, from a
+// newer NCCL, is kept as printed). Empty if neither.
+template <size_t N>
+std::string_view tuning_name(std::string_view token, const std::array<std::string_view, N>& names) {
+  if (token.empty() || token.size() > 24) return {};
+  if (is_digit(token[0])) {
+    Cursor t{token.data(), token.data() + token.size()};
+    uint64_t i = 0;
+    if (!parse_u64(t, i) || !t.done()) return {};
+    return i < N ? names[i] : token;
+  }
+  for (char ch : token) {
+    if (!is_key_char(ch) && !is_digit(ch)) return {};
+  }
+  return token;
+}
+
+// The rest of a TUNING line after the op name's colon: `<n> Bytes -> Algo <a> proto <p> ...`.
+bool parse_tuning(Cursor c, std::string_view& algo, std::string_view& proto, uint64_t& bytes) {
+  skip_spaces(c);
+  if (!parse_u64(c, bytes) || next_token(c) != "Bytes" || next_token(c) != "->" ||
+      next_token(c) != "Algo") {
+    return false;
+  }
+  algo = tuning_name(next_token(c), kAlgoNames);
+  if (algo.empty() || next_token(c) != "proto") return false;
+  proto = tuning_name(next_token(c), kProtoNames);
+  return !proto.empty();
+}
+
 // `<Op>: opCount <hex> sendbuff <p> recvbuff <p> count <n> datatype <d> op <o> root <r> comm <p>
 // [nranks=<n>] stream <p>`. Anything after the comm (and nranks) is ignored: nccl-tests rows are
 // sometimes glued there.
@@ -611,7 +647,7 @@ CollResult parse_coll(Cursor c, const char* readable_end, CollRecord& rec, const
 // out of parse_coll, whose usual path then needs fewer registers and less stack.
 [[gnu::noinline]] CollResult parse_coll_fields(Cursor c, CollRecord& rec, const char** why) {
   CollResult r;
-  if (is_tuning_line(c)) return CollResult::kNotColl;
+  if (is_tuning_line(c)) return CollResult::kTuning;
   if ((r = field(c, "opCount", why)) != CollResult::kOk) return r;
   if (!parse_hex(c, rec.op_count)) return *why = "bad opCount", CollResult::kBad;
   // Buffer addresses mean nothing off their machine; only (nil) tells the Send conventions apart.
@@ -825,13 +861,34 @@ bool holds_prefix(const char* b, const char* e) {
   return false;
 }
 
-// Whether [p, e) starts with a collective's name and its colon (`AllReduce:`).
+// Whether [p, e) starts with a collective's name and its colon (`AllReduce:`), and is not a
+// TUNING line (a number of bytes after the colon), which even a parser that skips collectives reads.
 bool names_collective(const char* p, const char* e) {
   const char* colon = p;
   const char* const name_limit = p + std::min<size_t>(static_cast<size_t>(e - p), 16);
   while (colon < name_limit && *colon != ':') ++colon;
-  return colon < name_limit &&
-         op_kind_of(p, static_cast<size_t>(colon - p)) != v1::OP_KIND_UNSPECIFIED;
+  if (colon == name_limit ||
+      op_kind_of(p, static_cast<size_t>(colon - p)) == v1::OP_KIND_UNSPECIFIED) {
+    return false;
+  }
+  const char* q = colon + 1;
+  while (q < e && *q == ' ') ++q;
+  return q == e || !is_digit(*q);
+}
+
+// What a line of a kind the parser does not read is counted as: the message's first word
+// (`Bootstrap`, `cudaDriverVersion`, `NET/Plugin`), a leading number as `N` with the word after it
+// (`N coll`), at most 32 bytes of it.
+std::string unread_kind_of(Cursor c) {
+  skip_spaces(c);
+  std::string_view first = next_token(c);
+  std::string kind = "NCCL INFO ";
+  if (!first.empty() && is_digit(first[0])) {
+    kind += "N ";
+    first = next_token(c);
+  }
+  kind += first.substr(0, 32);
+  return kind;
 }
 
 class PieceParser {
@@ -878,6 +935,16 @@ class PieceParser {
       if (version != nullptr) {
         ++out_.nccl_lines;
         add_version(version, e, line);
+      } else if (b < e) {
+        const bool kernel_trace = e - b >= 2 && b[0] == '#' && b[1] == '#';
+        size_t& known = kernel_trace ? kernel_trace_kind_ : plain_kind_;
+        if (known < out_.unread.size()) {
+          ++out_.unread[known].lines;
+        } else {
+          known = unread(kernel_trace ? "`##` lines (RCCL kernel trace)"
+                                      : "lines without an NCCL message",
+                         b, e, line);
+        }
       }
       return false;
     }
@@ -893,7 +960,10 @@ class PieceParser {
       const char* msg = hits[i] + 9;
       const char* msg_end = e;
       if (i + 1 < n) msg_end = has_prefix[i + 1] ? prefixes[i + 1].start : hits[i + 1];
-      if (std::memcmp(hits[i] + 5, "WARN", 4) == 0) continue;
+      if (std::memcmp(hits[i] + 5, "WARN", 4) == 0) {
+        unread("NCCL WARN", b, e, line);
+        continue;
+      }
       if (!has_prefix[i]) {
         problem(line, "NCCL INFO line without a `host:pid:tid [dev]` prefix");
         continue;
@@ -1053,6 +1123,10 @@ class PieceParser {
         problem(line, std::string("collective line: ") + why);
         return false;
       }
+      if (r == CollResult::kTuning) {
+        add_tuning(c, line);
+        return false;
+      }
     }
     if (first == 'c' || first == 'n') {
       InitRecord rec;
@@ -1067,15 +1141,19 @@ class PieceParser {
         rec.prefix_dev = prefix.device;
         if (rec.cuda_dev < 0) rec.cuda_dev = prefix.device;
         out_.inits.push_back(std::move(rec));
-      } else if (why != nullptr) {
-        problem(line, std::string("init line: ") + why);
+        return false;
       }
-      return false;
+      if (why != nullptr) {
+        problem(line, std::string("init line: ") + why);
+        return false;
+      }
     }
     GraphRecord rec;
     rec.line = line;
     rec.process = process;
     rec.prefix_dev = prefix.device;
+    const Cursor message = c;
+    bool read = true;
     if (consume(c, "Channel ")) {
       rec.kind = GraphKind::kRingOrder;
       // Transport lines (`0[0] -> 1[1]`) share the keyword; only pure number lists are rings.
@@ -1087,6 +1165,8 @@ class PieceParser {
         } else {
           problem(line, "bad ring order line");
         }
+      } else {
+        read = false;
       }
     } else if (consume(c, "Ring ")) {
       rec.kind = GraphKind::kRingNeighbours;
@@ -1106,11 +1186,65 @@ class PieceParser {
       if (parse_nics(c, socket, rec)) {
         rec.seq = seq_++;
         out_.graphs.push_back(std::move(rec));
+      } else {
+        read = false;
       }
     } else if (consume(c, "NCCL version ")) {
       add_version(c.p, c.end, line);
+    } else {
+      read = false;
     }
+    if (!read) unread(unread_kind_of(message), message.p, message.end, line);
     return false;
+  }
+
+  // Counts a line of a kind not read under `kind`, or under "other kinds" once there are
+  // kMaxUnreadKinds; [b, e) is the line or message, whose start is kept as an example. Returns
+  // the kind's index in out_.unread.
+  size_t unread(std::string_view kind, const char* b, const char* e, uint64_t line) {
+    constexpr std::string_view kOther = "other kinds";
+    std::vector<UnreadKind>& kinds = out_.unread;
+    for (int pass = 0; pass < 2; ++pass) {
+      for (size_t i = 0; i < kinds.size(); ++i) {
+        if (kinds[i].kind == kind) {
+          ++kinds[i].lines;
+          return i;
+        }
+      }
+      if (kinds.size() + 1 < kMaxUnreadKinds || kind == kOther) break;
+      kind = kOther;
+    }
+    constexpr size_t kExampleBytes = 100;
+    kinds.push_back({std::string(kind), 1, line,
+                     std::string(b, std::min<size_t>(static_cast<size_t>(e - b), kExampleBytes))});
+    return kinds.size() - 1;
+  }
+
+  // A TUNING line; `c` is at its op name.
+  void add_tuning(Cursor c, uint64_t line) {
+    const char* colon = c.p;
+    while (colon < c.end && *colon != ':') ++colon;
+    const v1::OpKind kind = op_kind_of(c.p, static_cast<size_t>(colon - c.p));
+    std::string_view algo, proto;
+    uint64_t bytes = 0;
+    if (colon == c.end || !parse_tuning(Cursor{colon + 1, c.end}, algo, proto, bytes)) {
+      // Another version's wording: the choice is a hint, so the line is counted, not a problem.
+      unread("NCCL INFO TUNING lines of another shape", c.p, c.end, line);
+      return;
+    }
+    TuningRecord* rec = nullptr;
+    for (TuningRecord& t : out_.tunings) {
+      if (t.kind == kind && t.algo == algo && t.proto == proto) rec = &t;
+    }
+    if (rec == nullptr) {
+      rec = &out_.tunings.emplace_back();
+      rec->kind = kind;
+      rec->algo = algo;
+      rec->proto = proto;
+    }
+    rec->min_bytes = std::min(rec->min_bytes, bytes);
+    rec->max_bytes = std::max(rec->max_bytes, bytes);
+    ++rec->lines;
   }
 
   // Fills in what the line's prefix says of a collective parsed into out_.colls.
@@ -1128,6 +1262,9 @@ class PieceParser {
   PrefixCache prefixes_;  // the process of prefixes seen before, by their bytes
   const bool skip_collectives_;
   const char* next_end_ = nullptr;
+  // Where out_.unread counts lines without an NCCL message and `##` lines, once it does.
+  size_t plain_kind_ = SIZE_MAX;
+  size_t kernel_trace_kind_ = SIZE_MAX;
   uint64_t seq_ = 0;
   std::string joined_;
 };

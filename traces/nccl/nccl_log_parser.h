@@ -92,6 +92,28 @@ struct VersionRecord {
   std::string version;  // as printed, e.g. "2.18.3+cuda12.1"
 };
 
+// NCCL_DEBUG_SUBSYS=TUNING's choices (`AllReduce: 4 Bytes -> Algo TREE proto LL ...`; before 2.24
+// the algorithm and protocol are numbers), gathered per (collective, algorithm, protocol) over the
+// sizes they were chosen for: a piece holds a few of these however many TUNING lines it has.
+struct TuningRecord {
+  v1::OpKind kind = v1::OP_KIND_UNSPECIFIED;
+  std::string algo;   // NCCL's name: TREE, RING, COLLNET_DIRECT, ..., or as printed
+  std::string proto;  // LL, LL128, SIMPLE, or as printed
+  uint64_t min_bytes = UINT64_MAX;
+  uint64_t max_bytes = 0;
+  uint64_t lines = 0;
+};
+
+// Lines of a kind the importer does not read (NCCL INFO messages of other subsystems, NCCL WARN,
+// RCCL's `##` kernel-trace lines, lines without an NCCL message): counted by kind, so the import
+// can say what it left out; not problems.
+struct UnreadKind {
+  std::string kind;
+  uint64_t lines = 0;
+  uint64_t first_line = 0;  // of the piece
+  std::string example;      // the start of the first such line
+};
+
 struct ParseProblem {
   uint64_t seq = 0;
   uint64_t line = 0;
@@ -105,9 +127,14 @@ struct ParsedLog {
   std::vector<GraphRecord> graphs;
   std::vector<VersionRecord> versions;
   std::vector<ParseProblem> problems;
+  std::vector<TuningRecord> tunings;
+  std::vector<UnreadKind> unread;  // at most kMaxUnreadKinds, the last one then "other"
   uint64_t lines = 0;       // physical lines in the piece
   uint64_t nccl_lines = 0;  // lines holding an NCCL message
 };
+
+// Kinds of unread lines a piece (and an import) tells apart; beyond them, one more counts the rest.
+inline constexpr size_t kMaxUnreadKinds = 24;
 
 // Parses the lines starting in [begin, end) of the text [text_begin, text_end). A piece looks at
 // the lines around it: a collective cut short on its last line is joined with the next line (in the

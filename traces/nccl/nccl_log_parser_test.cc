@@ -50,6 +50,88 @@ TEST(NcclLineParser, TuningLinesAreNotCollectives) {
   EXPECT_EQ(log.colls[0].line, 4u);
 }
 
+TEST(NcclLineParser, TuningChoicesAreKeptPerCollectiveAlgorithmAndProtocol) {
+  // Numbers before 2.24 (NCCL_ALGO_RING 1, NCCL_PROTO_SIMPLE 2), names after.
+  const std::string text =
+      "node3:41:41 [2] NCCL INFO AllGather: 1048576 Bytes -> Algo 1 proto 2 time 61.250000\n"
+      "node3:41:41 [2] NCCL INFO AllGather: 4194304 Bytes -> Algo RING proto SIMPLE "
+      "channel{Lo..Hi}={0..3}\n"
+      "node3:41:41 [2] NCCL INFO AllReduce: 8 Bytes -> Algo TREE proto LL channel{Lo..Hi}={0..1}\n"
+      "node3:41:41 [2] NCCL INFO AllReduce: 64 Bytes -> Algo 0 proto 0 time 12.500000\n"
+      "node3:41:41 [2] NCCL INFO AllReduce: 65536 Bytes -> Algo 6 proto 1 time 20.000000\n"
+      "node3:41:41 [2] NCCL INFO " + std::string(kColl) + "\n";
+  const ParsedLog log = parse_log_text(text);
+  EXPECT_TRUE(log.problems.empty()) << log.problems[0].what;
+  ASSERT_EQ(log.colls.size(), 1u);
+  ASSERT_EQ(log.tunings.size(), 3u);
+  EXPECT_EQ(log.tunings[0].kind, v1::OP_KIND_ALL_GATHER);
+  EXPECT_EQ(log.tunings[0].algo, "RING");
+  EXPECT_EQ(log.tunings[0].proto, "SIMPLE");
+  EXPECT_EQ(log.tunings[0].min_bytes, 1048576u);
+  EXPECT_EQ(log.tunings[0].max_bytes, 4194304u);
+  EXPECT_EQ(log.tunings[0].lines, 2u);
+  EXPECT_EQ(log.tunings[1].algo, "TREE");
+  EXPECT_EQ(log.tunings[1].proto, "LL");
+  EXPECT_EQ(log.tunings[1].max_bytes, 64u);
+  EXPECT_EQ(log.tunings[2].algo, "PAT");
+  EXPECT_EQ(log.tunings[2].proto, "LL128");
+  // An algorithm a newer NCCL added is kept as printed; a line of another shape is counted as
+  // not read, not a problem (the choice is only a hint).
+  const ParsedLog newer = parse_log_text(
+      "n:1:1 [0] NCCL INFO AllReduce: 8 Bytes -> Algo 9 proto 0 time 1.0\n"
+      "n:1:1 [0] NCCL INFO AllReduce: 8 Bytes -> Algorithm TREE\n");
+  EXPECT_TRUE(newer.problems.empty());
+  ASSERT_EQ(newer.tunings.size(), 1u);
+  EXPECT_EQ(newer.tunings[0].algo, "9");
+  EXPECT_EQ(newer.tunings[0].proto, "LL");
+  ASSERT_EQ(newer.unread.size(), 1u);
+  EXPECT_EQ(newer.unread[0].kind, "NCCL INFO TUNING lines of another shape");
+}
+
+TEST(NcclLineParser, LinesOfKindsNotReadAreCountedByKind) {
+  const std::string text =
+      "node3:41:41 [2] NCCL INFO Bootstrap : Using eth0:10.1.0.3<0>\n"
+      "node3:41:41 [2] NCCL INFO cudaDriverVersion 12020\n"
+      "node3:41:41 [2] NCCL INFO Bootstrap : Using eth1:10.2.0.3<0>\n"
+      "node3:41:41 [2] NCCL INFO Channel 00/0 : 0[2] -> 1[3] via P2P/IPC\n"
+      "node3:41:41 [2] NCCL INFO 2 coll channels, 2 nvls channels, 2 p2p channels\n"
+      "node3:41:41 [2] NCCL WARN NET/IB : Got completion with error 12\n"
+      "## [1000.5] [0:0] 0x0 KL HWID 4220a110 op_count 0\n"
+      "epoch 1 step 10 loss 2.31\n"
+      "\n"
+      "## [1001.5] [0:1] 0x1 KL HWID 4220a110 op_count 1\n"
+      "node3:41:41 [2] NCCL INFO " + std::string(kColl) + "\n";
+  const ParsedLog log = parse_log_text(text);
+  EXPECT_TRUE(log.problems.empty()) << log.problems[0].what;
+  ASSERT_EQ(log.colls.size(), 1u);
+  std::vector<std::pair<std::string, uint64_t>> kinds;
+  for (const UnreadKind& k : log.unread) kinds.emplace_back(k.kind, k.lines);
+  EXPECT_EQ(kinds, (std::vector<std::pair<std::string, uint64_t>>{
+                       {"NCCL INFO Bootstrap", 2},
+                       {"NCCL INFO cudaDriverVersion", 1},
+                       {"NCCL INFO Channel", 1},
+                       {"NCCL INFO N coll", 1},
+                       {"NCCL WARN", 1},
+                       {"`##` lines (RCCL kernel trace)", 2},
+                       {"lines without an NCCL message", 1},
+                   }));
+  EXPECT_EQ(log.unread[0].first_line, 1u);
+  EXPECT_EQ(log.unread[0].example, "Bootstrap : Using eth0:10.1.0.3<0>");
+  EXPECT_EQ(log.unread[5].first_line, 7u);
+  EXPECT_EQ(log.unread[6].example, "epoch 1 step 10 loss 2.31");
+}
+
+TEST(NcclLineParser, UnreadKindsBeyondTheLimitAreCountedTogether) {
+  std::string text;
+  for (size_t i = 0; i < kMaxUnreadKinds + 5; ++i) {
+    text += "h:1:1 [0] NCCL INFO NCCL_VAR_" + std::to_string(i) + " set by environment to 1\n";
+  }
+  const ParsedLog log = parse_log_text(text);
+  ASSERT_EQ(log.unread.size(), kMaxUnreadKinds);
+  EXPECT_EQ(log.unread.back().kind, "other kinds");
+  EXPECT_EQ(log.unread.back().lines, 6u);
+}
+
 TEST(NcclLineParser, SkipsFieldsOfOtherNames) {
   // RCCL prints `acc <p>` between recvbuff and count, and `task`/`globalrank` after the stream.
   const std::string text =

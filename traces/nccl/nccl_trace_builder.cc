@@ -1,6 +1,7 @@
 #include "traces/nccl/nccl_trace_builder.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <array>
@@ -10,6 +11,7 @@
 #include <tuple>
 
 #include "traces/nccl/comm_inference.h"
+#include "traces/nccl/tuning_hints.h"
 #include "traces/op_types.h"
 
 namespace collide::traces::nccl {
@@ -119,10 +121,33 @@ Status NcclTraceBuilder::add(const ParsedLog& piece, OpSink* ops) {
       COLLIDE_RETURN_IF_ERROR(problem(line_base_ + p.line, p.what));
     }
   }
+  merge_tunings(piece.tunings, tunings_);
+  for (const UnreadKind& k : piece.unread) add_unread(k);
   line_base_ += piece.lines;
   file_nccl_lines_ += piece.nccl_lines;
   report_.units_read += piece.lines;
   return {};
+}
+
+void NcclTraceBuilder::add_unread(const UnreadKind& k) {
+  std::vector<UnreadLines>& kinds = report_.unread;
+  std::string_view kind = k.kind;
+  for (int pass = 0; pass < 2; ++pass) {
+    for (UnreadLines& u : kinds) {
+      if (u.kind == kind) {
+        u.lines += k.lines;
+        return;
+      }
+    }
+    if (kinds.size() + 1 < kMaxUnreadKinds || kind == "other kinds") break;
+    kind = "other kinds";
+  }
+  kinds.push_back({std::string(kind), k.lines,
+                   fmt::format("{}:{}", files_.back(), line_base_ + k.first_line), k.example});
+}
+
+bool NcclTraceBuilder::extends_tuning(const ParsedLog& piece) const {
+  return extends_tunings(piece.tunings, tunings_);
 }
 
 Status NcclTraceBuilder::end_file() {
@@ -543,6 +568,7 @@ Status NcclTraceBuilder::infer_layout() {
     }
     orphan_sighting[i] = it->second;
   }
+  for (const CommSighting& s : sightings) nranks_printed_ = nranks_printed_ || s.nranks > 0;
   const InferredLayout layout = infer_comms(sightings, static_cast<uint32_t>(order.size()));
   if (!layout.other_worlds.empty()) {
     auto files_of_comm = [&](const InferredComm& comm) {
@@ -619,6 +645,31 @@ Status NcclTraceBuilder::check_has_ops() const {
       names));
 }
 
+Status NcclTraceBuilder::apply_world_size_option(uint32_t& world) {
+  const uint32_t given = options_.world_size;
+  if (given == 0 || given == world) return {};
+  // Init lines always print nranks, as COLL lines of recent versions do (`[nranks=N]`).
+  const bool printed = seen_init_ || nranks_printed_;
+  if (printed) {
+    return invalid_argument(fmt::format(
+        "--world-size {} disagrees with the logs: NCCL printed nranks {} for their largest "
+        "communicator ({}); leave --world-size out, or import the logs of the job it names",
+        given, world, fmt::join(files_, ", ")));
+  }
+  if (given < world) {
+    return invalid_argument(fmt::format(
+        "--world-size {} is smaller than the {} ranks the logs show ({})", given, world,
+        fmt::join(files_, ", ")));
+  }
+  const std::string what = fmt::format(
+      "the logs print no nranks: the world size {} is --world-size's ({} ranks appear in them)",
+      given, world);
+  (*header_.mutable_metadata())["nccl.world_size"] = what;
+  report_.notes.push_back(what);
+  world = given;
+  return {};
+}
+
 Status NcclTraceBuilder::finish() {
   header_.set_source_format(v1::SOURCE_FORMAT_NCCL_LOG);
   for (const std::string& f : files_) header_.add_source_files(f);
@@ -631,7 +682,9 @@ Status NcclTraceBuilder::finish() {
   for (uint32_t g : slot_global_) world = std::max(world, g + 1);
   // NCCL's nranks, not the ranks seen: a log of one node of a larger job still names its world.
   for (const Member& m : members_) world = std::max(world, static_cast<uint32_t>(m.nranks));
+  COLLIDE_RETURN_IF_ERROR(apply_world_size_option(world));
   header_.set_world_size(world);
+  if (!tunings_.empty()) (*header_.mutable_metadata())["nccl.tuning"] = format_tunings(tunings_);
   // Nodes: hosts in order of first appearance.
   std::map<std::string, uint32_t> nodes;
   std::vector<v1::RankInfo> infos(world);

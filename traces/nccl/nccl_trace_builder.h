@@ -84,6 +84,10 @@ class NcclTraceBuilder {
 
   ImportReport& report() { return report_; }
 
+  // Whether the piece holds a TUNING choice (or size) that the pieces added so far did not: the
+  // header's `nccl.tuning` would change with it.
+  bool extends_tuning(const ParsedLog& piece) const;
+
   // An error when the input held no collective at all (finish() first): a trace without ops
   // replays nothing, and the usual cause is a log taken without COLL in NCCL_DEBUG_SUBSYS.
   Status check_has_ops() const;
@@ -128,6 +132,8 @@ class NcclTraceBuilder {
 
   Status problem(uint64_t line, std::string what);
   Status problem_in(uint32_t file, uint64_t line, std::string what);
+  // Counts a piece's lines of a kind not read in the report, by kind.
+  void add_unread(const UnreadKind& kind);
   // A collective line of a comm no init line announced. Before any init line of the input they
   // are kept (see infer_layout); after one, each is a problem, as are those kept.
   Status orphan(const CollRecord& rec, uint32_t process);
@@ -170,6 +176,9 @@ class NcclTraceBuilder {
     return (static_cast<uint64_t>(process) << 32) | static_cast<uint32_t>(dev);
   }
   Status assign_global_ranks();
+  // ImportOptions::world_size: taken when no line printed nranks (COLL lines of old versions
+  // without init lines), refused when it disagrees with the nranks NCCL printed.
+  Status apply_world_size_option(uint32_t& world);
   Status group_communicators();
   void add_graph(const std::vector<uint32_t>& members, v1::Communicator& comm);
 
@@ -212,7 +221,9 @@ class NcclTraceBuilder {
     uint32_t file;
   };
   std::vector<Orphan> orphans_;
+  std::vector<TuningRecord> tunings_;  // NCCL's choices, for the header's `nccl.tuning`
   bool seen_init_ = false;
+  bool nranks_printed_ = false;  // a COLL line without init lines printed `[nranks=N]`
   bool needs_stored_pass_ = false;
   OpSink* sink_ = &ops_;    // where on_coll puts ops
   OpWireFields op_fields_;  // on_coll's, reused
