@@ -108,7 +108,7 @@ testbed:
   virtual: {{name: {}, hosts: 2, nics_per_host: 1, leaves: 1, spines: 1}}
   ranks_per_host: 1
 workload:
-  collectives: {{kind: all-reduce, bytes: 4MiB, count: 40}}
+  collectives: {{kind: all-reduce, bytes: 4MiB, count: 100}}
 transport: {{mtu_bytes: 1024, timeout_exponent: 14}}
 faults:
   - {{name: flap-h1, kind: link-flap, link: h1, start_ns: 300ms, duration_ns: 200ms}}

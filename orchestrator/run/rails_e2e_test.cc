@@ -132,8 +132,9 @@ std::vector<uint64_t> sent_by_rail(const nlohmann::json& repetition) {
   return bytes;
 }
 
+// With PXN on, as NCCL runs by default.
 TEST_F(RailsRunTest, DemoWorkloadStaysOnEachRanksRail) {
-  const nlohmann::json report = run(kDemoWorkload, kPxnOff);
+  const nlohmann::json report = run(kDemoWorkload, "");
   ASSERT_TRUE(report.is_object());
   expect_all_completed(report);
   const auto& rep = report["variants"][0]["repetitions"][0];
@@ -207,7 +208,7 @@ TEST_F(RailsRunTest, CrossRailRingStaysOnRailsWithPxn) {
 
 TEST_F(RailsRunTest, LossOnOneNicsCableTouchesOnlyItsRail) {
   const nlohmann::json report =
-      run(kDemoWorkload, kPxnOff,
+      run(kDemoWorkload, "",
           "{name: lossy-h1-nic2, kind: loss, link: h1.nic2, direction: both, probability: 1%, seed: 7, "
           "roce_only: true}",
           "{name: loss, faults: [lossy-h1-nic2]}");
