@@ -66,7 +66,7 @@ void AgentServer::session(control::Channel& channel, const std::atomic<bool>& st
   auto log = logging::get("agent");
   log->info("orchestrator {} connected", channel.peer());
   const HostRunDefaults defaults{options_.netns, options_.port_spec, options_.work_dir,
-                                 options_.collide_binary, options_.eal_args};
+                                 options_.collide_binary, options_.eal_args, options_.engine_cores};
   std::chrono::milliseconds lease = kDefaultLease;
   auto lease_deadline = Clock::now() + lease;
   std::unique_ptr<HostRun> run;

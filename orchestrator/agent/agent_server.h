@@ -26,6 +26,7 @@ struct AgentOptions {
   std::filesystem::path work_dir;  // traces and results of the replays
   std::string collide_binary;      // runs `collide replay`
   std::vector<std::string> eal_args;  // DPDK EAL arguments for every replay on this host
+  std::vector<int> engine_cores;      // CPUs of the NIC engines, in rail order; empty: not pinned
   int max_sessions = -1;           // orchestrators to serve before returning; -1: no limit
   // Real hosts: the only interfaces runs may use (empty: whichever the orchestrator names).
   std::vector<std::string> interfaces;

@@ -26,16 +26,6 @@ constexpr auto kReadyTimeout = 60s;
 // How often the child reports progress, passed on to the orchestrator as it comes.
 constexpr double kProgressEvery_s = 0.5;
 
-// The run's NICs, in rail order; a run that names none uses the agent's own port.
-std::vector<v1::RunNic> nics_of(const v1::PrepareRun& r, const HostRunDefaults& d) {
-  std::vector<v1::RunNic> nics(r.nics().begin(), r.nics().end());
-  if (nics.empty()) nics.emplace_back();
-  for (v1::RunNic& n : nics) {
-    if (n.port().empty()) n.set_port(d.port_spec);
-  }
-  return nics;
-}
-
 // Real hosts: per NIC, the next-hop MAC towards every peer rank through that NIC's interface,
 // asked of this host's own tables (inside the host's namespace when it has one).
 Result<std::vector<std::map<uint32_t, std::string>>> peer_macs(const v1::PrepareRun& r,
@@ -105,10 +95,28 @@ v1::ReplayRequest replay_request(const v1::PrepareRun& r, const HostRunDefaults&
 
 }  // namespace
 
+Result<std::vector<v1::RunNic>> nics_of_run(const v1::PrepareRun& r, const HostRunDefaults& d) {
+  std::vector<v1::RunNic> nics(r.nics().begin(), r.nics().end());
+  if (nics.empty()) nics.emplace_back();  // the agent's own port
+  if (!d.engine_cores.empty() && d.engine_cores.size() < nics.size()) {
+    return invalid_argument(fmt::format("the agent's --engine-cores names {} cores for the run's {} NICs",
+                                        d.engine_cores.size(), nics.size()));
+  }
+  for (size_t n = 0; n < nics.size(); ++n) {
+    if (nics[n].port().empty()) nics[n].set_port(d.port_spec);
+    if (!nics[n].has_core() && !d.engine_cores.empty()) {
+      nics[n].set_core(static_cast<uint32_t>(d.engine_cores[n]));
+    }
+  }
+  return nics;
+}
+
 Result<std::unique_ptr<HostRun>> HostRun::prepare(const v1::PrepareRun& request,
                                                   const HostRunDefaults& defaults) {
   if (request.ranks().empty()) return invalid_argument("a run with no ranks for this host");
-  const std::vector<v1::RunNic> nics = nics_of(request, defaults);
+  auto run_nics = nics_of_run(request, defaults);
+  if (!run_nics.ok()) return run_nics.status();
+  const std::vector<v1::RunNic> nics = std::move(run_nics).value();
   for (const v1::RunNic& nic : nics) {
     if (nic.port().empty()) {
       return invalid_argument("the run names no packet port and the agent has none (--port-spec)");

@@ -24,7 +24,14 @@ struct HostRunDefaults {
   // This host's DPDK EAL arguments (a PCI allowlist, hugepage memory, ...): the host's own
   // business, so they come from the agent's configuration, not from the scenario.
   std::vector<std::string> eal_args;
+  // The CPUs this host's NIC engines are pinned to, in rail order (NUMA-near ones, say): the
+  // host's own business too. Empty: not pinned.
+  std::vector<int> engine_cores;
 };
+
+// The run's NICs in rail order, completed with the agent's own settings: its port when the run
+// names none, and its engine cores. Cores that do not cover every NIC are an error.
+Result<std::vector<v1::RunNic>> nics_of_run(const v1::PrepareRun& request, const HostRunDefaults& defaults);
 
 class HostRun {
  public:

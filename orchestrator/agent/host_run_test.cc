@@ -13,6 +13,50 @@
 namespace collide::orchestrator::agent {
 namespace {
 
+v1::PrepareRun run_of_nics(size_t nics) {
+  v1::PrepareRun r;
+  for (size_t n = 0; n < nics; ++n) r.add_nics()->set_port("afpacket:eth" + std::to_string(n));
+  return r;
+}
+
+// The host's engine cores go to its NICs in rail order; a run that pins a NIC itself keeps it.
+TEST(HostRunNicsTest, TheAgentsEngineCoresPinItsNicsInRailOrder) {
+  HostRunDefaults defaults;
+  defaults.engine_cores = {6, 7, 2};
+  v1::PrepareRun run = run_of_nics(2);
+  run.mutable_nics(1)->set_core(9);
+  auto nics = nics_of_run(run, defaults);
+  ASSERT_TRUE(nics.ok()) << nics.status().to_string();
+  ASSERT_EQ(nics->size(), 2u);
+  EXPECT_EQ((*nics)[0].core(), 6u);
+  EXPECT_EQ((*nics)[1].core(), 9u);
+  EXPECT_EQ((*nics)[1].port(), "afpacket:eth1");
+
+  defaults.engine_cores.clear();
+  nics = nics_of_run(run_of_nics(2), defaults);
+  ASSERT_TRUE(nics.ok());
+  for (const v1::RunNic& nic : *nics) EXPECT_FALSE(nic.has_core());
+}
+
+TEST(HostRunNicsTest, FewerEngineCoresThanNicsIsAnError) {
+  HostRunDefaults defaults;
+  defaults.engine_cores = {6};
+  auto nics = nics_of_run(run_of_nics(4), defaults);
+  ASSERT_FALSE(nics.ok());
+  EXPECT_EQ(nics.status().message(), "the agent's --engine-cores names 1 cores for the run's 4 NICs");
+}
+
+TEST(HostRunNicsTest, ARunNamingNoNicUsesTheAgentsPort) {
+  HostRunDefaults defaults;
+  defaults.port_spec = "dpdk:0000:3b:00.0";
+  defaults.engine_cores = {3};
+  auto nics = nics_of_run(v1::PrepareRun(), defaults);
+  ASSERT_TRUE(nics.ok());
+  ASSERT_EQ(nics->size(), 1u);
+  EXPECT_EQ((*nics)[0].port(), "dpdk:0000:3b:00.0");
+  EXPECT_EQ((*nics)[0].core(), 3u);
+}
+
 #ifdef COLLIDE_HAVE_DPDK
 // The EAL arguments an agent is configured with (`collide agent --eal-arg`) reach the EAL of every
 // replay it starts: one the EAL does not know makes the run fail to start, and says so.

@@ -22,6 +22,7 @@ struct AgentCliOptions {
   int sessions = -1;
   std::vector<std::string> interfaces;
   std::vector<std::string> eal_args;
+  std::vector<int> engine_cores;
 };
 
 std::atomic<bool> g_stop{false};
@@ -54,6 +55,7 @@ void run(const AgentCliOptions& opt) {
   o.max_sessions = opt.sessions;
   o.interfaces = opt.interfaces;
   o.eal_args = opt.eal_args;
+  o.engine_cores = opt.engine_cores;
   auto server = orchestrator::agent::AgentServer::create(o);
   if (!server.ok()) fail("agent", kExitFailed, server.status().message());
   std::signal(SIGTERM, on_signal);
@@ -86,6 +88,10 @@ void add_agent_command(CLI::App& app) {
                   "a DPDK EAL argument for this host's replays, after the built-in ones "
                   "(e.g. --eal-arg=--log-level=pmd.net.mlx5:8); repeatable")
       ->allow_extra_args(false);
+  cmd->add_option("--engine-cores", opt->engine_cores,
+                  "the CPUs this host's NIC engines are pinned to, one per NIC in rail order "
+                  "(e.g. cores near each NIC's NUMA node: 2,3,4,5); default: not pinned")
+      ->delimiter(',')->check(CLI::NonNegativeNumber);
   cmd->callback([opt] { run(*opt); });
 }
 
