@@ -274,6 +274,8 @@ SessionOutcome ReplaySession::run(const RunCallbacks& cb) {
   }
   runner.join();
   out.status = result.get();
+  // A stop that came while the engines only lingered found the job complete.
+  if (out.stopped && out.status.ok()) out.stopped = false;
   if (out.stopped) out.status = unavailable("stopped before the job ended");
   out.wall_seconds = std::chrono::duration<double>(Clock::now() - started).count();
   out.records = engines_->take_records();
