@@ -28,19 +28,27 @@ constexpr double kProgressEvery_s = 0.5;
 
 // Real hosts: per NIC, the next-hop MAC towards every peer rank through that NIC's interface,
 // asked of this host's own tables (inside the host's namespace when it has one).
+// Real hosts: the NICs' kernel interfaces in rail order; `why` says what needs them when one is
+// missing.
+Result<std::vector<std::string>> interfaces_of(const std::vector<v1::RunNic>& nics, const char* why) {
+  std::vector<std::string> interfaces;
+  for (const v1::RunNic& nic : nics) {
+    if (nic.interface().empty()) return invalid_argument(why);
+    interfaces.push_back(nic.interface());
+  }
+  return interfaces;
+}
+
 Result<std::vector<std::map<uint32_t, std::string>>> peer_macs(const v1::PrepareRun& r,
                                                                const std::vector<v1::RunNic>& nics,
                                                                const std::string& netns) {
-  std::vector<std::string> interfaces;
-  for (const v1::RunNic& nic : nics) {
-    if (nic.interface().empty()) return invalid_argument("the run names rank addresses but no interface");
-    interfaces.push_back(nic.interface());
-  }
+  auto interfaces = interfaces_of(nics, "the run names rank addresses but no interface");
+  if (!interfaces.ok()) return interfaces.status();
   auto scope = netns.empty() ? Result<std::unique_ptr<netns::Scope>>(std::unique_ptr<netns::Scope>())
                              : netns::Scope::enter(netns);
   if (!scope.ok()) return scope.status();
   const std::vector<v1::RankEndpoint> endpoints(r.rank_endpoints().begin(), r.rank_endpoints().end());
-  return peer_macs_of_nics(interfaces, r.host(), endpoints, [](const std::string& peer, const std::string& ifname) {
+  return peer_macs_of_nics(*interfaces, r.host(), endpoints, [](const std::string& peer, const std::string& ifname) {
     return resolve_next_hop_mac(peer, ifname, kNeighborTimeout);
   });
 }
@@ -104,6 +112,9 @@ Result<std::vector<v1::RunNic>> nics_of_run(const v1::PrepareRun& r, const HostR
   }
   for (size_t n = 0; n < nics.size(); ++n) {
     if (nics[n].port().empty()) nics[n].set_port(d.port_spec);
+    if (nics[n].port().empty()) {
+      return invalid_argument("the run names no packet port and the agent has none (--port-spec)");
+    }
     if (!nics[n].has_core() && !d.engine_cores.empty()) {
       nics[n].set_core(static_cast<uint32_t>(d.engine_cores[n]));
     }
@@ -117,11 +128,6 @@ Result<std::unique_ptr<HostRun>> HostRun::prepare(const v1::PrepareRun& request,
   auto run_nics = nics_of_run(request, defaults);
   if (!run_nics.ok()) return run_nics.status();
   const std::vector<v1::RunNic> nics = std::move(run_nics).value();
-  for (const v1::RunNic& nic : nics) {
-    if (nic.port().empty()) {
-      return invalid_argument("the run names no packet port and the agent has none (--port-spec)");
-    }
-  }
   std::unique_ptr<HostRun> run(new HostRun());
   run->request_ = request;
   std::filesystem::create_directories(defaults.work_dir);
@@ -146,13 +152,10 @@ Result<std::unique_ptr<HostRun>> HostRun::prepare(const v1::PrepareRun& request,
   const FaultDraw draw{request.repetition(), request.runs_seed()};
   if (request.faults_size() > 0 && request.testbed().hosts() == 0) {
     // A real host: each fault goes on the NIC of its own that it names.
-    std::vector<std::string> interfaces;
-    for (const v1::RunNic& nic : nics) {
-      if (nic.interface().empty()) return invalid_argument("faults on a real host need the run's interfaces");
-      interfaces.push_back(nic.interface());
-    }
+    auto interfaces = interfaces_of(nics, "faults on a real host need the run's interfaces");
+    if (!interfaces.ok()) return interfaces.status();
     const std::vector<v1::Fault> faults(request.faults().begin(), request.faults().end());
-    auto armed = arm_own_nic_faults(faults, netns, interfaces, draw);
+    auto armed = arm_own_nic_faults(faults, netns, *interfaces, draw);
     if (!armed.ok()) return armed.status();
     run->faults_ = std::move(armed).value();
   } else if (request.faults_size() > 0) {

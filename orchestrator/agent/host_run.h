@@ -30,7 +30,8 @@ struct HostRunDefaults {
 };
 
 // The run's NICs in rail order, completed with the agent's own settings: its port when the run
-// names none, and its engine cores. Cores that do not cover every NIC are an error.
+// names none, and its engine cores. A NIC left without a port, or cores that do not cover every
+// NIC, are errors.
 Result<std::vector<v1::RunNic>> nics_of_run(const v1::PrepareRun& request, const HostRunDefaults& defaults);
 
 class HostRun {

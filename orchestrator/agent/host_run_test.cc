@@ -57,6 +57,12 @@ TEST(HostRunNicsTest, ARunNamingNoNicUsesTheAgentsPort) {
   EXPECT_EQ((*nics)[0].core(), 3u);
 }
 
+TEST(HostRunNicsTest, ANicWithoutAPortAnywhereIsAnError) {
+  auto nics = nics_of_run(v1::PrepareRun(), HostRunDefaults());
+  ASSERT_FALSE(nics.ok());
+  EXPECT_EQ(nics.status().message(), "the run names no packet port and the agent has none (--port-spec)");
+}
+
 #ifdef COLLIDE_HAVE_DPDK
 // The EAL arguments an agent is configured with (`collide agent --eal-arg`) reach the EAL of every
 // replay it starts: one the EAL does not know makes the run fail to start, and says so.

@@ -203,9 +203,7 @@ nlohmann::json results_json(const replay::ReplaySession& session, const replay::
   const v1::ReplayRequest& r = session.request();
   nlohmann::json out;
   out["trace"] = r.trace_file();
-  std::vector<std::string> ports;
-  for (const replay::NicOutcome& n : o.nics) ports.push_back(n.port_description);
-  out["port"] = fmt::format("{}", fmt::join(ports, "; "));
+  out["port"] = o.ports_described();
   out["ranks"] = std::vector<uint32_t>(r.ranks().begin(), r.ranks().end());
   out["wall_seconds"] = o.wall_seconds;
   nlohmann::json ops = nlohmann::json::array();

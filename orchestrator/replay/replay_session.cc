@@ -26,7 +26,6 @@ namespace {
 
 namespace coll = replayer::collectives;
 namespace eng = replayer::engine;
-namespace tp = replayer::transport;
 namespace wire = replayer::wire;
 using Clock = std::chrono::steady_clock;
 
@@ -300,6 +299,12 @@ SessionOutcome ReplaySession::run(const RunCallbacks& cb) {
   return out;
 }
 
+std::string SessionOutcome::ports_described() const {
+  std::vector<std::string> ports;
+  for (const NicOutcome& n : nics) ports.push_back(n.port_description);
+  return fmt::format("{}", fmt::join(ports, "; "));
+}
+
 v1::RunCompletion completion_of(const SessionOutcome& o, uint32_t run_index) {
   v1::RunCompletion c;
   c.set_run_index(run_index);
@@ -332,9 +337,7 @@ v1::RunCompletion completion_of(const SessionOutcome& o, uint32_t run_index) {
   k.set_out_of_order(o.counters.responders.out_of_order);
   k.set_ecn_marked(o.counters.responders.ecn_marked);
   k.set_cnps_received(o.counters.requesters.cnps);
-  std::vector<std::string> ports;
   for (const NicOutcome& n : o.nics) {
-    ports.push_back(n.port_description);
     v1::NicCounters* out = c.add_nics();
     out->set_nic(n.nic);
     out->set_port(n.port_description);
@@ -345,7 +348,7 @@ v1::RunCompletion completion_of(const SessionOutcome& o, uint32_t run_index) {
     out->set_retransmitted_packets(n.counters.requesters.retransmitted_packets);
     out->set_payload_bytes_received(n.counters.responders.bytes_received);
   }
-  c.set_port(fmt::format("{}", fmt::join(ports, "; ")));
+  c.set_port(o.ports_described());
   for (const eng::HookWindow& w : o.hook_windows) {
     v1::ReplayerFaultWindow* out = c.add_replayer_faults();
     out->set_send_delay(w.kind == eng::HookWindow::Kind::kSendDelay);

@@ -42,6 +42,9 @@ struct SessionOutcome {
   replayer::engine::EngineCounters counters;  // summed over the NICs
   std::vector<replayer::engine::HookWindow> hook_windows;
   std::vector<NicOutcome> nics;  // rail order
+
+  // What the NICs' ports say they are, in rail order, in one line.
+  std::string ports_described() const;
 };
 
 struct RunCallbacks {
