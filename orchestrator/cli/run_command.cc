@@ -15,6 +15,7 @@
 #include "orchestrator/metrics/http_endpoint.h"
 #include "orchestrator/report/report_files.h"
 #include "orchestrator/report/report.h"
+#include "orchestrator/report/run_gates.h"
 #include "orchestrator/report/text_summary.h"
 #include "orchestrator/run/local_runner.h"
 #include "orchestrator/scenario/scenario.h"
@@ -29,6 +30,7 @@ struct RunOptions {
   std::string certs;
   double lease_s = 5;
   std::string metrics;  // host:port of a Prometheus endpoint, empty: none
+  std::string junit;    // where the expectations go as JUnit XML, empty: nowhere
 };
 
 // SIGTERM or SIGINT: the run in progress stops on every agent, faults are disarmed, the testbed
@@ -43,9 +45,25 @@ std::string self_path() {
   return ec ? "collide" : p.string();
 }
 
+// The scenario's expectations judged and printed (and written as JUnit XML when asked); false
+// when one does not hold. `results` is null when the run failed before it had any.
+bool judge_expectations(const v1::Scenario& scenario, const v1::Results* results, const std::string& failure,
+                        const orchestrator::report::GateRun& gate) {
+  auto verdict = orchestrator::report::judge_run(scenario, results, failure, gate);
+  if (!verdict.ok()) fail("run", kExitFailed, verdict.status().message());
+  std::cout << verdict->summary;
+  return verdict->all_hold;
+}
+
 void run(const RunOptions& opt) {
+  const orchestrator::report::GateRun gate{opt.scenario, opt.junit, std::chrono::system_clock::now()};
   auto scenario = orchestrator::load_scenario(opt.scenario);
-  if (!scenario.ok()) fail("run", kExitUsage, scenario.status().message());
+  if (!scenario.ok()) {
+    if (Status s = orchestrator::report::write_junit_for_bad_scenario(gate, scenario.status().message()); !s.ok()) {
+      std::cerr << "collide run: " << s.message() << "\n";
+    }
+    fail("run", kExitUsage, scenario.status().message());
+  }
   const std::filesystem::path out = opt.output.empty() ? scenario->outputs().directory() : opt.output;
   std::filesystem::create_directories(out);
   orchestrator::LocalRunOptions local;
@@ -74,16 +92,25 @@ void run(const RunOptions& opt) {
                                    double value) { registry.set(name, labels, value); };
   }
   auto outcome = orchestrator::run_locally(*scenario, local);
-  if (!outcome.ok()) fail("run", kExitFailed, outcome.status().message());
+  if (!outcome.ok()) {
+    judge_expectations(*scenario, nullptr, outcome.status().message(), gate);
+    fail("run", kExitFailed, outcome.status().message());
+  }
   const std::vector<orchestrator::report::RunResult>* runs = &outcome->runs;
 
   auto report = orchestrator::report::build_report(scenario->name(), *runs);
   report.description = scenario->description();
+  const v1::Results results = orchestrator::report::to_results(report);
   auto files = orchestrator::report::write_report_files(out, scenario->outputs(), report, *runs);
-  if (!files.ok()) fail("run", kExitFailed, files.status().message());
+  if (!files.ok()) {
+    judge_expectations(*scenario, &results, files.status().message(), gate);
+    fail("run", kExitFailed, files.status().message());
+  }
   std::cout << orchestrator::report::run_summary(report, files->html.string(), files->json.string());
+  const bool hold = judge_expectations(*scenario, &results, outcome->agent_failure, gate);
   // The partial results are in the report; the run as a whole failed.
   if (!outcome->agent_failure.empty()) fail("run", kExitFailed, outcome->agent_failure);
+  if (!hold) fail("run", kExitFailed, "not every expectation holds (see above)");
 }
 
 }  // namespace
@@ -102,6 +129,8 @@ void add_run_command(CLI::App& app) {
                   "seconds an agent keeps a run going without word from here")->capture_default_str();
   cmd->add_option("--metrics", opt->metrics,
                   "serve live counters for Prometheus at HOST:PORT/metrics (e.g. 127.0.0.1:9464)");
+  cmd->add_option("--junit", opt->junit,
+                  "write the scenario's expectations (expect:) as JUnit XML to FILE, also when the run fails");
   cmd->callback([opt] { run(*opt); });
 }
 

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "common/yaml_proto.h"
+#include "orchestrator/scenario/expectations_check.h"
 #include "orchestrator/scenario/synth_workload.h"
 #include "orchestrator/testbed/link_names.h"
 #include "orchestrator/testbed/testbed_plan.h"
@@ -259,7 +260,9 @@ Status check(const v1::Scenario& s, const Checker& c) {
   if (!s.runs().baseline() && s.runs().variants_size() == 0) {
     return c.error("runs", "nothing to run: set baseline or add variants");
   }
-  return {};
+  return check_expectations(s, [&c](const std::string& field, const std::string& what) {
+    return c.error(field, what);
+  });
 }
 
 }  // namespace
