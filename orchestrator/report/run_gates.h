@@ -22,12 +22,12 @@ struct GateRun {
 struct GateVerdict {
   bool all_hold = true;  // every expectation passed (true without expectations)
   std::string summary;   // for the terminal; empty without expectations
+  Status junit;          // whether the JUnit file (when asked for) was written
 };
 
 // `results` is null when the run failed without results; `run_failure` says why the run failed
-// (empty when it did not), and goes into the JUnit file's <system-err>. An error only when the
-// JUnit file cannot be written.
-Result<GateVerdict> judge_run(const v1::Scenario& scenario, const v1::Results* results,
+// (empty when it did not), and goes into the JUnit file's <system-err>.
+GateVerdict judge_run(const v1::Scenario& scenario, const v1::Results* results,
                               const std::string& run_failure, const GateRun& run);
 
 // A scenario that did not pass its check: a JUnit file with one case in error that says why, so

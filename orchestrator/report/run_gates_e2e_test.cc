@@ -15,7 +15,7 @@
 namespace collide {
 namespace {
 
-class RunGatesTest : public ::testing::Test {
+class CollideRunGatesTest : public ::testing::Test {
  protected:
   void SetUp() override {
     COLLIDE_REQUIRE(testing::missing_for_collide_run());
@@ -70,7 +70,7 @@ constexpr const char* kHolding = R"(  - {name: nothing failed, no_failed_runs: t
   - {fault_within_bound: lossy-h1, confidence: 99.99%}
 )";
 
-TEST_F(RunGatesTest, AFailingExpectationExitsOneAndIsTheFailedCaseOfTheJUnitFile) {
+TEST_F(CollideRunGatesTest, AFailingExpectationExitsOneAndIsTheFailedCaseOfTheJUnitFile) {
   const auto scenario = write_scenario("gates-fail", std::string(kHolding) +
                                                          "  - {name: impossibly fast, variant: baseline, "
                                                          "jct_below_ns: 1us, of: mean}\n");
@@ -87,7 +87,7 @@ TEST_F(RunGatesTest, AFailingExpectationExitsOneAndIsTheFailedCaseOfTheJUnitFile
   EXPECT_FALSE(run_dir_->namespaces_left());
 }
 
-TEST_F(RunGatesTest, ExpectationsThatHoldExitZero) {
+TEST_F(CollideRunGatesTest, ExpectationsThatHoldExitZero) {
   const auto scenario = write_scenario("gates-hold", kHolding);
   const auto [run, cases] = run_with_junit(scenario);
   EXPECT_EQ(run.exit_code, 0) << run.output;
