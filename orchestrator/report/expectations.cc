@@ -200,10 +200,11 @@ ExpectationOutcome fault_in_variant(const v1::Expectation& e, const v1::Fault& f
   const uint64_t matched = truth->packets_matched();
   const uint64_t acted = truth->packets_acted();
   if (matched == 0) return fail(fmt::format("{}: 0 packets matched", v.name()), "the fault saw no packet");
-  if (fault.kind() == v1::Fault::KIND_BLACKHOLE) {
+  // A blackhole, or a probability of 1, leaves nothing to chance: every packet matched.
+  if (fault.kind() == v1::Fault::KIND_BLACKHOLE || fault.probability() >= 1) {
     const std::string measured = fmt::format("{}: dropped {} of {} matched", v.name(), acted, matched);
     if (acted == matched) return pass(measured);
-    return fail(measured, fmt::format("a blackhole drops every packet; {} went through", matched - acted));
+    return fail(measured, fmt::format("every packet matched should have been acted on; untouched: {}", matched - acted));
   }
   const double confidence = confidence_of(e);
   double low = 0, high = 0;

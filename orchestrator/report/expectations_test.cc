@@ -250,13 +250,25 @@ TEST(ExpectationsTest, LossDropsWithinTheBinomialBoundOfItsProbability) {
   EXPECT_EQ(none.message, "the fault saw no packet");
 }
 
+TEST(ExpectationsTest, TheBoundHoldsAtTheEdgesOfProbability) {
+  v1::Scenario s = scenario();
+  *s.add_expect() = within_bound("lossy");
+  s.mutable_faults(0)->set_probability(1);  // everything: exactly the packets matched
+  EXPECT_EQ(judge(s, with_loss_truth(500, 500)).verdict, Verdict::kPass);
+  EXPECT_EQ(judge(s, with_loss_truth(500, 499)).verdict, Verdict::kFail);
+  s.mutable_faults(0)->set_probability(1e-6);  // one in a million: a handful at most
+  EXPECT_EQ(judge(s, with_loss_truth(1'000'000, 0)).verdict, Verdict::kPass);
+  EXPECT_EQ(judge(s, with_loss_truth(1'000'000, 3)).verdict, Verdict::kPass);
+  EXPECT_EQ(judge(s, with_loss_truth(1'000'000, 40)).verdict, Verdict::kFail);
+}
+
 TEST(ExpectationsTest, ABlackholeDropsEverythingItMatches) {
   EXPECT_EQ(judge(within_bound("hole")).verdict, Verdict::kPass);
   v1::Results r = results();
   r.mutable_variants(1)->mutable_faults(1)->set_packets_acted(499);
   auto leak = judge(within_bound("hole"), r);
   EXPECT_EQ(leak.verdict, Verdict::kFail);
-  EXPECT_NE(leak.message.find("1 went through"), std::string::npos) << leak.message;
+  EXPECT_NE(leak.message.find("untouched: 1"), std::string::npos) << leak.message;
   r.mutable_variants(1)->mutable_faults()->RemoveLast();
   EXPECT_EQ(judge(within_bound("hole"), r).verdict, Verdict::kError);  // no ground truth
 }
