@@ -131,7 +131,8 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--metrics", opt->metrics,
                   "serve live counters for Prometheus at HOST:PORT/metrics (e.g. 127.0.0.1:9464)");
   cmd->add_option("--junit", opt->junit,
-                  "write the scenario's expectations (expect:) as JUnit XML to FILE, also when the run fails");
+                  "write the scenario's expectations (expect:) as JUnit XML to FILE, also when the run fails")
+      ->type_name("FILE");
   cmd->callback([opt] { run(*opt); });
 }
 

@@ -64,7 +64,7 @@ struct Figure {
 };
 
 std::optional<Figure> pick(const v1::Expectation& e, double mean, double low, double high, size_t completed,
-                           std::string& why) {
+                           std::string_view unit, std::string& why) {
   if (statistic_of(e) == v1::Expectation::STATISTIC_MEAN) {
     return Figure{mean, fmt::format("mean over {} repetitions", completed)};
   }
@@ -72,7 +72,8 @@ std::optional<Figure> pick(const v1::Expectation& e, double mean, double low, do
     why = fmt::format("the upper end of a 95% interval needs 2 completed repetitions, {} completed", completed);
     return std::nullopt;
   }
-  return Figure{high, fmt::format("mean {:.3g}, 95% CI {:.3g}..{:.3g}, {} repetitions", mean, low, high, completed)};
+  return Figure{high, fmt::format("mean {:.3g}{}, 95% CI {:.3g}..{:.3g}{}, {} repetitions", mean, unit, low, high,
+                                   unit, completed)};
 }
 
 ExpectationOutcome slowdown_below(const v1::Expectation& e, const v1::Results& results) {
@@ -82,7 +83,7 @@ ExpectationOutcome slowdown_below(const v1::Expectation& e, const v1::Results& r
   if (v->slowdown_ci95_size() != 2) return error("no slowdown: the baseline has no completed repetition");
   std::string why;
   auto f = pick(e, v->slowdown_mean(), v->slowdown_ci95(0), v->slowdown_ci95(1),
-                static_cast<size_t>(v->jct_seconds_size()), why);
+                static_cast<size_t>(v->jct_seconds_size()), "", why);
   if (!f) return error(why);
   const std::string measured = fmt::format("{:.3g}x ({})", f->value, f->text);
   if (f->value < e.slowdown_below()) return pass(measured);
@@ -96,10 +97,10 @@ ExpectationOutcome jct_below(const v1::Expectation& e, const v1::Results& result
   std::string why;
   const double low = v->jct_ci95_seconds_size() == 2 ? v->jct_ci95_seconds(0) : v->jct_mean_seconds();
   const double high = v->jct_ci95_seconds_size() == 2 ? v->jct_ci95_seconds(1) : v->jct_mean_seconds();
-  auto f = pick(e, v->jct_mean_seconds(), low, high, static_cast<size_t>(v->jct_seconds_size()), why);
+  auto f = pick(e, v->jct_mean_seconds(), low, high, static_cast<size_t>(v->jct_seconds_size()), " s", why);
   if (!f) return error(why);
   const double limit = static_cast<double>(e.jct_below_ns()) / 1e9;
-  const std::string measured = fmt::format("{} ({}: {:.4g} s)", duration_text(f->value), f->text, f->value);
+  const std::string measured = fmt::format("{} ({})", duration_text(f->value), f->text);
   if (f->value < limit) return pass(measured);
   return fail(measured, fmt::format("JCT {} is not below {}", duration_text(f->value), duration_text(limit)));
 }

@@ -157,6 +157,7 @@ TEST(ExpectationsTest, JctAgainstADuration) {
   EXPECT_EQ(o.verdict, Verdict::kFail);
   EXPECT_EQ(o.name, "baseline: JCT < 1.2 s (upper end of the 95% CI)");
   EXPECT_NE(o.message.find("JCT 1.25 s is not below 1.2 s"), std::string::npos) << o.message;
+  EXPECT_EQ(o.measured, "1.25 s (mean 1 s, 95% CI 0.75..1.25 s, 3 repetitions)");
   e.set_of(v1::Expectation::STATISTIC_MEAN);
   EXPECT_EQ(judge(e).verdict, Verdict::kPass);  // mean 1 s
 }
