@@ -23,13 +23,13 @@ class CollideRunGatesTest : public ::testing::Test {
   }
   void TearDown() override { run_dir_.reset(); }
 
-  // 2 hosts x 1 rank on one leaf, 10 all-reduces of 1 MiB, clean and with 2% loss towards host 1
-  // (about 1 s in all); `expect` is the scenario's expectation list.
+  // 2 hosts x 1 rank on one leaf over links shaped to 2 Gbit/s, 10 all-reduces of 1 MiB, clean and
+  // with 2% loss towards host 1 (about 1 s in all); `expect` is the scenario's expectation list.
   std::filesystem::path write_scenario(const std::string& name, const std::string& expect) {
     const auto path = run_dir_->dir() / (name + ".yaml");
     std::ofstream(path) << fmt::format(R"(name: {}
 testbed:
-  virtual: {{name: {}, hosts: 2, nics_per_host: 1, leaves: 1, spines: 0}}
+  virtual: {{name: {}, hosts: 2, nics_per_host: 1, leaves: 1, spines: 0, host_link_gbps: 2}}
   ranks_per_host: 1
 workload:
   collectives: {{kind: all-reduce, bytes: 1MiB, count: 10}}
@@ -68,6 +68,7 @@ constexpr const char* kHolding = R"(  - {name: nothing failed, no_failed_runs: t
   - {variant: loss, slowdown_below: 100, of: mean}
   - {variant: baseline, p99_below_ns: 30s}
   - {fault_within_bound: lossy-h1, confidence: 99.99%}
+  - {variant: baseline, busbw_at_least: 1%, collective: all-reduce}
 )";
 
 TEST_F(CollideRunGatesTest, AFailingExpectationExitsOneAndIsTheFailedCaseOfTheJUnitFile) {
@@ -76,10 +77,13 @@ TEST_F(CollideRunGatesTest, AFailingExpectationExitsOneAndIsTheFailedCaseOfTheJU
                                                          "jct_below_ns: 1us, of: mean}\n");
   const auto [run, cases] = run_with_junit(scenario);
   EXPECT_EQ(run.exit_code, 1) << run.output;
-  EXPECT_NE(run.output.find("expectations: 4 of 5 hold"), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("expectations: 5 of 6 hold"), std::string::npos) << run.output;
   EXPECT_NE(run.output.find("FAIL   impossibly fast"), std::string::npos) << run.output;
-  EXPECT_EQ(cases.rfind("suite|gates-fail|5|1|0|", 0), 0u) << cases;
+  EXPECT_EQ(cases.rfind("suite|gates-fail|6|1|0|", 0), 0u) << cases;
   EXPECT_NE(cases.find("case|pass|nothing failed|\n"), std::string::npos) << cases;
+  // The line rate is the testbed's shaped host links.
+  EXPECT_NE(cases.find("case|pass|baseline: busbw >= 1% of 2 Gbit/s line rate for all_reduce|\n"), std::string::npos)
+      << cases;
   EXPECT_NE(cases.find("case|pass|lossy-h1: packets acted on within the fault's 99.99% bound|\n"), std::string::npos)
       << cases;
   EXPECT_NE(cases.find("case|failure|impossibly fast|JCT "), std::string::npos) << cases;
@@ -91,8 +95,8 @@ TEST_F(CollideRunGatesTest, ExpectationsThatHoldExitZero) {
   const auto scenario = write_scenario("gates-hold", kHolding);
   const auto [run, cases] = run_with_junit(scenario);
   EXPECT_EQ(run.exit_code, 0) << run.output;
-  EXPECT_NE(run.output.find("expectations: 4 of 4 hold"), std::string::npos) << run.output;
-  EXPECT_EQ(cases.rfind("suite|gates-hold|4|0|0|", 0), 0u) << cases;
+  EXPECT_NE(run.output.find("expectations: 5 of 5 hold"), std::string::npos) << run.output;
+  EXPECT_EQ(cases.rfind("suite|gates-hold|5|0|0|", 0), 0u) << cases;
   EXPECT_EQ(cases.find("case|failure"), std::string::npos) << cases;
   EXPECT_EQ(cases.find("case|error"), std::string::npos) << cases;
   EXPECT_FALSE(run_dir_->namespaces_left());
