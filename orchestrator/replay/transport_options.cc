@@ -36,9 +36,17 @@ Result<TransportOptions> resolve_transport(const v1::TransportSettings& settings
   o.qp.mtu = t.mtu_bytes();
   o.qp.ack_every = t.ack_every();
   o.qp.max_outstanding = t.max_outstanding();
-  o.qp.recovery = t.recovery() == v1::TransportSettings::RECOVERY_SELECTIVE_REPEAT
-                      ? replayer::transport::Recovery::kSelectiveRepeat
-                      : replayer::transport::Recovery::kGoBackN;
+  switch (t.recovery()) {
+    case v1::TransportSettings::RECOVERY_SELECTIVE_REPEAT:
+      o.qp.recovery = replayer::transport::Recovery::kSelectiveRepeat;
+      break;
+    case v1::TransportSettings::RECOVERY_OUT_OF_ORDER:
+      o.qp.recovery = replayer::transport::Recovery::kOutOfOrder;
+      break;
+    default:
+      o.qp.recovery = replayer::transport::Recovery::kGoBackN;
+      break;
+  }
   o.qp.timeout_exponent = t.timeout_exponent();
   o.qp.timeout_scale = t.timeout_scale();
   o.qp.retry_count = t.retry_count();

@@ -41,6 +41,8 @@ TEST(TransportOptionsTest, SetFieldsWin) {
   EXPECT_FALSE(o->expand.pxn);
   EXPECT_EQ(with_defaults(t).channels(), 2u);
   EXPECT_TRUE(with_defaults(t).pxn_disable());
+  t.set_recovery(v1::TransportSettings::RECOVERY_OUT_OF_ORDER);
+  EXPECT_EQ(resolve_transport(t)->qp.recovery, replayer::transport::Recovery::kOutOfOrder);
 }
 
 TEST(TransportOptionsTest, RefusesSettingsTheTransportCannotRunAndNamesThem) {
