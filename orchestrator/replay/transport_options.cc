@@ -24,6 +24,8 @@ v1::TransportSettings with_defaults(const v1::TransportSettings& s) {
   t.set_retry_count(or_default(s.retry_count(), D::kRetryCount));
   t.set_ack_every(or_default(s.ack_every(), D::kAckEvery));
   t.set_max_outstanding(or_default(s.max_outstanding(), D::kMaxOutstanding));
+  t.set_reorder_window_ns(or_default(s.reorder_window_ns(), D::kReorderWindowNs));
+  t.set_reorder_packets(or_default(s.reorder_packets(), D::kReorderPackets));
   return t;
 }
 
@@ -50,6 +52,8 @@ Result<TransportOptions> resolve_transport(const v1::TransportSettings& settings
   o.qp.timeout_exponent = t.timeout_exponent();
   o.qp.timeout_scale = t.timeout_scale();
   o.qp.retry_count = t.retry_count();
+  o.qp.reorder_window_ns = t.reorder_window_ns();
+  o.qp.reorder_packets = t.reorder_packets();
   o.dcqcn.enabled = t.dcqcn();
   o.expand.channels = t.channels();
   o.expand.qps_per_connection = t.qps_per_connection();

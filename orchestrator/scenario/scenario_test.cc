@@ -324,6 +324,7 @@ workload:
     bytes: 1MiB
 transport:
   recovery: out-of-order
+  reorder_window_ns: 50us
 runs:
   baseline: true
 )";
@@ -333,6 +334,7 @@ runs:
   EXPECT_EQ(s->workload().incast().senders(), 7u);
   EXPECT_EQ(s->workload().incast().bytes(), 1u << 20);
   EXPECT_EQ(s->transport().recovery(), v1::TransportSettings::RECOVERY_OUT_OF_ORDER);
+  EXPECT_EQ(s->transport().reorder_window_ns(), 50'000u);
 
   auto refused = load_scenario(write(yaml.replace(yaml.find("senders: 7"), 10, "senders: 8")));
   ASSERT_FALSE(refused.ok());
