@@ -128,6 +128,7 @@ v1::ReplayRequest request_of(const ReplayOptions& opt) {
   v1::TransportSettings& t = *r.mutable_transport();
   t.set_mtu_bytes(opt.mtu);
   t.set_recovery(opt.recovery == "selective-repeat" ? v1::TransportSettings::RECOVERY_SELECTIVE_REPEAT
+                 : opt.recovery == "out-of-order"   ? v1::TransportSettings::RECOVERY_OUT_OF_ORDER
                                                     : v1::TransportSettings::RECOVERY_GO_BACK_N);
   t.set_ack_every(opt.ack_every);
   t.set_max_outstanding(opt.max_outstanding);
@@ -329,8 +330,8 @@ void add_replay_command(CLI::App& app) {
   cmd->add_option("--next-hop-mac", opt->next_hop_mac, "MAC frames to other hosts go to (every NIC)");
   cmd->add_option("--host-mac", opt->host_macs, "HOST=MAC: where frames for a host's ranks go");
   cmd->add_option("--mtu", opt->mtu, "RoCE payload bytes per packet" + default_text(D::kMtuBytes));
-  cmd->add_option("--recovery", opt->recovery, "go-back-n or selective-repeat")
-      ->check(CLI::IsMember({"go-back-n", "selective-repeat"}))->capture_default_str();
+  cmd->add_option("--recovery", opt->recovery, "go-back-n, selective-repeat or out-of-order")
+      ->check(CLI::IsMember({"go-back-n", "selective-repeat", "out-of-order"}))->capture_default_str();
   cmd->add_option("--ack-every", opt->ack_every, "request an ACK every N packets" + default_text(D::kAckEvery));
   cmd->add_option("--max-outstanding", opt->max_outstanding,
                   "packets a QP may have unacknowledged (bounds what is in flight)" +

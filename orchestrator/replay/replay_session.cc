@@ -347,6 +347,8 @@ v1::RunCompletion completion_of(const SessionOutcome& o, uint32_t run_index) {
     out->set_packets_sent(n.counters.requesters.packets_sent);
     out->set_retransmitted_packets(n.counters.requesters.retransmitted_packets);
     out->set_payload_bytes_received(n.counters.responders.bytes_received);
+    out->set_packets_received(n.counters.responders.packets_received);
+    out->set_out_of_order(n.counters.responders.out_of_order);
   }
   c.set_port(o.ports_described());
   for (const eng::HookWindow& w : o.hook_windows) {

@@ -24,6 +24,8 @@ v1::TransportSettings with_defaults(const v1::TransportSettings& s) {
   t.set_retry_count(or_default(s.retry_count(), D::kRetryCount));
   t.set_ack_every(or_default(s.ack_every(), D::kAckEvery));
   t.set_max_outstanding(or_default(s.max_outstanding(), D::kMaxOutstanding));
+  t.set_reorder_window_ns(or_default(s.reorder_window_ns(), D::kReorderWindowNs));
+  t.set_reorder_packets(or_default(s.reorder_packets(), D::kReorderPackets));
   return t;
 }
 
@@ -36,12 +38,22 @@ Result<TransportOptions> resolve_transport(const v1::TransportSettings& settings
   o.qp.mtu = t.mtu_bytes();
   o.qp.ack_every = t.ack_every();
   o.qp.max_outstanding = t.max_outstanding();
-  o.qp.recovery = t.recovery() == v1::TransportSettings::RECOVERY_SELECTIVE_REPEAT
-                      ? replayer::transport::Recovery::kSelectiveRepeat
-                      : replayer::transport::Recovery::kGoBackN;
+  switch (t.recovery()) {
+    case v1::TransportSettings::RECOVERY_SELECTIVE_REPEAT:
+      o.qp.recovery = replayer::transport::Recovery::kSelectiveRepeat;
+      break;
+    case v1::TransportSettings::RECOVERY_OUT_OF_ORDER:
+      o.qp.recovery = replayer::transport::Recovery::kOutOfOrder;
+      break;
+    default:
+      o.qp.recovery = replayer::transport::Recovery::kGoBackN;
+      break;
+  }
   o.qp.timeout_exponent = t.timeout_exponent();
   o.qp.timeout_scale = t.timeout_scale();
   o.qp.retry_count = t.retry_count();
+  o.qp.reorder_window_ns = t.reorder_window_ns();
+  o.qp.reorder_packets = t.reorder_packets();
   o.dcqcn.enabled = t.dcqcn();
   o.expand.channels = t.channels();
   o.expand.qps_per_connection = t.qps_per_connection();

@@ -25,6 +25,10 @@ struct TransportDefaults {
   static constexpr uint32_t kRetryCount = 7;  // NCCL_IB_RETRY_CNT
   static constexpr uint32_t kAckEvery = 16;
   static constexpr uint32_t kMaxOutstanding = 256;
+  // Out-of-order recovery: longer than the skew of a sprayed fabric's paths, short against NCCL's
+  // timeout; more packets than such a skew holds at a testbed's rates.
+  static constexpr uint64_t kReorderWindowNs = 20'000;
+  static constexpr uint32_t kReorderPackets = 64;
   // Flags need no entry: their unset false is the default (pxn_disable false: PXN on, as NCCL).
 };
 

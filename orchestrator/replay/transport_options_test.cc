@@ -41,6 +41,13 @@ TEST(TransportOptionsTest, SetFieldsWin) {
   EXPECT_FALSE(o->expand.pxn);
   EXPECT_EQ(with_defaults(t).channels(), 2u);
   EXPECT_TRUE(with_defaults(t).pxn_disable());
+  t.set_recovery(v1::TransportSettings::RECOVERY_OUT_OF_ORDER);
+  t.set_reorder_window_ns(50'000);
+  auto ooo = resolve_transport(t);
+  ASSERT_TRUE(ooo.ok()) << ooo.status().to_string();
+  EXPECT_EQ(ooo->qp.recovery, replayer::transport::Recovery::kOutOfOrder);
+  EXPECT_EQ(ooo->qp.reorder_window_ns, 50'000u);
+  EXPECT_EQ(ooo->qp.reorder_packets, 64u);
 }
 
 TEST(TransportOptionsTest, RefusesSettingsTheTransportCannotRunAndNamesThem) {

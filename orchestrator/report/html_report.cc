@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "orchestrator/report/out_of_order.h"
 #include "traces/op_types.h"
 
 namespace collide::orchestrator::report {
@@ -221,6 +222,15 @@ pre {{ background: #f8f8f8; padding: 8px; overflow-x: auto; }}
     for (const std::string& f : v.failures) {
       html += fmt::format("<p class=\"failure\">{}: {}</p>\n", escape(v.name), escape(f));
     }
+  }
+  if (const auto rows = out_of_order_rows(report); !rows.empty()) {
+    html += "<table id=\"out-of-order\"><tr><th>variant</th><th>out-of-order rate</th>"
+            "<th>out-of-order packets</th><th>packets received</th></tr>\n";
+    for (const OutOfOrderRow& r : rows) {
+      html += fmt::format("<tr><td class=\"name\">{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
+                          escape(r.variant), r.rate, r.out_of_order_packets, r.packets_received);
+    }
+    html += "</table>\n";
   }
   html += "<h2>Collective completion times (CDF)</h2>\n" + cdf_svg(report) + "\n";
   html += "<h2>Job completion time per iteration</h2>\n" + iterations_svg(report) + "\n";

@@ -125,6 +125,10 @@ Report build_report(const std::string& scenario, const std::vector<RunResult>& r
     v.packets_sent += run.packets_sent;
     v.retransmitted_packets += run.retransmitted_packets;
     v.timeouts += run.timeouts;
+    for (const NicTraffic& n : run.nics) {
+      v.packets_received += n.packets_received;
+      v.out_of_order_packets += n.out_of_order;
+    }
     v.repetitions.push_back(summarize_repetition(run));
     add_fabric_totals(v.fabric, v.repetitions.back().fabric);
     for (const FaultWindow& f : run.faults) {
@@ -216,6 +220,9 @@ v1::Results to_results(const Report& report) {
     r.set_packets_sent(v.packets_sent);
     r.set_retransmitted_packets(v.retransmitted_packets);
     r.set_timeouts(v.timeouts);
+    r.set_packets_received(v.packets_received);
+    r.set_out_of_order_packets(v.out_of_order_packets);
+    r.set_out_of_order_rate(v.out_of_order_rate());
     for (const FaultWindow& f : v.faults) {
       v1::FaultTruth& ft = *r.add_faults();
       ft.set_name(f.name);
@@ -255,6 +262,8 @@ v1::Results to_results(const Report& report) {
         o.set_rx_frames(n.rx_frames);
         o.set_packets_sent(n.packets_sent);
         o.set_retransmitted_packets(n.retransmitted_packets);
+        o.set_packets_received(n.packets_received);
+        o.set_out_of_order_packets(n.out_of_order);
       }
     }
     if (!v.fabric.empty()) to_proto(v.fabric, *r.mutable_fabric());

@@ -67,6 +67,13 @@ struct VariantSummary {
   uint64_t packets_sent = 0;
   uint64_t retransmitted_packets = 0;
   uint64_t timeouts = 0;
+  // Data packets the NICs received, and those beyond a hole in their QP's PSNs (all repetitions).
+  uint64_t packets_received = 0;
+  uint64_t out_of_order_packets = 0;
+  double out_of_order_rate() const {
+    return packets_received == 0 ? 0.0
+                                 : static_cast<double>(out_of_order_packets) / static_cast<double>(packets_received);
+  }
   std::vector<FaultWindow> faults;       // ground truth, summed over repetitions
   std::vector<RepetitionSummary> repetitions;
   FabricTotals fabric;                   // summed over repetitions

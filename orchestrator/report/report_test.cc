@@ -274,5 +274,32 @@ TEST(ReportTest, HtmlIsSelfContainedWithChartsAndFaultWindows) {
   EXPECT_EQ(html.find("href="), std::string::npos);
 }
 
+TEST(ReportTest, OutOfOrderRateSumsTheNicsOfEveryRepetition) {
+  RunResult a = run("spray", 0, 1, 100);
+  a.nics = {{0, 0, 10, 10240, 9, 8, 0, 600, 30}, {1, 0, 10, 10240, 9, 8, 0, 400, 20}};
+  RunResult b = run("spray", 1, 1, 100);
+  b.nics = {{0, 0, 10, 10240, 9, 8, 0, 1000, 50}};
+  RunResult quiet = run("baseline", 0, 1, 100);  // its NICs counted nothing: no row
+  const Report rep = build_report("unit", {quiet, a, b});
+  const VariantSummary& spray = rep.variants[1];
+  EXPECT_EQ(spray.packets_received, 2000u);
+  EXPECT_EQ(spray.out_of_order_packets, 100u);
+  EXPECT_DOUBLE_EQ(spray.out_of_order_rate(), 0.05);
+
+  const nlohmann::json j = report_json(rep);
+  EXPECT_EQ(j["variants"][1]["out_of_order_packets"], "100");
+  EXPECT_DOUBLE_EQ(j["variants"][1]["out_of_order_rate"].get<double>(), 0.05);
+  EXPECT_EQ(j["variants"][1]["repetitions"][0]["nics"][1]["out_of_order_packets"], "20");
+
+  const std::string text = run_summary(rep, "", "");
+  EXPECT_NE(text.find("Out-of-order rate"), std::string::npos) << text;
+  EXPECT_NE(text.find("spray                         5.00% (100 of 2000 packets)"), std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("baseline                       0.00%"), std::string::npos) << text;
+  const std::string html = render_html(rep, {quiet, a, b});
+  EXPECT_NE(html.find("<td class=\"name\">spray</td><td>5.00%</td><td>100</td><td>2000</td>"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace collide::orchestrator::report

@@ -69,6 +69,8 @@ struct NicTraffic {
   uint64_t rx_frames = 0;
   uint64_t packets_sent = 0;  // data packets, first transmissions and retransmissions
   uint64_t retransmitted_packets = 0;
+  uint64_t packets_received = 0;  // data packets
+  uint64_t out_of_order = 0;      // data packets beyond a hole in their QP's PSNs
 };
 
 struct RunResult {

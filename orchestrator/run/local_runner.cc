@@ -408,7 +408,7 @@ Result<report::RunResult> RunDriver::drive(const Placement& p, const Run& run, u
     }
     for (const v1::NicCounters& n : c.nics()) {
       result.nics.push_back({a.host, n.nic(), n.tx_frames(), n.tx_bytes(), n.rx_frames(), n.packets_sent(),
-                             n.retransmitted_packets()});
+                             n.retransmitted_packets(), n.packets_received(), n.out_of_order()});
     }
     result.packets_sent += c.packets_sent();
     result.retransmitted_packets += c.retransmitted_packets();

@@ -4,7 +4,9 @@
 #include <cmath>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include "orchestrator/scenario/incast_workload.h"
 #include "orchestrator/scenario/synth_workload.h"
 #include "traces/op_types.h"
 #include "traces/synth/model_spec.h"
@@ -15,24 +17,34 @@
 namespace collide::orchestrator {
 namespace {
 
-Result<std::string> write_collectives(const v1::Scenario& s, uint32_t world,
-                                      const std::filesystem::path& dir) {
-  const v1::Collectives& c = s.workload().collectives();
-  const std::string path = (dir / "workload.trace").string();
+// A generated trace's header: `world` ranks in one communicator, "world", and what the workload is.
+v1::TraceHeader world_trace_header(uint32_t world, const std::string& workload) {
   v1::TraceHeader header;
   header.set_source_format(v1::SOURCE_FORMAT_SYNTHETIC);
   header.set_world_size(world);
-  (*header.mutable_metadata())["workload"] =
-      fmt::format("{} x {} of {} bytes", std::max(1u, c.count()), traces::op_kind_name(c.kind()),
-                  c.bytes());
+  (*header.mutable_metadata())["workload"] = workload;
   auto* comm = header.add_communicators();
   comm->set_id("world");
   comm->set_name("world");
   for (uint32_t r = 0; r < world; ++r) comm->add_ranks(r);
-  auto writer = traces::TraceWriter::create(path, header);
+  return header;
+}
+
+// `bytes` times the workload's bytes_scale, whole bfloat16 elements, at least one.
+uint64_t scaled_bytes(uint64_t bytes, const v1::Workload& w) {
+  const double scale = w.bytes_scale() > 0 ? w.bytes_scale() : 1.0;
+  return std::max<uint64_t>(2, static_cast<uint64_t>(std::llround(static_cast<double>(bytes) * scale)) & ~uint64_t{1});
+}
+
+Result<std::string> write_collectives(const v1::Scenario& s, uint32_t world,
+                                      const std::filesystem::path& dir) {
+  const v1::Collectives& c = s.workload().collectives();
+  const std::string path = (dir / "workload.trace").string();
+  auto writer = traces::TraceWriter::create(
+      path, world_trace_header(world, fmt::format("{} x {} of {} bytes", std::max(1u, c.count()),
+                                                  traces::op_kind_name(c.kind()), c.bytes())));
   if (!writer.ok()) return writer.status();
-  const double scale = s.workload().bytes_scale() > 0 ? s.workload().bytes_scale() : 1.0;
-  const auto bytes = std::max<uint64_t>(2, static_cast<uint64_t>(std::llround(c.bytes() * scale)) & ~uint64_t{1});
+  const uint64_t bytes = scaled_bytes(c.bytes(), s.workload());
   const bool rooted = c.kind() == v1::OP_KIND_BROADCAST || c.kind() == v1::OP_KIND_REDUCE ||
                       c.kind() == v1::OP_KIND_GATHER || c.kind() == v1::OP_KIND_SCATTER;
   if (traces::is_point_to_point(c.kind()) || c.kind() == v1::OP_KIND_ALL_TO_ALLV) {
@@ -59,6 +71,27 @@ Result<std::string> write_collectives(const v1::Scenario& s, uint32_t world,
         COLLIDE_RETURN_IF_ERROR((*writer)->write(op));
       }
     }
+  }
+  COLLIDE_RETURN_IF_ERROR((*writer)->close());
+  return path;
+}
+
+// The incast as a trace: every rank in one world communicator, the senders' and the receiver's
+// point-to-point ops (incast_ops), sizes scaled like the collectives'.
+Result<std::string> write_incast(const v1::Scenario& s, uint32_t world, const std::filesystem::path& dir) {
+  const v1::Incast& incast = s.workload().incast();
+  COLLIDE_RETURN_IF_ERROR(check_incast(incast, world));
+  const std::string path = (dir / "workload.trace").string();
+  const std::vector<uint32_t> senders = incast_senders(incast, world, s.testbed().ranks_per_host());
+  auto writer = traces::TraceWriter::create(
+      path, world_trace_header(world, fmt::format("{} x incast of {} senders ({}) to rank {}, {} bytes each",
+                                                  std::max(1u, incast.count()), senders.size(),
+                                                  fmt::join(senders, ","), incast.receiver(), incast.bytes())));
+  if (!writer.ok()) return writer.status();
+  const uint32_t iterations = std::max(1u, s.workload().iterations());
+  for (const v1::Op& op : incast_ops(incast, world, s.testbed().ranks_per_host(),
+                                     scaled_bytes(incast.bytes(), s.workload()), iterations)) {
+    COLLIDE_RETURN_IF_ERROR((*writer)->write(op));
   }
   COLLIDE_RETURN_IF_ERROR((*writer)->close());
   return path;
@@ -93,6 +126,7 @@ Result<std::string> prepare_workload(const v1::Scenario& s, uint32_t world,
                                      const std::filesystem::path& dir) {
   const v1::Workload& w = s.workload();
   if (w.has_collectives()) return write_collectives(s, world, dir);
+  if (w.has_incast()) return write_incast(s, world, dir);
   if (w.has_synth() || !w.synth_model().empty()) {
     v1::Workload with_model = w;
     v1::Synth& synth = *with_model.mutable_synth();

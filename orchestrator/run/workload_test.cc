@@ -90,5 +90,53 @@ TEST_F(WorkloadTest, RefusesAJobThatDoesNotFillTheTestbed) {
       << trace.status().message();
 }
 
+v1::Scenario incast_scenario(uint32_t senders, double bytes_scale) {
+  v1::Scenario s;
+  s.mutable_testbed()->set_ranks_per_host(2);
+  v1::Incast& incast = *s.mutable_workload()->mutable_incast();
+  incast.set_senders(senders);
+  incast.set_bytes(1 << 20);
+  incast.set_count(2);
+  s.mutable_workload()->set_bytes_scale(bytes_scale);
+  return s;
+}
+
+TEST_F(WorkloadTest, WritesAnIncastAsSendsAndGroupedReceives) {
+  auto trace = prepare_workload(incast_scenario(3, 0.5), 8, dir_);
+  ASSERT_TRUE(trace.ok()) << trace.status().to_string();
+  auto reader = traces::TraceReader::open(*trace);
+  ASSERT_TRUE(reader.ok()) << reader.status().to_string();
+  EXPECT_EQ((*reader)->header().world_size(), 8u);
+  EXPECT_EQ((*reader)->header().metadata().at("workload"),
+            "2 x incast of 3 senders (2,3,4) to rank 0, 1048576 bytes each");
+  uint64_t sends = 0, receives = 0, bytes_sent = 0;
+  v1::Op op;
+  for (;;) {
+    auto more = (*reader)->next(op);
+    ASSERT_TRUE(more.ok());
+    if (!*more) break;
+    if (op.kind() == v1::OP_KIND_SEND) {
+      ++sends;
+      bytes_sent += op.bytes();
+      EXPECT_EQ(op.root(), 0);
+    } else {
+      EXPECT_EQ(op.kind(), v1::OP_KIND_RECV);
+      EXPECT_EQ(op.rank(), 0u);
+      EXPECT_NE(op.group(), 0u);
+      ++receives;
+    }
+  }
+  EXPECT_EQ(sends, 3u * 2);
+  EXPECT_EQ(receives, 3u * 2);
+  EXPECT_EQ(bytes_sent, 3u * 2 * (1 << 19)) << "scaled by bytes_scale";
+}
+
+TEST_F(WorkloadTest, RefusesAnIncastWithMoreSendersThanTheJobHasRanks) {
+  auto trace = prepare_workload(incast_scenario(8, 1), 8, dir_);
+  ASSERT_FALSE(trace.ok());
+  EXPECT_EQ(trace.status().message(),
+            "workload.incast.senders: 8 senders and a receiver need 9 ranks, but the job has 8");
+}
+
 }  // namespace
 }  // namespace collide::orchestrator

@@ -8,6 +8,7 @@
 
 #include "common/yaml_proto.h"
 #include "orchestrator/scenario/expectations_check.h"
+#include "orchestrator/scenario/incast_workload.h"
 #include "orchestrator/scenario/synth_workload.h"
 #include "orchestrator/testbed/link_names.h"
 #include "orchestrator/testbed/testbed_plan.h"
@@ -114,6 +115,9 @@ Status check_trace(const std::string& path, uint32_t world, const Checker& c) {
 
 Status check_workload_source(const v1::Workload& w, uint32_t world, const Checker& c) {
   if (w.has_synth() || !w.synth_model().empty()) return check_synth(w, world, c);
+  if (w.has_incast()) {
+    if (auto problem = incast_problem(w.incast(), world)) return c.error(problem->field, problem->what);
+  }
   if (!w.trace().empty()) return check_trace(w.trace(), world, c);
   return {};
 }
@@ -173,9 +177,10 @@ Status check(const v1::Scenario& s, const Checker& c) {
     return c.error("testbed.port", fmt::format("'{}' is not af_xdp or af_packet", t.port()));
   }
   const v1::Workload& w = s.workload();
-  const int sources = !w.trace().empty() + (w.has_synth() || !w.synth_model().empty()) + w.has_collectives();
+  const int sources = !w.trace().empty() + (w.has_synth() || !w.synth_model().empty()) + w.has_collectives() +
+                      w.has_incast();
   if (sources != 1) {
-    return c.error("workload", "give exactly one of trace, synth (or synth_model) or collectives");
+    return c.error("workload", "give exactly one of trace, synth (or synth_model) or collectives (or incast)");
   }
   if (w.has_collectives() && (w.collectives().kind() == v1::OP_KIND_UNSPECIFIED ||
                               w.collectives().bytes() == 0)) {

@@ -309,3 +309,40 @@ runs:
 
 }  // namespace
 }  // namespace collide::orchestrator
+
+namespace collide::orchestrator {
+namespace {
+
+TEST_F(ScenarioTest, IncastAndTheOutOfOrderModeLoadAndTooFewRanksAreRefusedAtTheirLine) {
+  std::string yaml = R"(name: incast
+testbed:
+  virtual: {hosts: 4, leaves: 2, spines: 2}
+  ranks_per_host: 2
+workload:
+  incast:
+    senders: 7
+    bytes: 1MiB
+transport:
+  recovery: out-of-order
+  reorder_window_ns: 50us
+runs:
+  baseline: true
+)";
+  const std::string path = write(yaml);
+  auto s = load_scenario(path);
+  ASSERT_TRUE(s.ok()) << s.status().to_string();
+  EXPECT_EQ(s->workload().incast().senders(), 7u);
+  EXPECT_EQ(s->workload().incast().bytes(), 1u << 20);
+  EXPECT_EQ(s->transport().recovery(), v1::TransportSettings::RECOVERY_OUT_OF_ORDER);
+  EXPECT_EQ(s->transport().reorder_window_ns(), 50'000u);
+
+  auto refused = load_scenario(write(yaml.replace(yaml.find("senders: 7"), 10, "senders: 8")));
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find(
+                ":7: workload.incast.senders: 8 senders and a receiver need 9 ranks, but the job has 8"),
+            std::string::npos)
+      << refused.status().message();
+}
+
+}  // namespace
+}  // namespace collide::orchestrator

@@ -266,7 +266,8 @@ void Engine::handle_frame(const backend::Frame& frame, Nanos now) {
   }
   const uint64_t reference = c.requester.acked_psn();
   p.psn = transport::unwrap_psn(static_cast<uint32_t>(p.psn), reference);
-  if (p.sack_psn != 0) {
+  // A selective ACK's bitmap always starts somewhere (its low 24 bits may well be 0).
+  if (p.sack_psn != 0 || p.type == PacketType::kSack) {
     p.sack_psn = transport::unwrap_psn(static_cast<uint32_t>(p.sack_psn), reference);
   }
   c.requester.on_response(p, now);

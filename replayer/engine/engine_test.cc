@@ -1,5 +1,6 @@
 #include "replayer/engine/engine.h"
 
+#include <algorithm>
 #include <chrono>
 #include <ctime>
 #include <deque>
@@ -31,6 +32,9 @@ struct FakeWire {
   bool mark_ce = false;  // ECN CE on every ECN-capable frame, as a congested switch would
   std::mt19937_64 rng{1};
   std::set<uint64_t> drop;  // frame numbers (both directions, in submit order)
+  // Reordering without loss: every late_every-th frame arrives late_ns later than the others.
+  uint64_t late_every = 0;
+  Nanos late_ns = 0;
   uint64_t submitted = 0;
   uint64_t dropped = 0;
   // Frames each side submitted at one instant, and the most ever: the bursts a pacer allowed.
@@ -71,11 +75,16 @@ class FakePort : public backend::PacketPort {
         f.data[24] = f.data[25] = 0;
         bytes::store_be16(f.data + 24, wire::ipv4_header_checksum({f.data + 14, 20}));
       }
+      const bool late = wire_.late_every != 0 && number % wire_.late_every == 0;
+      const Nanos arrival = wire_.now + wire_.delay + (late ? wire_.late_ns : 0);
       if (lost) {
         ++wire_.dropped;
       } else {
-        wire_.queue[1 - side_].push_back(
-            {wire_.now + wire_.delay, std::vector<uint8_t>(f.data, f.data + f.len)});
+        // In arrival order: frames sent later but not held back overtake a late one.
+        auto& q = wire_.queue[1 - side_];
+        auto at = std::upper_bound(q.begin(), q.end(), arrival,
+                                   [](Nanos t, const auto& e) { return t < e.first; });
+        q.insert(at, {arrival, std::vector<uint8_t>(f.data, f.data + f.len)});
       }
       free(f);
     }
@@ -480,11 +489,47 @@ TEST(EngineHooksTest, SendDelayShiftsCompletionByTheDelay) {
 
 INSTANTIATE_TEST_SUITE_P(Recoveries, EngineTest,
                          ::testing::Values(transport::Recovery::kGoBackN,
-                                           transport::Recovery::kSelectiveRepeat),
+                                           transport::Recovery::kSelectiveRepeat,
+                                           transport::Recovery::kOutOfOrder),
                          [](const auto& info) {
-                           return info.param == transport::Recovery::kGoBackN ? "GoBackN"
-                                                                              : "SelectiveRepeat";
+                           switch (info.param) {
+                             case transport::Recovery::kGoBackN: return "GoBackN";
+                             case transport::Recovery::kSelectiveRepeat: return "SelectiveRepeat";
+                             case transport::Recovery::kOutOfOrder: return "OutOfOrder";
+                           }
+                           return "Unknown";
                          });
+
+// Selective ACKs cross the wire as frames (PSNs cut to 24 bits and unwrapped again): with every
+// 7th frame overtaken, the out-of-order mode keeps and acknowledges what arrives past a hole and
+// resends nothing, where go-back-N takes each overtaken frame for a loss.
+TEST(EngineReorderingTest, OutOfOrderModeResendsNothingWhenFramesAreOnlyReordered) {
+  const uint64_t bytes = 4 << 20;
+  const uint64_t crossing = 2 * (2 * 3 * (bytes / 4));
+  auto sprayed_run = [&](transport::Recovery recovery) {
+    FakeWire sprayed;
+    sprayed.late_every = 7;
+    sprayed.late_ns = 3'000;
+    // Paced, so that a late frame is overtaken by a few frames, not by a whole window at once.
+    return run_two_hosts(sprayed, {all_reduce(bytes)}, recovery, 10'000'000'000ull, false,
+                         [](EngineConfig& c) {
+                           c.pace_gbps = 10;
+                           c.pace_burst = 1;
+                         });
+  };
+  const auto ooo = sprayed_run(transport::Recovery::kOutOfOrder);
+  ASSERT_TRUE(ooo.failure.empty()) << ooo.failure;
+  EXPECT_GT(ooo.a.responders.out_of_order + ooo.b.responders.out_of_order, 100u);
+  EXPECT_EQ(ooo.a.requesters.retransmitted_packets + ooo.b.requesters.retransmitted_packets, 0u);
+  EXPECT_EQ(ooo.a.requesters.naks + ooo.b.requesters.naks, 0u);
+  EXPECT_EQ(ooo.a.responders.bytes_received + ooo.b.responders.bytes_received, crossing);
+  EXPECT_EQ(ooo.a.pattern_errors + ooo.b.pattern_errors, 0u);
+
+  const auto gbn = sprayed_run(transport::Recovery::kGoBackN);
+  ASSERT_TRUE(gbn.failure.empty()) << gbn.failure;
+  EXPECT_GT(gbn.a.requesters.retransmitted_packets + gbn.b.requesters.retransmitted_packets, 100u);
+  EXPECT_EQ(gbn.a.responders.bytes_received + gbn.b.responders.bytes_received, crossing);
+}
 
 // A frame finds its connection by the slot its QP number decodes to: a frame for a QP number the
 // engine never gives (here one without the top bit, and one whose channel the job does not have)

@@ -20,6 +20,7 @@ constexpr uint8_t kAckSyndrome = 0x1f;  // ACK with "invalid credit count": no c
 constexpr uint8_t kNakSequenceError = 0x60;
 constexpr size_t kCnpPadding = 16;
 constexpr size_t kSackBytes = 4;
+constexpr size_t kSelectiveAckBytes = 12;  // the bitmap's first PSN (32 bits) and the bitmap
 
 wire::RoceHeaders headers_for(const Packet& p, const FrameAddress& a) {
   wire::RoceHeaders h;
@@ -41,8 +42,9 @@ wire::RoceHeaders headers_for(const Packet& p, const FrameAddress& a) {
       break;
     case PacketType::kAck:
     case PacketType::kNak:
+    case PacketType::kSack:
       h.bth.opcode = wire::Opcode::kAcknowledge;
-      h.aeth = wire::Aeth{p.type == PacketType::kAck ? kAckSyndrome : kNakSequenceError, 0};
+      h.aeth = wire::Aeth{p.type == PacketType::kNak ? kNakSequenceError : kAckSyndrome, 0};
       break;
     case PacketType::kCnp:
       h.bth.opcode = wire::Opcode::kCnp;
@@ -117,6 +119,7 @@ Result<size_t> encode_frame(std::span<uint8_t> out, const Packet& p, const Frame
     case PacketType::kData: payload_len = p.payload_bytes; break;
     case PacketType::kNak: payload_len = p.sack_psn != 0 ? kSackBytes : 0; break;
     case PacketType::kCnp: payload_len = kCnpPadding; break;
+    case PacketType::kSack: payload_len = kSelectiveAckBytes; break;
     case PacketType::kAck: break;
   }
   if (wire::roce_frame_size(h, payload_len) > out.size()) {
@@ -141,6 +144,11 @@ Result<size_t> encode_frame(std::span<uint8_t> out, const Packet& p, const Frame
     case PacketType::kCnp:
       std::memset(payload.data(), 0, payload.size());
       payload_crc = wire::crc32_of_zeros(payload.size());
+      break;
+    case PacketType::kSack:
+      bytes::store_be32(payload.data(), static_cast<uint32_t>(p.sack_psn & wire::kMaxPsn));
+      bytes::store_be64(payload.data() + 4, p.sack_bitmap);
+      payload_crc = wire::crc32_of(payload);
       break;
     case PacketType::kAck:
       break;
@@ -263,7 +271,11 @@ Result<DecodedFrame> decode_frame(std::span<const uint8_t> frame, bool verify_pa
     case wire::Opcode::kAcknowledge: {
       d.icrc_ok = parsed->icrc_on_wire == wire::icrc_of(frame, *parsed);
       const uint8_t syndrome = h.aeth ? h.aeth->syndrome : 0xff;
-      if (syndrome <= 0x1f) {
+      if (syndrome <= 0x1f && parsed->payload.size() >= kSelectiveAckBytes) {
+        p.type = PacketType::kSack;
+        p.sack_psn = bytes::load_be32(parsed->payload.data()) & wire::kMaxPsn;
+        p.sack_bitmap = bytes::load_be64(parsed->payload.data() + 4);
+      } else if (syndrome <= 0x1f) {
         p.type = PacketType::kAck;
       } else if (syndrome == kNakSequenceError) {
         p.type = PacketType::kNak;

@@ -15,7 +15,11 @@
 // Data packets are RDMA WRITEs; FIRST/ONLY carry a RETH whose virtual address is the message's
 // tag and whose DMA length is the message size. ACKs and NAKs are ACKNOWLEDGE packets with an
 // AETH (syndrome 0x00 ACK, 0x60 PSN sequence error NAK); selective repeat NAKs append four bytes
-// holding the out-of-order PSN that revealed the gap (IRN's extension, not in RoCEv2). CNPs are
+// holding the out-of-order PSN that revealed the gap (IRN's extension, not in RoCEv2). Selective
+// ACKs of the out-of-order mode are ACKs (syndrome 0x00) whose BTH PSN is the first missing one,
+// not the last received, followed by twelve bytes: the first PSN of a 64-bit bitmap (32 bits,
+// PSN in the low 24) and the bitmap, bit i for that PSN + i; this is not RoCEv2 either, but the
+// shape of the SACKs of NICs with out-of-order placement and of UEC's RUD. CNPs are
 // opcode 0x81 with BECN set and 16 zero bytes. Data frames are sent ECN-capable (ECT(0)); a
 // switch or injector turns that into CE.
 namespace collide::replayer::transport {

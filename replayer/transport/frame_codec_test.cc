@@ -82,6 +82,12 @@ TEST(FrameCodecTest, PatternCatchesMisplacedPayload) {
   EXPECT_FALSE(d->pattern_ok);
 }
 
+size_t round_trip_size(const Packet& p) {
+  std::array<uint8_t, 9200> buf{};
+  auto len = encode_frame(buf, p, address(), false);
+  return len.ok() ? *len : 0;
+}
+
 TEST(FrameCodecTest, AcksNaksAndCnps) {
   Packet ack;
   ack.type = PacketType::kAck;
@@ -103,6 +109,27 @@ TEST(FrameCodecTest, AcksNaksAndCnps) {
   const DecodedFrame c = round_trip(cnp);
   EXPECT_EQ(c.packet.type, PacketType::kCnp);
   EXPECT_EQ(c.packet.qpn, 77u);
+}
+
+TEST(FrameCodecTest, SelectiveAcksCarryTheFirstMissingPsnAndABitmap) {
+  Packet sack;
+  sack.type = PacketType::kSack;
+  sack.qpn = 9;
+  sack.psn = (1u << 24) + 40;  // the wire keeps 24 bits of each PSN
+  sack.sack_psn = (1u << 24) + 42;
+  sack.sack_bitmap = 0x8000'0000'0000'0005ull;
+  const DecodedFrame d = round_trip(sack);
+  EXPECT_EQ(d.packet.type, PacketType::kSack);
+  EXPECT_EQ(d.packet.psn, 40u);
+  EXPECT_EQ(d.packet.sack_psn, 42u);
+  EXPECT_EQ(d.packet.sack_bitmap, 0x8000'0000'0000'0005ull);
+  EXPECT_EQ(sack.wire_bytes(), round_trip_size(sack));
+
+  // A plain ACK stays a plain ACK: the bitmap travels only in selective ACKs.
+  Packet ack = sack;
+  ack.type = PacketType::kAck;
+  EXPECT_EQ(round_trip(ack).packet.type, PacketType::kAck);
+  EXPECT_EQ(round_trip(ack).packet.sack_bitmap, 0u);
 }
 
 TEST(FrameCodecTest, PatternDiffersPerPacketAndPosition) {
@@ -147,7 +174,7 @@ TEST(FrameCodecTest, FastEncodingValidatesWithTheReferenceIcrc) {
   std::vector<uint8_t> buf(9200);
   for (int i = 0; i < 3000; ++i) {
     Packet p;
-    p.type = static_cast<PacketType>(rng() % 4);
+    p.type = static_cast<PacketType>(rng() % 5);
     p.qpn = static_cast<uint32_t>(rng()) & 0xffffff;
     p.psn = rng() & 0xffffffffff;
     p.opcode = opcodes[rng() % 4];
@@ -157,6 +184,7 @@ TEST(FrameCodecTest, FastEncodingValidatesWithTheReferenceIcrc) {
     p.ack_request = rng() & 1;
     p.ecn_ce = rng() & 1;
     p.sack_psn = rng() & 1 ? rng() & 0xffffff : 0;
+    p.sack_bitmap = rng();
     const bool pattern = rng() & 1;
     std::fill(buf.begin(), buf.end(), static_cast<uint8_t>(rng()));
     auto len = encode_frame(buf, p, address(), pattern);
@@ -188,7 +216,7 @@ TEST(FrameCodecTest, ReceiverIcrcCheckAgreesWithTheReference) {
   std::vector<uint8_t> buf(9200);
   for (int i = 0; i < 4000; ++i) {
     Packet p;
-    p.type = rng() % 5 == 0 ? static_cast<PacketType>(rng() % 4) : PacketType::kData;
+    p.type = rng() % 5 == 0 ? static_cast<PacketType>(rng() % 5) : PacketType::kData;
     p.qpn = static_cast<uint32_t>(rng()) & 0xffffff;
     p.psn = rng() & 0xffffffffff;
     const wire::Opcode opcodes[] = {wire::Opcode::kWriteFirst, wire::Opcode::kWriteMiddle,
@@ -197,6 +225,7 @@ TEST(FrameCodecTest, ReceiverIcrcCheckAgreesWithTheReference) {
     p.payload_bytes = static_cast<uint32_t>(rng() % 3 == 0 ? rng() % 16 : rng() % 4200);
     p.message_bytes = rng() & 0xffffffff;
     p.sack_psn = rng() % 2 == 0 ? rng() & 0xffffff : 0;
+    p.sack_bitmap = rng();
     const bool sent_pattern = rng() % 2 == 0;
     auto len = encode_frame(buf, p, address(), sent_pattern);
     ASSERT_TRUE(len.ok());

@@ -4,7 +4,8 @@
 
 namespace collide::replayer::transport {
 
-InMemoryLink::InMemoryLink(LinkConfig config) : config_(std::move(config)), rng_(config_.seed) {}
+InMemoryLink::InMemoryLink(LinkConfig config)
+    : config_(std::move(config)), rng_(config_.seed), reorder_rng_(~config_.seed) {}
 
 bool InMemoryLink::send(const Packet& p, Nanos now) {
   const Nanos start = std::max(now, busy_until_);
@@ -18,20 +19,25 @@ bool InMemoryLink::send(const Packet& p, Nanos now) {
     ++dropped_;
     return false;
   }
-  in_flight_.push_back({busy_until_ + config_.delay_ns, p});
+  Nanos late = 0;
+  if (config_.reorder > 0 && uniform_(reorder_rng_) < config_.reorder) {
+    std::uniform_int_distribution<uint32_t> slots(1, std::max<uint32_t>(1, config_.reorder_max_packets));
+    late = slots(reorder_rng_) * serialization;
+  }
+  in_flight_.emplace(std::make_pair(busy_until_ + config_.delay_ns + late, number), p);
   return true;
 }
 
 std::optional<Nanos> InMemoryLink::next_arrival() const {
   if (in_flight_.empty()) return std::nullopt;
-  return in_flight_.front().arrival;
+  return in_flight_.begin()->first.first;
 }
 
 std::vector<Packet> InMemoryLink::arrivals_until(Nanos now) {
   std::vector<Packet> out;
-  while (!in_flight_.empty() && in_flight_.front().arrival <= now) {
-    out.push_back(in_flight_.front().packet);
-    in_flight_.pop_front();
+  while (!in_flight_.empty() && in_flight_.begin()->first.first <= now) {
+    out.push_back(in_flight_.begin()->second);
+    in_flight_.erase(in_flight_.begin());
   }
   return out;
 }

@@ -1,10 +1,11 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
+#include <map>
 #include <optional>
 #include <random>
 #include <set>
+#include <utility>
 #include <vector>
 
 #include "replayer/transport/packet.h"
@@ -21,10 +22,17 @@ struct LinkConfig {
   // A blackhole: everything offered in [start, end) is lost (a link flap's data-plane half).
   Nanos blackhole_start_ns = 0;
   Nanos blackhole_end_ns = 0;
+  // Reordering without loss, as per-packet spraying over paths of unequal delay: this share of
+  // packets takes a slower path, late by 1 to reorder_max_packets of its own serialization times,
+  // so at most that many packets overtake it. Drawn from its own seeded stream (the loss draws
+  // stay as they were).
+  double reorder = 0.0;
+  uint32_t reorder_max_packets = 8;
 };
 
 // A one-way link on a virtual clock for deterministic transport tests: packets are serialized at
-// the link rate, arrive after the delay, in order, and are lost by a seeded model.
+// the link rate, arrive after the delay, in order unless a seeded share is held back, and are
+// lost by a seeded model.
 class InMemoryLink {
  public:
   explicit InMemoryLink(LinkConfig config);
@@ -40,14 +48,12 @@ class InMemoryLink {
   uint64_t dropped() const { return dropped_; }
 
  private:
-  struct InFlight {
-    Nanos arrival;
-    Packet packet;
-  };
   LinkConfig config_;
   std::mt19937_64 rng_;
+  std::mt19937_64 reorder_rng_;
   std::uniform_real_distribution<double> uniform_{0.0, 1.0};
-  std::deque<InFlight> in_flight_;
+  // By arrival time, then by when sent (packets arriving together keep their order).
+  std::map<std::pair<Nanos, uint64_t>, Packet> in_flight_;
   Nanos busy_until_ = 0;
   uint64_t offered_ = 0;
   uint64_t dropped_ = 0;

@@ -12,6 +12,7 @@ uint32_t Packet::wire_bytes() const {
     case PacketType::kAck: return kBase + wire::kAethSize;
     case PacketType::kNak: return kBase + wire::kAethSize + 4;
     case PacketType::kCnp: return kBase + 16;
+    case PacketType::kSack: return kBase + wire::kAethSize + 12;
   }
   return kBase;
 }

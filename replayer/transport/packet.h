@@ -16,6 +16,9 @@ enum class PacketType : uint8_t {
   kAck,   // AETH ACK: every PSN before `psn` + 1 arrived
   kNak,   // AETH NAK (PSN sequence error): `psn` is the first missing one
   kCnp,   // congestion notification (the receiver saw ECN CE)
+  // Selective ACK (out-of-order mode): every PSN before `psn` arrived (it is the first missing,
+  // as in a NAK), and bit i of `sack_bitmap` says that `sack_psn` + i arrived too.
+  kSack,
 };
 
 struct Packet {
@@ -33,8 +36,10 @@ struct Packet {
   bool ecn_ce = false;          // marked by the network
   bool retransmission = false;  // sender's bookkeeping, not on the wire
   // Selective repeat NAKs also name the out-of-order PSN that revealed the gap, so the sender
-  // can tell which packets did arrive (carried after the AETH; go-back-N leaves it 0).
+  // can tell which packets did arrive (carried after the AETH; go-back-N leaves it 0). In a
+  // selective ACK it is the first PSN the bitmap describes (never 0: it lies beyond a hole).
   uint64_t sack_psn = 0;
+  uint64_t sack_bitmap = 0;
 
   bool is_last_of_message() const {
     return opcode == wire::Opcode::kWriteLast || opcode == wire::Opcode::kWriteOnly ||

@@ -20,17 +20,25 @@ Status validate(const QpConfig& c) {
   }
   if (c.retry_count > 7) return invalid_argument(fmt::format("retry count {} not in 0..7", c.retry_count));
   if (!(c.timeout_scale > 0)) return invalid_argument("timeout scale must be positive");
+  if (c.reorder_packets == 0) return invalid_argument("reorder_packets must be at least 1");
   return {};
 }
 
 const char* recovery_name(Recovery recovery) {
-  return recovery == Recovery::kGoBackN ? "go-back-n" : "selective-repeat";
+  switch (recovery) {
+    case Recovery::kGoBackN: return "go-back-n";
+    case Recovery::kSelectiveRepeat: return "selective-repeat";
+    case Recovery::kOutOfOrder: return "out-of-order";
+  }
+  return "?";
 }
 
 Result<Recovery> parse_recovery(const std::string& name) {
   if (name == "go-back-n" || name == "gbn") return Recovery::kGoBackN;
   if (name == "selective-repeat" || name == "sr" || name == "irn") return Recovery::kSelectiveRepeat;
-  return invalid_argument(fmt::format("unknown loss recovery '{}' (go-back-n, selective-repeat)", name));
+  if (name == "out-of-order" || name == "ooo") return Recovery::kOutOfOrder;
+  return invalid_argument(
+      fmt::format("unknown loss recovery '{}' (go-back-n, selective-repeat, out-of-order)", name));
 }
 
 }  // namespace collide::replayer::transport

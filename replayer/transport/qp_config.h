@@ -11,6 +11,10 @@ namespace collide::replayer::transport {
 enum class Recovery {
   kGoBackN,          // what RoCE NICs do: a gap makes the sender resend everything from it
   kSelectiveRepeat,  // IRN-like: the receiver keeps out-of-order packets, the sender resends holes
+  // Out-of-order placement (NICs with adaptive routing, UEC's RUD): the receiver keeps
+  // out-of-order packets and acknowledges selectively, never NAKs; the sender resends a hole only
+  // on evidence of loss. Reordering alone (per-packet spraying) then costs nothing.
+  kOutOfOrder,
 };
 
 struct QpConfig {
@@ -27,6 +31,13 @@ struct QpConfig {
   // Selective repeat: resend a hole at most once per this many ns, or per 1.5 measured RTTs if
   // that is longer (NAKs caused by packets already in flight must not resend it again).
   Nanos sack_retransmit_guard_ns = 20'000;
+  // Out-of-order mode: when a hole is taken for lost rather than overtaken. A packet sent after
+  // it being SACKed proves only that it was overtaken, since spraying over paths of different
+  // delays reorders without losing; the hole is lost once such evidence is older than the
+  // reorder window (RACK's reo_wnd: this, or a quarter of the measured RTT if longer), or once
+  // reorder_packets later packets are SACKed (TCP's DupThresh, sized for spraying's displacement).
+  Nanos reorder_window_ns = 20'000;
+  uint32_t reorder_packets = 64;
 
   Nanos timeout_ns() const;
 };

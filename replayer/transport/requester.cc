@@ -218,6 +218,10 @@ void Requester::on_response(const Packet& r, Nanos now) {
       }
       inferred_through_ = std::max(inferred_through_, r.sack_psn);
       break;
+    case PacketType::kSack:
+      ++counters_.acks;
+      on_selective_ack(r, now);
+      break;
     case PacketType::kCnp:
       ++counters_.cnps;
       break;
@@ -226,11 +230,78 @@ void Requester::on_response(const Packet& r, Nanos now) {
   }
 }
 
+void Requester::on_selective_ack(const Packet& r, Nanos now) {
+  // A SACK's PSN is the first missing one: everything before it arrived.
+  acknowledge_through(r.psn, now);
+  overtaken_.erase(overtaken_.begin(), overtaken_.lower_bound(acked_psn_));
+  uint64_t newest = 0;
+  for (uint64_t bits = r.sack_bitmap; bits != 0; bits &= bits - 1) {
+    const uint64_t psn = r.sack_psn + static_cast<uint64_t>(__builtin_ctzll(bits));
+    if (psn < acked_psn_ || psn >= highest_sent_) continue;
+    sacked_.insert(psn);
+    overtaken_.erase(psn);
+    newest = std::max(newest, psn);
+  }
+  if (newest == 0) return;
+  // Every packet sent before the newest SACKed one and not reported is a hole; whether it is
+  // lost or only overtaken is decided later, by the reorder window or the packet count.
+  for (uint64_t psn = std::max(inferred_through_, acked_psn_); psn < newest; ++psn) {
+    if (!sacked_.count(psn) && !last_resent_.count(psn)) overtaken_.emplace(psn, now);
+  }
+  inferred_through_ = std::max(inferred_through_, newest + 1);
+  // A hole resent more than a guard ago and still missing while later packets keep arriving:
+  // the resend was lost too. The resent holes are looked over once per guard at most (they may
+  // be thousands after an outage, and a SACK comes with nearly every packet).
+  if (now >= rearm_at_) {
+    const Nanos guard = resend_guard();
+    rearm_at_ = UINT64_MAX;
+    for (auto& [psn, at] : last_resent_) {
+      if (psn < newest && !sacked_.count(psn) && now >= at + guard) queue_resend(psn, now);
+      rearm_at_ = std::min(rearm_at_, at + guard);
+    }
+  }
+  resend_lost_holes(now);
+}
+
+void Requester::resend_lost_holes(Nanos now) {
+  // Packets SACKed below the hole being looked at, counted as the walk goes up: SACKed packets
+  // above it are the rest.
+  auto below = sacked_.begin();
+  size_t sacked_below = 0;
+  for (auto it = overtaken_.begin(); it != overtaken_.end();) {
+    const uint64_t psn = it->first;
+    if (psn < acked_psn_ || sacked_.count(psn)) {
+      it = overtaken_.erase(it);
+      continue;
+    }
+    while (below != sacked_.end() && *below < psn) {
+      ++below;
+      ++sacked_below;
+    }
+    const bool window_passed = now >= it->second + reorder_window();
+    const bool enough_later = sacked_.size() - sacked_below >= config_.reorder_packets;
+    // Later holes were overtaken no earlier and by no more packets: none of them is due either.
+    if (!window_passed && !enough_later) break;
+    queue_resend(psn, now);
+    it = overtaken_.erase(it);
+  }
+}
+
+Nanos Requester::reorder_window() const {
+  return std::max(config_.reorder_window_ns, static_cast<Nanos>(smoothed_rtt_ns_ / 4));
+}
+
+std::optional<Nanos> Requester::reorder_deadline() const {
+  if (overtaken_.empty()) return std::nullopt;
+  return overtaken_.begin()->second + reorder_window();
+}
+
 void Requester::queue_resend(uint64_t psn, Nanos now) {
   if (psn < acked_psn_ || psn >= highest_sent_ || sacked_.count(psn)) return;
   auto it = last_resent_.find(psn);
   if (it != last_resent_.end() && now < it->second + resend_guard()) return;
   last_resent_[psn] = now;
+  rearm_at_ = std::min(rearm_at_, now + resend_guard());
   resend_.push_back(psn);
 }
 
@@ -239,7 +310,7 @@ Nanos Requester::resend_guard() const {
 }
 
 std::optional<Nanos> Requester::hole_deadline() const {
-  if (config_.recovery != Recovery::kSelectiveRepeat || acked_psn_ >= highest_sent_) {
+  if (config_.recovery == Recovery::kGoBackN || acked_psn_ >= highest_sent_) {
     return std::nullopt;
   }
   auto it = last_resent_.find(acked_psn_);
@@ -255,14 +326,20 @@ std::optional<Nanos> Requester::hole_deadline() const {
 
 std::optional<Nanos> Requester::timer_deadline() const {
   if (failed() || acked_psn_ >= highest_sent_) return std::nullopt;
-  const Nanos timeout = last_progress_ + config_.timeout_ns();
-  const auto hole = hole_deadline();
-  return hole ? std::min(*hole, timeout) : timeout;
+  Nanos deadline = last_progress_ + config_.timeout_ns();
+  if (const auto hole = hole_deadline()) deadline = std::min(deadline, *hole);
+  if (const auto reorder = reorder_deadline()) deadline = std::min(deadline, *reorder);
+  return deadline;
 }
 
 void Requester::on_timer(Nanos now) {
   auto deadline = timer_deadline();
   if (!deadline || now < *deadline) return;
+  if (auto reorder = reorder_deadline(); reorder && now >= *reorder &&
+                                         now < last_progress_ + config_.timeout_ns()) {
+    resend_lost_holes(now);
+    return;
+  }
   if (auto hole = hole_deadline(); hole && now >= *hole &&
                                    now < last_progress_ + config_.timeout_ns()) {
     last_resent_.erase(acked_psn_);

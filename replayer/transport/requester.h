@@ -45,7 +45,8 @@ struct MessageCompletion {
 
 // The sending half of a reliable connected queue pair: cuts posted RDMA WRITE messages into MTU
 // packets with consecutive PSNs, asks for ACKs every few packets, and recovers from loss by
-// go-back-N or selective repeat, with NCCL's timeout and retry semantics. Pure: the caller passes
+// go-back-N, selective repeat or, tolerating reordering, from selective ACKs, with NCCL's timeout
+// and retry semantics. Pure: the caller passes
 // the time and moves packets.
 class Requester {
  public:
@@ -106,9 +107,16 @@ class Requester {
   // Selective repeat: queue `psn` for resending unless it was resent less than a guard ago.
   void queue_resend(uint64_t psn, Nanos now);
   Nanos resend_guard() const;
-  // Selective repeat: when the oldest hole, already resent, is due to be resent again because
-  // nothing more arrived to NAK it (IRN's short timer; it does not use up NCCL's retries).
+  // Selective repeat and out-of-order: when the oldest hole, already resent, is due to be resent
+  // again because nothing more arrived to report it (IRN's short timer; it does not use up
+  // NCCL's retries).
   std::optional<Nanos> hole_deadline() const;
+  // Out-of-order mode: a selective ACK's news, and the holes it shows lost.
+  void on_selective_ack(const Packet& sack, Nanos now);
+  void resend_lost_holes(Nanos now);
+  Nanos reorder_window() const;
+  // When the oldest hole overtaken by a SACKed packet is due to be taken for lost.
+  std::optional<Nanos> reorder_deadline() const;
 
   uint32_t remote_qpn_;
   QpConfig config_;
@@ -124,6 +132,10 @@ class Requester {
   std::deque<uint64_t> resend_;
   std::map<uint64_t, Nanos> last_resent_;
   uint64_t inferred_through_ = 0;
+  // Out-of-order mode: holes a later packet has overtaken (it was SACKed), with when that was
+  // first learnt; PSN order is also time order. A hole leaves when it arrives or is resent.
+  std::map<uint64_t, Nanos> overtaken_;
+  Nanos rearm_at_ = 0;  // when a resent hole may next be due for resending again
   // Round-trip time, sampled from one probe packet at a time (as TCP times one segment).
   std::optional<uint64_t> probe_psn_;
   Nanos probe_sent_at_ = 0;

@@ -1,5 +1,7 @@
 #include "replayer/transport/responder.h"
 
+#include <algorithm>
+
 namespace collide::replayer::transport {
 
 Responder::Responder(uint32_t remote_qpn, QpConfig config, Nanos cnp_interval_ns)
@@ -48,8 +50,23 @@ std::vector<Packet> Responder::on_packet(const Packet& p, Nanos now) {
     out.push_back(response(PacketType::kAck, expected_psn_ - 1));
     return out;
   }
+  if (config_.recovery == Recovery::kOutOfOrder && held_.count(p.psn)) {
+    // Kept already (a resend crossed the original): acknowledge again, as below the window.
+    ++counters_.duplicates;
+    out.push_back(held_response());
+    return out;
+  }
   if (p.psn > expected_psn_) {
     ++counters_.out_of_order;
+    if (config_.recovery == Recovery::kOutOfOrder) {
+      // Placed by PSN and acknowledged selectively; a gap is no sign of loss here (spraying
+      // reorders), so the sender, not the receiver, decides when a hole is lost.
+      if (held_.size() < config_.max_outstanding) held_.emplace(p.psn, p);
+      // The bitmap ends at the packet that just arrived, so that over successive SACKs the
+      // sender hears of every packet kept, however far beyond the hole.
+      out.push_back(selective_ack(std::max(expected_psn_ + 1, p.psn >= 63 ? p.psn - 63 : 0)));
+      return out;
+    }
     if (config_.recovery == Recovery::kGoBackN) {
       if (!nak_sent_for_gap_) {
         nak_sent_for_gap_ = true;
@@ -76,11 +93,27 @@ std::vector<Packet> Responder::on_packet(const Packet& p, Nanos now) {
     accept(it->second, now);
     held_.erase(it);
   }
-  if (ack || !held_.empty()) {
-    ++counters_.acks_sent;
-    out.push_back(response(PacketType::kAck, expected_psn_ - 1));
-  }
+  if (ack || !held_.empty()) out.push_back(held_response());
   return out;
+}
+
+Packet Responder::held_response() {
+  if (config_.recovery == Recovery::kOutOfOrder && !held_.empty()) {
+    return selective_ack(held_.begin()->first);  // the bitmap starts at the first packet kept
+  }
+  ++counters_.acks_sent;
+  return response(PacketType::kAck, expected_psn_ - 1);
+}
+
+Packet Responder::selective_ack(uint64_t first) {
+  Packet r = response(PacketType::kSack, expected_psn_);
+  r.sack_psn = first;
+  for (auto it = held_.lower_bound(r.sack_psn); it != held_.end() && it->first < r.sack_psn + 64;
+       ++it) {
+    r.sack_bitmap |= uint64_t{1} << (it->first - r.sack_psn);
+  }
+  ++counters_.acks_sent;
+  return r;
 }
 
 std::vector<MessageDelivery> Responder::take_deliveries() {

@@ -14,8 +14,8 @@ namespace collide::replayer::transport {
 struct ResponderCounters {
   uint64_t packets_received = 0;
   uint64_t bytes_received = 0;    // payload of packets accepted (each byte once)
-  uint64_t duplicates = 0;        // packets below the expected PSN (already had them)
-  uint64_t out_of_order = 0;      // beyond the expected PSN: dropped (go-back-N) or kept (SR)
+  uint64_t duplicates = 0;        // packets it already had (below the expected PSN, or kept)
+  uint64_t out_of_order = 0;      // beyond the expected PSN: dropped (go-back-N) or kept
   uint64_t naks_sent = 0;
   uint64_t acks_sent = 0;
   uint64_t cnps_sent = 0;
@@ -43,8 +43,10 @@ struct MessageDelivery {
 
 // The receiving half of a reliable connected queue pair. Accepts packets in PSN order (go-back-N
 // drops anything past a gap and NAKs the gap once; selective repeat keeps it and NAKs with the
-// PSN that arrived), ACKs when asked, answers duplicates so lost ACKs are recovered, and sends a
-// CNP for ECN-marked packets at most once per CNP interval.
+// PSN that arrived; out-of-order mode keeps it and answers with a selective ACK, never a NAK),
+// ACKs when asked, answers duplicates so lost ACKs are recovered, and sends a CNP for ECN-marked
+// packets at most once per CNP interval. Kept packets count as delivered when the hole before
+// them fills: a NIC places them at once, but completes messages in order all the same.
 class Responder {
  public:
   Responder(uint32_t remote_qpn, QpConfig config, Nanos cnp_interval_ns = 50'000);
@@ -60,6 +62,11 @@ class Responder {
 
  private:
   Packet response(PacketType type, uint64_t psn) const;
+  // The acknowledgement of what is held: a plain ACK, or in out-of-order mode while packets wait
+  // behind a hole, a selective ACK.
+  Packet held_response();
+  // Out-of-order mode: a SACK whose bitmap describes the 64 PSNs from `first` (beyond the hole).
+  Packet selective_ack(uint64_t first);
   void accept(const Packet& p, Nanos now);
 
   uint32_t remote_qpn_;
@@ -68,7 +75,7 @@ class Responder {
   std::optional<Nanos> last_cnp_;
   uint64_t expected_psn_ = 0;
   bool nak_sent_for_gap_ = false;   // go-back-N: one NAK per gap
-  std::map<uint64_t, Packet> held_;  // selective repeat: out-of-order packets kept
+  std::map<uint64_t, Packet> held_;  // selective repeat, out-of-order: packets kept past a hole
   std::vector<MessageDelivery> deliveries_;
   uint64_t message_bytes_so_far_ = 0;
   uint64_t message_tag_ = 0;
