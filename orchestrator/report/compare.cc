@@ -160,6 +160,9 @@ const char* verdict_name(Verdict v) {
 //   has a single repetition but there are 3 in all; no interval below that: run-to-run variation
 //   cannot be estimated from one run per side, and a verdict without it would be the very error
 //   described above.
+// What no interval over repetitions can carry is a change of the machine between the two runs
+// that held for all of one run (another job started in between): the runs themselves are then the
+// difference, and only repeating them shows it.
 // A bootstrap over repetitions (or over repetitions, then collectives within them) was the other
 // candidate: with the 2 to 5 repetitions a scenario usually runs it has only a handful of distinct
 // resamples and its percentile interval comes out too narrow by about sqrt((n - 1) / n) and by using

@@ -49,15 +49,15 @@ p50 and p99 are each repetition's, A and B their geometric means over repetition
       continue;
     }
     html += fmt::format(
-        "<p>{} repetitions completed in A, {} in B.</p>\n<table class=\"compare\"><tr>"
-        "<th>collective</th><th>size (B)</th><th>type</th><th>redop</th><th>ops A</th><th>ops B</th>"
-        "<th>p50 A (us)</th><th>p50 B (us)</th><th>p50 B/A</th><th>p50 verdict</th>"
-        "<th>p99 A (us)</th><th>p99 B (us)</th><th>p99 B/A</th><th>p99 verdict</th></tr>\n",
-        v.completed_a, v.completed_b);
-    html += fmt::format(
-        "<tr><td class=\"name\" colspan=\"4\">job completion time (s)</td><td>{}</td><td>{}</td>{}"
-        "<td colspan=\"4\"></td></tr>\n",
+        "<table class=\"jct\"><tr><th>repetitions A</th><th>repetitions B</th><th>JCT A (s)</th>"
+        "<th>JCT B (s)</th><th>JCT B/A</th><th>JCT verdict</th></tr>\n<tr><td>{}</td><td>{}</td>{}"
+        "</tr></table>\n",
         v.completed_a, v.completed_b, cells(v.jct, 4));
+    html +=
+        "<table class=\"compare\"><tr><th>collective</th><th>size (B)</th><th>type</th>"
+        "<th>redop</th><th>ops A</th><th>ops B</th><th>p50 A (us)</th><th>p50 B (us)</th>"
+        "<th>p50 B/A</th><th>p50 verdict</th><th>p99 A (us)</th><th>p99 B (us)</th><th>p99 B/A</th>"
+        "<th>p99 verdict</th></tr>\n";
     for (const CompareRow& r : v.rows) {
       html += fmt::format(
           "<tr><td class=\"name\">{}</td><td>{}</td><td class=\"name\">{}</td><td "
