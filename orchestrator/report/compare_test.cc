@@ -102,7 +102,7 @@ TEST(CompareTest, SameSetupUnderMachineNoiseShowsNoDifference) {
       EXPECT_GE(row.p50.high, 1);
     }
   }
-  EXPECT_GE(no_difference, 17);
+  EXPECT_GE(no_difference, 17) << no_difference;
 }
 
 TEST(CompareTest, SameDistributionIsNoDetectableDifference) {
