@@ -60,7 +60,9 @@ void add_compare_command(CLI::App& app) {
   cmd->footer(
       "Each repetition is one measurement (its median, its p99, its JCT): the collectives of one "
       "run share its machine's load, so intervals are Student's t over repetitions, on the log "
-      "scale. At least 2 repetitions on one side and 3 in all are needed for a verdict.");
+      "scale. At least 2 repetitions on one side and 3 in all are needed for a verdict. A "
+      "variant's JCT over its repetition's baseline JCT (run just before it) is compared too: "
+      "load that lasts through a whole run cancels in it.");
   cmd->callback([opt] { run_compare(*opt); });
 }
 

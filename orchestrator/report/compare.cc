@@ -18,6 +18,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
+constexpr const char* kBaseline = "baseline";  // the variant `collide run` runs without faults
+
 struct LogSample {
   double mean = 0;
   double squares = 0;  // sum of squared deviations from the mean
@@ -49,6 +51,7 @@ struct SideRow {
 
 struct Side {
   std::vector<double> jct;
+  std::map<uint32_t, double> jct_by_repetition;  // completed repetitions only
   std::map<Key, SideRow> rows;
   bool any_times = false;
   uint32_t completed = 0;
@@ -59,7 +62,10 @@ Side side_of(const v1::VariantResults& v) {
   for (const v1::RepetitionResult& rep : v.repetitions()) {
     if (rep.failed()) continue;
     ++side.completed;
-    if (rep.jct_seconds() > 0) side.jct.push_back(rep.jct_seconds());
+    if (rep.jct_seconds() > 0) {
+      side.jct.push_back(rep.jct_seconds());
+      side.jct_by_repetition[rep.repetition()] = rep.jct_seconds();
+    }
     // A repetition may hold a kind and size twice (communicators of different sizes with one
     // nccl-tests S): its times are one row.
     std::map<Key, std::vector<double>> times;
@@ -85,6 +91,24 @@ Side side_of(const v1::VariantResults& v) {
     side.completed = static_cast<uint32_t>(side.jct.size());
   }
   return side;
+}
+
+// Each repetition's JCT over its baseline's in the same repetition. A run's repetitions go
+// baseline first, then every variant, so the pair ran back to back on the same machine.
+std::vector<double> paired_slowdowns(const Side& variant, const Side& baseline) {
+  std::vector<double> out;
+  for (const auto& [rep, jct] : variant.jct_by_repetition) {
+    auto it = baseline.jct_by_repetition.find(rep);
+    if (it != baseline.jct_by_repetition.end()) out.push_back(jct / it->second);
+  }
+  return out;
+}
+
+const v1::VariantResults* find_variant(const v1::Results& r, const std::string& name) {
+  for (const v1::VariantResults& v : r.variants()) {
+    if (v.name() == name) return &v;
+  }
+  return nullptr;
 }
 
 }  // namespace
@@ -222,6 +246,13 @@ Comparison compare_results(const v1::Results& a, const v1::Results& b, double le
     vc.completed_a = sa.completed;
     vc.completed_b = sb.completed;
     vc.jct = ratio_interval(sa.jct, sb.jct, level);
+    const v1::VariantResults* base_a = find_variant(a, kBaseline);
+    const v1::VariantResults* base_b = find_variant(b, kBaseline);
+    if (name != kBaseline && base_a && base_b) {
+      vc.has_slowdown = true;
+      vc.slowdown = ratio_interval(paired_slowdowns(sa, side_of(*base_a)),
+                                   paired_slowdowns(sb, side_of(*base_b)), level);
+    }
     vc.without_collective_times = (sa.completed > 0 && !sa.any_times) || (sb.completed > 0 && !sb.any_times);
     for (const auto& [key, ra] : sa.rows) {
       auto it = sb.rows.find(key);

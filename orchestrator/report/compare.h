@@ -60,6 +60,11 @@ struct VariantComparison {
   bool in_a = false, in_b = false;  // a variant of one run only has nothing compared
   uint32_t completed_a = 0, completed_b = 0;  // repetitions that completed
   RatioInterval jct;                // seconds
+  // Each repetition's JCT over the JCT of its run's baseline in the same repetition (which ran
+  // just before it), B / A: load on the machine that lasted through a repetition, or through a
+  // whole run, cancels. Absent for the baseline and when a run has none.
+  bool has_slowdown = false;
+  RatioInterval slowdown;
   std::vector<CompareRow> rows;
   std::vector<RowKey> rows_only_in_a, rows_only_in_b;
   bool without_collective_times = false;  // a side's report.json predates per-repetition times

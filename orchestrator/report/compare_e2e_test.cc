@@ -7,6 +7,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <iostream>
 #include <optional>
 
@@ -25,30 +26,38 @@ namespace {
 namespace fs = std::filesystem;
 
 // Enough repetitions per run for Student's t over them to separate go-back-N's cost from noise
-// (measured: JCT 3.0 s against 1.9 s, intervals of about +-30%), few enough for two runs to take
-// about a minute on 2 cores.
-constexpr int kRepetitions = 4;
+// (measured with 4: JCT 3.0 s against 1.9 s, intervals of about +-30%), few enough for two runs to
+// take about a minute and a half on 2 cores.
+constexpr int kRepetitions = 5;
+constexpr const char* kLoss = "2%";
 
 class CompareRunsTest : public ::testing::Test {
  protected:
   void SetUp() override {
     COLLIDE_REQUIRE(testing::missing_for_collide_run());
-    run_dir_.emplace("cm", "collide-compare");
+    selective_repeat_.emplace("ca", "collide-compare-sr");
+    go_back_n_.emplace("cb", "collide-compare-gbn");
   }
-  void TearDown() override { run_dir_.reset(); }
+  void TearDown() override {
+    selective_repeat_.reset();
+    go_back_n_.reset();
+  }
 
-  // The demo with only its baseline and its lossy-spine variant, on a testbed of this test's own,
-  // with `recovery` as the transport's loss recovery. Returns the scenario's path.
-  fs::path demo_scenario(const std::string& recovery) {
+  // The demo with only its baseline and its lossy-spine variant, on the testbed of `dir`, with
+  // `recovery` as the transport's loss recovery. Returns the scenario's path.
+  static fs::path demo_scenario(const testing::CollideRunDir& dir, const std::string& recovery) {
     YAML::Node s = YAML::LoadFile(std::string(COLLIDE_CONFIGS_DIR) + "/demo.yaml");
     s["name"] = "demo-" + recovery;
-    s["testbed"]["virtual"]["name"] = run_dir_->bed();
+    s["testbed"]["virtual"]["name"] = dir.bed();
     s["transport"]["recovery"] = recovery;
     YAML::Node loss_fault;
     for (const YAML::Node& f : s["faults"]) {
       if (f["name"].as<std::string>() == "lossy-spine") loss_fault = f;
     }
     EXPECT_TRUE(loss_fault.IsDefined()) << "configs/demo.yaml has no lossy-spine fault";
+    // Twice the demo's loss: go-back-N's cost then stands well out of what a machine shared with
+    // other work adds to either run (at 1% and 5 repetitions it sometimes did not).
+    loss_fault["probability"] = kLoss;
     YAML::Node faults(YAML::NodeType::Sequence);
     faults.push_back(loss_fault);
     s["faults"] = faults;
@@ -60,26 +69,23 @@ class CompareRunsTest : public ::testing::Test {
     s["runs"]["variants"] = variants;
     s["runs"]["repetitions"] = kRepetitions;
     s["outputs"]["html"] = false;
-    const fs::path path = run_dir_->dir() / (recovery + ".yaml");
+    const fs::path path = dir.dir() / (recovery + ".yaml");
     std::ofstream(path) << YAML::Dump(s) << "\n";
     return path;
   }
 
-  // Runs the scenario; returns its results directory.
-  fs::path run(const std::string& recovery) {
-    const fs::path out = run_dir_->dir() / ("results-" + recovery);
+  // Runs the scenario in `dir`; returns its results directory and what `collide run` printed.
+  static std::pair<fs::path, Result<process::CommandResult>> run(const testing::CollideRunDir& dir,
+                                                                 const std::string& recovery) {
+    const fs::path out = dir.dir() / "results";
     const auto started = std::chrono::steady_clock::now();
-    auto run = process::run_command({COLLIDE_BIN, "run", demo_scenario(recovery).string(), "--output", out.string()});
+    auto run = process::run_command({COLLIDE_BIN, "run", demo_scenario(dir, recovery).string(), "--output", out.string()});
     std::cout << fmt::format("collide run ({}) took {:.1f} s\n", recovery,
                              std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
-    EXPECT_TRUE(run.ok());
-    if (run.ok()) {
-      EXPECT_EQ(run->exit_code, 0) << run->output;
-    }
-    return out;
+    return {out, std::move(run)};
   }
 
-  std::optional<testing::CollideRunDir> run_dir_;
+  std::optional<testing::CollideRunDir> selective_repeat_, go_back_n_;
 };
 
 const nlohmann::json& variant(const nlohmann::json& comparison, const std::string& name) {
@@ -92,12 +98,22 @@ const nlohmann::json& variant(const nlohmann::json& comparison, const std::strin
 }
 
 TEST_F(CompareRunsTest, GoBackNIsWorseUnderLossAndTheSameWithout) {
-  const fs::path selective_repeat = run("selective-repeat");
-  const fs::path go_back_n = run("go-back-n");
-  const fs::path json = run_dir_->dir() / "comparison.json";
+  // Both runs at once, each on a testbed of its own: whatever else loads this machine then loads
+  // both alike. One after the other, a change in that load between them once made the second
+  // run's baseline 25% slower: a true difference between the runs, which no interval over one
+  // run's repetitions can take out.
+  auto sr = std::async(std::launch::async, [&] { return run(*selective_repeat_, "selective-repeat"); });
+  auto gbn = std::async(std::launch::async, [&] { return run(*go_back_n_, "go-back-n"); });
+  const auto [selective_repeat, sr_run] = sr.get();
+  const auto [go_back_n, gbn_run] = gbn.get();
+  for (const auto* r : {&sr_run, &gbn_run}) {
+    ASSERT_TRUE(r->ok());
+    ASSERT_EQ((*r)->exit_code, 0) << (*r)->output;
+  }
+  const fs::path json = selective_repeat_->dir() / "comparison.json";
   auto compared = process::run_command({COLLIDE_BIN, "compare", selective_repeat.string(), go_back_n.string(),
                                         "--json", json.string(), "--html",
-                                        (run_dir_->dir() / "comparison.html").string()});
+                                        (selective_repeat_->dir() / "comparison.html").string()});
   ASSERT_TRUE(compared.ok());
   ASSERT_EQ(compared->exit_code, 0) << compared->output;
   std::cout << compared->output;
@@ -114,10 +130,14 @@ TEST_F(CompareRunsTest, GoBackNIsWorseUnderLossAndTheSameWithout) {
     EXPECT_FALSE((*v)["collectives"].empty()) << v->dump();
   }
 
-  // Under loss: go-back-N (B) takes longer than selective repeat (A), beyond the run-to-run noise.
-  const nlohmann::json& loss_jct = loss["jct_seconds"];
-  EXPECT_EQ(loss_jct["verdict"], "worse") << loss_jct.dump();
-  EXPECT_GT(loss_jct["interval"][0].get<double>(), 1.0) << loss_jct.dump();
+  // Under loss: go-back-N (B) slows the job more than selective repeat (A), beyond the noise.
+  // Each repetition's JCT over its own baseline's (run just before it) is what is asserted: a
+  // machine shared with other work can be busier through all of one run than the other, which
+  // moves the plain JCTs of both runs (measured once: the selective-repeat run's baseline 26%
+  // slower than the go-back-N run's) but not those ratios.
+  const nlohmann::json& loss_slowdown = loss["slowdown_vs_baseline"];
+  EXPECT_EQ(loss_slowdown["verdict"], "worse") << loss_slowdown.dump();
+  EXPECT_GT(loss_slowdown["interval"][0].get<double>(), 1.0) << loss_slowdown.dump();
 
   // Without loss the transports are the same: the JCT shows no difference, and of the collective
   // rows' verdicts (p50 and p99 per kind and size) no more than chance at the 95% level calls one:
@@ -136,7 +156,8 @@ TEST_F(CompareRunsTest, GoBackNIsWorseUnderLossAndTheSameWithout) {
   }
   EXPECT_GE(verdicts, 4);
   EXPECT_LE(differences, verdicts / 5) << baseline.dump();
-  EXPECT_FALSE(run_dir_->namespaces_left());
+  EXPECT_FALSE(selective_repeat_->namespaces_left());
+  EXPECT_FALSE(go_back_n_->namespaces_left());
 }
 
 }  // namespace

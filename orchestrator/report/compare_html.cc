@@ -49,10 +49,17 @@ p50 and p99 are each repetition's, A and B their geometric means over repetition
       continue;
     }
     html += fmt::format(
-        "<table class=\"jct\"><tr><th>repetitions A</th><th>repetitions B</th><th>JCT A (s)</th>"
-        "<th>JCT B (s)</th><th>JCT B/A</th><th>JCT verdict</th></tr>\n<tr><td>{}</td><td>{}</td>{}"
-        "</tr></table>\n",
+        "<table class=\"jct\"><tr><th></th><th>repetitions A</th><th>repetitions B</th><th>A</th>"
+        "<th>B</th><th>B/A</th><th>verdict</th></tr>\n<tr><td class=\"name\">JCT (s)</td>"
+        "<td>{}</td><td>{}</td>{}</tr>\n",
         v.completed_a, v.completed_b, cells(v.jct, 4));
+    if (v.has_slowdown) {
+      html += fmt::format(
+          "<tr><td class=\"name\">JCT / its repetition's baseline JCT</td><td>{}</td><td>{}</td>{}"
+          "</tr>\n",
+          v.completed_a, v.completed_b, cells(v.slowdown, 3));
+    }
+    html += "</table>\n";
     html +=
         "<table class=\"compare\"><tr><th>collective</th><th>size (B)</th><th>type</th>"
         "<th>redop</th><th>ops A</th><th>ops B</th><th>p50 A (us)</th><th>p50 B (us)</th>"

@@ -157,6 +157,62 @@ TEST(CompareTest, OneRepetitionPerSideGivesNoVerdict) {
   EXPECT_NE(only_row(d).p50.verdict, Verdict::kTooFewRuns);
 }
 
+TEST(CompareTest, SideWithoutCompletedRepetitionsHasNoValue) {
+  const v1::Results a = synthetic_run({}, 51);
+  v1::Results b = synthetic_run({}, 52);
+  for (v1::RepetitionResult& r : *b.mutable_variants(0)->mutable_repetitions()) r.set_failed(true);
+  const Comparison c = compare_results(a, b, 0.95, "a", "b");
+  EXPECT_EQ(c.variants[0].completed_b, 0u);
+  EXPECT_EQ(c.variants[0].jct.verdict, Verdict::kTooFewRuns);
+  EXPECT_TRUE(c.variants[0].rows.empty());
+  ASSERT_EQ(c.variants[0].rows_only_in_a.size(), 1u);
+  const std::string text = comparison_text(c);
+  EXPECT_NE(text.find("JCT"), std::string::npos);
+  EXPECT_EQ(text.find("0.000"), std::string::npos) << text;
+  EXPECT_NE(text.find("too few repetitions"), std::string::npos) << text;
+}
+
+// A run of a baseline and a "loss" variant, repetitions interleaved as `collide run` runs them:
+// each repetition's machine (`load` times a 10% noise) slows both of its runs alike.
+v1::Results paired_run(uint64_t seed, double load, double loss_factor) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> normal(0, 1);
+  v1::Results r;
+  v1::VariantResults& base = *r.add_variants();
+  base.set_name("baseline");
+  v1::VariantResults& loss = *r.add_variants();
+  loss.set_name("loss");
+  for (uint32_t rep = 0; rep < 4; ++rep) {
+    const double machine = load * std::exp(0.1 * normal(rng));
+    v1::RepetitionResult& b = *base.add_repetitions();
+    b.set_repetition(rep);
+    b.set_jct_seconds(machine * std::exp(0.02 * normal(rng)));
+    v1::RepetitionResult& l = *loss.add_repetitions();
+    l.set_repetition(rep);
+    l.set_jct_seconds(loss_factor * machine * std::exp(0.02 * normal(rng)));
+  }
+  return r;
+}
+
+// Run B on a machine 40% busier throughout: its JCTs are longer, its slowdowns over its own
+// baseline are not.
+TEST(CompareTest, SlowdownOverItsOwnBaselineCancelsARunsLoad) {
+  const Comparison same = compare_results(paired_run(61, 1.0, 1.5), paired_run(62, 1.4, 1.5), 0.95, "a", "b");
+  ASSERT_EQ(same.variants.size(), 2u);
+  EXPECT_FALSE(same.variants[0].has_slowdown);
+  const VariantComparison& loss = same.variants[1];
+  ASSERT_TRUE(loss.has_slowdown);
+  EXPECT_EQ(loss.jct.verdict, Verdict::kWorse) << comparison_text(same);
+  EXPECT_EQ(loss.slowdown.verdict, Verdict::kNoDifference) << comparison_text(same);
+  EXPECT_NEAR(loss.slowdown.a, 1.5, 0.1);
+
+  const Comparison worse = compare_results(paired_run(61, 1.0, 1.5), paired_run(62, 1.4, 2.0), 0.95, "a", "b");
+  EXPECT_EQ(worse.variants[1].slowdown.verdict, Verdict::kWorse) << comparison_text(worse);
+  EXPECT_GT(worse.variants[1].slowdown.low, 1);
+  EXPECT_NE(comparison_text(worse).find("JCT / its repetition's baseline JCT"), std::string::npos);
+  EXPECT_TRUE(comparison_json(worse)["variants"][1].contains("slowdown_vs_baseline"));
+}
+
 TEST(CompareTest, SameInputsGiveTheSameOutput) {
   const v1::Results a = synthetic_run({}, 31), b = synthetic_run({}, 32);
   const Comparison c1 = compare_results(a, b, 0.95, "a", "b");

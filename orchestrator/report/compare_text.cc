@@ -15,10 +15,10 @@ std::string row_name(const std::string& kind, uint64_t bytes, const std::string&
 // One statistic of one row; `digits` after the point for A's and B's values.
 std::string line(const std::string& what, const std::string& stat, const RatioInterval& r,
                  int digits, const std::string& unit) {
-  return fmt::format("  {:<40} {:>4} {:>12} {:>12} {:>24}  {}\n", what, stat,
-                     fmt::format("{:.{}f}{}", r.a, digits, unit),
-                     fmt::format("{:.{}f}{}", r.b, digits, unit), ratio_text(r),
-                     verdict_name(r.verdict));
+  // A side without a completed repetition has no value: a dash, not a zero.
+  auto value = [&](double x) { return x > 0 ? fmt::format("{:.{}f}{}", x, digits, unit) : "-"; };
+  return fmt::format("  {:<40} {:>4} {:>12} {:>12} {:>24}  {}\n", what, stat, value(r.a),
+                     value(r.b), ratio_text(r), verdict_name(r.verdict));
 }
 
 nlohmann::json ratio_json(const RatioInterval& r) {
@@ -37,6 +37,7 @@ nlohmann::json key_json(const RowKey& k) {
 }  // namespace
 
 std::string ratio_text(const RatioInterval& r) {
+  if (!(r.ratio > 0)) return "-";
   if (r.verdict == Verdict::kTooFewRuns) return fmt::format("{:.3f} (-)", r.ratio);
   return fmt::format("{:.3f} ({:.3f}..{:.3f})", r.ratio, r.low, r.high);
 }
@@ -57,6 +58,7 @@ std::string comparison_text(const Comparison& c) {
     out += fmt::format("  {:<40} {:>4} {:>12} {:>12} {:>24}  {}\n", "collective size type redop",
                        "", "A", "B", "B/A (interval)", "verdict");
     out += line("job completion time", "JCT", v.jct, 4, " s");
+    if (v.has_slowdown) out += line("JCT / its repetition's baseline JCT", "", v.slowdown, 3, "x");
     for (const CompareRow& r : v.rows) {
       const std::string what = row_name(r.kind, r.size_bytes, r.type, r.redop);
       out += line(what, "p50", r.p50, 1, " us");
@@ -85,6 +87,7 @@ nlohmann::json comparison_json(const Comparison& c) {
       jv["completed_a"] = v.completed_a;
       jv["completed_b"] = v.completed_b;
       jv["jct_seconds"] = ratio_json(v.jct);
+      if (v.has_slowdown) jv["slowdown_vs_baseline"] = ratio_json(v.slowdown);
       jv["collectives"] = nlohmann::json::array();
       for (const CompareRow& r : v.rows) {
         nlohmann::json jr = key_json({r.kind, r.size_bytes, r.type, r.redop});
