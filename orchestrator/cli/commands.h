@@ -27,5 +27,6 @@ void add_run_command(CLI::App& app);
 void add_inject_command(CLI::App& app);
 void add_agent_command(CLI::App& app);
 void add_certs_command(CLI::App& app);
+void add_compare_command(CLI::App& app);
 
 }  // namespace collide::cli

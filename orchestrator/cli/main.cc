@@ -48,6 +48,7 @@ int main(int argc, char** argv) {
   collide::cli::add_inject_command(app);
   collide::cli::add_agent_command(app);
   collide::cli::add_certs_command(app);
+  collide::cli::add_compare_command(app);
 
   try {
     app.parse(argc, argv);

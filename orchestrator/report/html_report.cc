@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "orchestrator/report/html_escape.h"
 #include "orchestrator/report/out_of_order.h"
 #include "traces/op_types.h"
 
@@ -14,19 +15,7 @@ namespace {
 constexpr const char* kColors[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd",
                                    "#8c564b", "#e377c2", "#17becf"};
 
-std::string escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '&': out += "&amp;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
+std::string escape(const std::string& s) { return html_escape(s); }
 
 std::string color(size_t i) { return kColors[i % std::size(kColors)]; }
 

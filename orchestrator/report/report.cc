@@ -107,6 +107,17 @@ void to_proto(const LinkEndCounters& c, v1::LinkEndCounters& out) {
   out.set_rx_packets(c.rx_packets);
 }
 
+void to_proto(const CollectiveSamples& c, v1::CollectiveTimeSamples& out) {
+  out.set_kind(std::string(traces::op_kind_name(c.kind)));
+  out.set_size_bytes(c.bytes);
+  if (c.datatype != v1::DATA_TYPE_UNSPECIFIED) out.set_type(std::string(traces::datatype_name(c.datatype)));
+  if (c.reduce_op != v1::REDUCE_OP_UNSPECIFIED) out.set_redop(std::string(traces::reduce_op_name(c.reduce_op)));
+  out.set_count(c.count);
+  for (double t : c.times_us) out.add_times_us(t);
+  out.set_sampled(c.sampled);
+  out.set_cap(static_cast<uint32_t>(c.cap));
+}
+
 std::string name_or_dash(std::string_view name) { return name.empty() ? "-" : std::string(name); }
 
 }  // namespace
@@ -147,7 +158,9 @@ Report build_report(const std::string& scenario, const std::vector<RunResult>& r
       continue;
     }
     v.jct_seconds.push_back(static_cast<double>(job_completion_ns(run)) / 1e9);
-    for (CollectiveTime& c : collective_times(run)) collectives[run.variant].push_back(std::move(c));
+    std::vector<CollectiveTime> times = collective_times(run);
+    v.repetitions.back().collective_samples = sample_collective_times(times, run.repetition);
+    for (CollectiveTime& c : times) collectives[run.variant].push_back(std::move(c));
   }
   // The baseline leads, so others compare against it.
   std::stable_partition(order.begin(), order.end(), [](const std::string& n) { return n == "baseline"; });
@@ -157,11 +170,11 @@ Report build_report(const std::string& scenario, const std::vector<RunResult>& r
   }
   for (const std::string& name : order) {
     VariantSummary& v = by_name[name];
-    v.jct = mean_with_interval(v.jct_seconds);
+    v.jct = positive_mean_with_interval(v.jct_seconds);
     if (baseline_jct > 0) {
       std::vector<double> ratios;
       for (double j : v.jct_seconds) ratios.push_back(j / baseline_jct);
-      v.slowdown = mean_with_interval(ratios);
+      v.slowdown = positive_mean_with_interval(ratios);
     }
     for (const CollectiveTime& c : collectives[name]) {
       if (!c.failed) v.collective_us.push_back(c.seconds() * 1e6);
@@ -191,8 +204,10 @@ v1::Results to_results(const Report& report) {
     r.set_jct_mean_seconds(v.jct.mean);
     r.add_jct_ci95_seconds(v.jct.low);
     r.add_jct_ci95_seconds(v.jct.high);
+    r.set_jct_geomean_seconds(v.jct.geomean);
     if (v.slowdown.n > 0) {
       r.set_slowdown_mean(v.slowdown.mean);
+      r.set_slowdown_geomean(v.slowdown.geomean);
       r.add_slowdown_ci95(v.slowdown.low);
       r.add_slowdown_ci95(v.slowdown.high);
     }
@@ -253,6 +268,7 @@ v1::Results to_results(const Report& report) {
         to_proto(l.upper_end, *o.mutable_upper());
       }
       if (!rep.fabric.empty()) to_proto(rep.fabric, *rr.mutable_fabric());
+      for (const CollectiveSamples& c : rep.collective_samples) to_proto(c, *rr.add_collective_times());
       for (const NicTraffic& n : rep.nics) {
         v1::NicTraffic& o = *rr.add_nics();
         o.set_host(n.host);

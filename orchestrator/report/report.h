@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "collide/results.pb.h"
+#include "orchestrator/report/collective_samples.h"
 #include "orchestrator/report/collective_times.h"
 #include "orchestrator/report/fabric_traffic.h"
 #include "orchestrator/report/run_result.h"
@@ -50,6 +51,7 @@ struct RepetitionSummary {
   std::vector<FabricLink> fabric_links;  // a virtual testbed's links over the run
   FabricTotals fabric;
   std::vector<NicTraffic> nics;
+  std::vector<CollectiveSamples> collective_samples;  // per kind and size, for `collide compare`
 };
 
 struct VariantSummary {
@@ -58,7 +60,7 @@ struct VariantSummary {
   uint32_t failed_runs = 0;
   std::vector<std::string> failures;
   std::vector<double> jct_seconds;       // one per repetition that completed
-  MeanInterval jct;                      // seconds
+  MeanInterval jct;                      // seconds; the interval is the geometric mean's
   MeanInterval slowdown;                 // JCT / mean baseline JCT; empty without a baseline
   std::vector<double> collective_us;     // every collective's completion time, all repetitions
   double p50_us = 0, p99_us = 0, p999_us = 0, max_us = 0;

@@ -3,18 +3,12 @@
 #include <algorithm>
 #include <cmath>
 
+#include <boost/math/distributions/students_t.hpp>
+
 namespace collide::orchestrator::report {
 namespace {
 
-// Two-sided 95% quantiles of Student's t for 1..30 degrees of freedom; 1.96 beyond.
-double t95(size_t dof) {
-  static const double kTable[] = {12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306,
-                                  2.262,  2.228, 2.201, 2.179, 2.160, 2.145, 2.131, 2.120,
-                                  2.110,  2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064,
-                                  2.060,  2.056, 2.052, 2.048, 2.045, 2.042};
-  if (dof == 0) return 0;
-  return dof <= 30 ? kTable[dof - 1] : 1.96;
-}
+constexpr double kLevel = 0.95;
 
 }  // namespace
 
@@ -25,6 +19,11 @@ double quantile(std::vector<double> values, double q) {
   const auto lo = static_cast<size_t>(std::floor(pos));
   const auto hi = static_cast<size_t>(std::ceil(pos));
   return values[lo] + (values[hi] - values[lo]) * (pos - static_cast<double>(lo));
+}
+
+double student_t_quantile(double p, double dof) {
+  if (!(dof > 0) || !(p > 0 && p < 1)) return 0;
+  return boost::math::quantile(boost::math::students_t_distribution<double>(dof), p);
 }
 
 MeanInterval mean_with_interval(const std::vector<double>& values) {
@@ -39,9 +38,30 @@ MeanInterval mean_with_interval(const std::vector<double>& values) {
   double var = 0;
   for (double v : values) var += (v - m.mean) * (v - m.mean);
   var /= static_cast<double>(m.n - 1);
-  const double half = t95(m.n - 1) * std::sqrt(var / static_cast<double>(m.n));
+  const double t = student_t_quantile(0.5 + kLevel / 2, static_cast<double>(m.n - 1));
+  const double half = t * std::sqrt(var / static_cast<double>(m.n));
   m.low = m.mean - half;
   m.high = m.mean + half;
+  return m;
+}
+
+MeanInterval positive_mean_with_interval(const std::vector<double>& values) {
+  MeanInterval plain = mean_with_interval(values);
+  if (values.empty()) return plain;
+  if (std::any_of(values.begin(), values.end(), [](double v) { return !(v > 0); })) {
+    plain.low = std::max(plain.low, 0.0);
+    plain.high = std::max(plain.high, 0.0);
+    plain.geomean = 0;
+    return plain;
+  }
+  std::vector<double> logs;
+  logs.reserve(values.size());
+  for (double v : values) logs.push_back(std::log(v));
+  const MeanInterval log_interval = mean_with_interval(logs);
+  MeanInterval m = plain;
+  m.geomean = std::exp(log_interval.mean);
+  m.low = std::exp(log_interval.low);
+  m.high = std::exp(log_interval.high);
   return m;
 }
 
