@@ -10,9 +10,11 @@
  * input changes. Frames that are not RoCEv2 keep the kernel's five-tuple hash.
  *
  * qp-hash: the path follows the BTH destination QP, as switches with QP-aware ("enhanced") ECMP
- * do. A connection's QPs have consecutive numbers, so the hash is Fibonacci hashing of the QP
- * number (QP x 2^32/phi) offset by a mix of the destination IP and the seed: consecutive QPs land
- * evenly spread over the hash space, hence over any number of equal next hops.
+ * do. A connection's QPs have consecutive numbers, so the hash is the QP number bit-reversed
+ * (the van der Corput sequence) plus an offset mixed from the destination IP and the seed: a
+ * connection's 2^k QPs land on 2^k equally spaced points of the hash space, so any power-of-two
+ * number of equal next hops gets exactly its share of them (8 QPs over 2 uplinks: 4 and 4),
+ * where a pseudo-random hash of each QP would leave 3 and 5, or worse, about as often as not.
  * spray: every packet gets its own draw (SplitMix64 of the seed and a per-CPU packet count), the
  * per-packet spraying of adaptive-routing fabrics; a flow's packets arrive out of order. */
 #include <linux/bpf.h>
@@ -27,7 +29,6 @@
 #define ROCE_PORT 4791
 #define UDP_HEADER 8
 #define BTH_DEST_QP_OFFSET 4 /* bytes 4-7: FECN/BECN/reserved, then the 24-bit destination QP */
-#define GOLDEN_RATIO_32 0x9e3779b9U
 
 struct {
   __uint(type, BPF_MAP_TYPE_ARRAY);
@@ -42,6 +43,16 @@ struct {
   __type(key, __u32);
   __type(value, struct fabric_balance_counters);
 } counters SEC(".maps");
+
+/* Bit i to bit 31 - i. */
+static __always_inline __u32 reverse_bits(__u32 x)
+{
+  x = ((x >> 1) & 0x55555555U) | ((x & 0x55555555U) << 1);
+  x = ((x >> 2) & 0x33333333U) | ((x & 0x33333333U) << 2);
+  x = ((x >> 4) & 0x0f0f0f0fU) | ((x & 0x0f0f0f0fU) << 4);
+  x = ((x >> 8) & 0x00ff00ffU) | ((x & 0x00ff00ffU) << 8);
+  return (x >> 16) | (x << 16);
+}
 
 SEC("tc")
 int fabric_balance(struct __sk_buff *skb)
@@ -70,7 +81,7 @@ int fabric_balance(struct __sk_buff *skb)
       return TC_ACT_UNSPEC;
     }
     const __u32 dest_qp = bpf_ntohl(word) & 0xffffff;
-    hash = (__u32)collide_mix64(cfg->seed ^ (__u64)l4.dst_ip) + dest_qp * GOLDEN_RATIO_32;
+    hash = (__u32)collide_mix64(cfg->seed ^ (__u64)l4.dst_ip) + reverse_bits(dest_qp);
   } else {
     hash = (__u32)(collide_mix64(cfg->seed ^ (c->rehashed * 0x100000001b3ULL) ^
                        ((__u64)bpf_get_smp_processor_id() << 48)) >> 32);
