@@ -8,6 +8,7 @@
 
 #include "collide/results.pb.h"
 #include "orchestrator/report/collective_times.h"
+#include "orchestrator/report/ecmp_balance.h"
 #include "orchestrator/report/fabric_traffic.h"
 #include "orchestrator/report/run_result.h"
 #include "orchestrator/report/statistics.h"
@@ -50,6 +51,7 @@ struct RepetitionSummary {
   std::vector<FabricLink> fabric_links;  // a virtual testbed's links over the run
   FabricTotals fabric;
   std::vector<NicTraffic> nics;
+  EcmpBalance ecmp;  // how evenly the fabric's equal-cost links shared the run's bytes
 };
 
 struct VariantSummary {
@@ -70,6 +72,7 @@ struct VariantSummary {
   std::vector<FaultWindow> faults;       // ground truth, summed over repetitions
   std::vector<RepetitionSummary> repetitions;
   FabricTotals fabric;                   // summed over repetitions
+  EcmpBalance ecmp;                      // the mean over repetitions
 };
 
 struct Report {
