@@ -1,6 +1,6 @@
 // ECMP polarization through `collide run` (configs/fabric/ecmp-polarization.yaml): a ring
 // all-reduce over 4 hosts on 2 leaves and 2 spines, so each leaf sends two elephant flows up its
-// two spine links. Four variants on the same placement, four repetitions each (four sets of
+// two spine links. Four variants on the same placement, five repetitions each (five sets of
 // source ports): one QP per connection under five-tuple ECMP, eight QPs, eight QPs with the
 // QP-aware hash, and per-packet spraying. The fabric's own link counters say where the bytes
 // went; the report's ECMP KPIs are checked against what a collision means (max/mean 2 with two
@@ -29,8 +29,10 @@ const std::filesystem::path kScenario =
 // Two flows on one of two links: the busy one carries all, the mean is half. A little ARP and the
 // ACKs of the other direction keep it just under 2.
 constexpr double kCollided = 1.9;
-// Even links, up to the ARP frames and the spray's draws (measured: 1.000 and at most 1.005).
-constexpr double kEven = 1.05;
+// Even links, up to the ARP frames, the spray's draws and the retransmissions of frames the
+// shaped uplinks dropped (8 unpaced QPs overrun them now and then), which land unevenly: measured
+// means 1.004 to 1.016 per variant. Still far from eight QPs' 1.27 to 1.31 and a collision's 2.
+constexpr double kEven = 1.1;
 
 class EcmpPolarizationTest : public ::testing::Test {
  protected:
@@ -90,7 +92,7 @@ TEST_F(EcmpPolarizationTest, OneQpCollidesForSomeSeedsQpHashAndSprayNeverDo) {
   ASSERT_EQ(report["variants"].size(), 4u);
   for (const auto& v : report["variants"]) {
     EXPECT_EQ(v.value("failed_runs", 1u), 0u) << v["failures"].dump();
-    ASSERT_EQ(v["repetitions"].size(), 4u);
+    ASSERT_EQ(v["repetitions"].size(), 5u);
     for (const auto& r : v["repetitions"]) {
       // Four leaf uplinks, four spine downlinks took part in every run.
       EXPECT_EQ(r["ecmp"]["leaf_uplinks"].value("links", 0u), 4u) << v["name"];
@@ -105,13 +107,17 @@ TEST_F(EcmpPolarizationTest, OneQpCollidesForSomeSeedsQpHashAndSprayNeverDo) {
     EXPECT_TRUE(mm > kCollided || mm < kEven) << mm;  // two flows, two links: all or half
     (mm > kCollided ? collided_jct : even_jct).push_back(r.value("jct_seconds", 0.0));
   }
-  EXPECT_FALSE(collided_jct.empty()) << "no seed of four collided";
+  // Each leaf's two flows share a spine with probability 1/2 (the kernel keys its multipath hash
+  // at random), so a repetition collides somewhere with probability 3/4: none of 5 does once in
+  // 1024 runs.
+  EXPECT_FALSE(collided_jct.empty()) << "no seed of five collided";
 
-  // Eight QPs: more entropy, a smaller skew than one QP's on average.
-  const double one_qp = variant(report, "one-qp")["ecmp"]["leaf_uplinks"].value("ecmp_max_mean", 0.0);
-  const double eight = variant(report, "eight-qps")["ecmp"]["leaf_uplinks"].value("ecmp_max_mean", 0.0);
-  EXPECT_LT(eight, one_qp);
-  EXPECT_GT(eight, 1.0);
+  // Eight QPs: 16 QPs per leaf over 2 links, never all on one and on average near even (a mean
+  // max/mean of 1.5 needs the 16 QPs to split 12:4 or worse on average: under 1% of runs).
+  for (const auto& r : variant(report, "eight-qps")["repetitions"]) {
+    EXPECT_LT(uplinks_max_mean(r), kCollided);
+  }
+  EXPECT_LT(variant(report, "eight-qps")["ecmp"]["leaf_uplinks"].value("ecmp_max_mean", 0.0), 1.5);
 
   // QP-aware hashing and spraying: even on every seed, both tiers.
   std::vector<double> balanced_jct;
@@ -120,19 +126,22 @@ TEST_F(EcmpPolarizationTest, OneQpCollidesForSomeSeedsQpHashAndSprayNeverDo) {
       EXPECT_LT(uplinks_max_mean(r), kEven) << name;
       EXPECT_GT(r["ecmp"]["leaf_uplinks"].value("jain", 0.0), 0.99) << name;
       EXPECT_LT(r["ecmp"]["spine_downlinks"].value("ecmp_max_mean", 0.0), kEven) << name;
-      if (name == "qp-hash") balanced_jct.push_back(r.value("jct_seconds", 0.0));
+      balanced_jct.push_back(r.value("jct_seconds", 0.0));
     }
   }
 
-  // JCT follows: a ring runs at the pace of its slowest hop, a shared link's half rate.
+  // JCT follows, if weakly here: a ring runs at the pace of its slowest hop, but one QP's flow
+  // reaches only about half of a 0.25 Gb/s link on this 2-core machine, so a shared link slows
+  // it less than twice (measured: collided 1.75 to 1.78 s against 1.49 to 1.57 s balanced).
   const auto mean = [](const std::vector<double>& v) {
     double s = 0;
     for (double x : v) s += x;
     return v.empty() ? 0.0 : s / static_cast<double>(v.size());
   };
-  EXPECT_GT(mean(collided_jct), 1.1 * mean(balanced_jct))
-      << "collided " << mean(collided_jct) << " s, qp-hash " << mean(balanced_jct) << " s";
-  std::cout << fmt::format("JCT: one QP collided {:.3f} s ({} of 4), not collided {:.3f} s; qp-hash {:.3f} s\n",
+  EXPECT_GT(mean(collided_jct), 1.05 * mean(balanced_jct))
+      << "collided " << mean(collided_jct) << " s, qp-hash and spray " << mean(balanced_jct) << " s";
+  std::cout << fmt::format("JCT: one QP collided {:.3f} s ({} of 5), not collided {:.3f} s; "
+                           "qp-hash and spray {:.3f} s\n",
                            mean(collided_jct), collided_jct.size(), mean(even_jct), mean(balanced_jct));
 }
 

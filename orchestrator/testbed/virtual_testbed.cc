@@ -81,11 +81,6 @@ Status VirtualTestbed::build() {
                             "net.ipv4.conf.all.rp_filter=0", "net.ipv4.conf.default.rp_filter=0"}) {
         args.push_back(s);
       }
-      // A fixed hash seed (kernels 6.11+; else each namespace draws one): the same source ports
-      // take the same spines in every run, so a scenario seed that collides always collides.
-      if (std::filesystem::exists("/proc/sys/net/ipv4/fib_multipath_hash_seed")) {
-        args.push_back("net.ipv4.fib_multipath_hash_seed=1668246636");
-      }
     }
     COLLIDE_RETURN_IF_ERROR(run_checked(args));
   }
