@@ -557,6 +557,9 @@ Result<RunOutcome> run_locally(const v1::Scenario& s, const LocalRunOptions& o) 
     if (balancing) {
       const uint64_t seed = replayer::engine::entropy_seed(placement.runs_seed, runs[n].repetition);
       COLLIDE_RETURN_IF_ERROR(balancing->set(runs[n].balancing, seed));
+      if (n == 0 || runs[n].balancing != runs[n - 1].balancing) {
+        progress(fmt::format("{}: load balancing {}", runs[n].name, tb::load_balancing_name(runs[n].balancing)));
+      }
     }
     auto result = driver.drive(placement, runs[n], static_cast<uint32_t>(n), runs.size(), outcome.agent_failure);
     if (!result.ok()) return result.status();
