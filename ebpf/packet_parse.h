@@ -15,6 +15,7 @@ struct collide_l4 {
   __u8 ip_proto;  /* 0 when the frame is not IPv4/IPv6 */
   __u16 dst_port; /* host order; 0 without a UDP/TCP header */
   __u32 l4_offset;
+  __be32 dst_ip;  /* IPv4 destination; 0 for IPv6 and non-IP frames */
 };
 
 #define COLLIDE_ETH_P_8021Q 0x8100
@@ -27,6 +28,7 @@ static __always_inline void collide_parse_l4(struct __sk_buff *skb, struct colli
   out->ip_proto = 0;
   out->dst_port = 0;
   out->l4_offset = 0;
+  out->dst_ip = 0;
   if (bpf_skb_load_bytes(skb, 12, &proto, sizeof(proto)) < 0)
     return;
   if (proto == bpf_htons(COLLIDE_ETH_P_8021Q)) {
@@ -39,6 +41,7 @@ static __always_inline void collide_parse_l4(struct __sk_buff *skb, struct colli
     if (bpf_skb_load_bytes(skb, off, &ip, sizeof(ip)) < 0)
       return;
     out->ip_proto = ip.protocol;
+    out->dst_ip = ip.daddr;
     /* Only the first fragment carries the ports. */
     if (ip.frag_off & bpf_htons(0x1fff))
       return;

@@ -8,6 +8,7 @@
 #include <bpf/bpf_helpers.h>
 
 #include "packet_parse.h"
+#include "splitmix.h"
 #include "roce_drop.h"
 
 #define ROCE_PORT 4791
@@ -26,15 +27,6 @@ struct {
   __type(key, __u32);
   __type(value, struct roce_drop_counters);
 } counters SEC(".maps");
-
-/* SplitMix64 finalizer: a good 64-bit mix of (seed, packet number). */
-static __always_inline __u64 mix(__u64 z)
-{
-  z += 0x9e3779b97f4a7c15ULL;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
 
 SEC("tc")
 int roce_drop(struct __sk_buff *skb)
@@ -55,7 +47,8 @@ int roce_drop(struct __sk_buff *skb)
   if (!c)
     return TC_ACT_UNSPEC;
   c->matched++;
-  if ((mix(seed ^ (c->matched * 0x100000001b3ULL) ^ bpf_get_smp_processor_id()) >> 32) >= threshold)
+  if ((collide_mix64(seed ^ (c->matched * 0x100000001b3ULL) ^ bpf_get_smp_processor_id()) >> 32) >=
+      threshold)
     return TC_ACT_UNSPEC;
   c->dropped++;
   return TC_ACT_SHOT;

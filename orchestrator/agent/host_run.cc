@@ -11,6 +11,7 @@
 #include "orchestrator/agent/next_hop.h"
 #include "orchestrator/faults/fault_plan.h"
 #include "orchestrator/testbed/testbed_plan.h"
+#include "replayer/engine/entropy_port.h"
 
 namespace collide::orchestrator::agent {
 namespace {
@@ -84,6 +85,7 @@ v1::ReplayRequest replay_request(const v1::PrepareRun& r, const HostRunDefaults&
     *q.mutable_rank_endpoints() = r.rank_endpoints();
   }
   q.set_trace_timing(r.trace_timing());
+  q.set_entropy_seed(replayer::engine::entropy_seed(r.runs_seed(), r.repetition()));
   q.set_verify_payload(true);
   q.set_timeout_s(r.run_timeout_s());
   q.set_progress_every_s(kProgressEvery_s);

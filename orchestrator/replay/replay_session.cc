@@ -123,6 +123,7 @@ eng::EngineConfig engine_config(const v1::ReplayRequest& r, const TransportOptio
   c.pace_gbps = r.pace_gbps();
   c.pace_burst = r.pace_burst() > 0 ? r.pace_burst() : kPaceBurst;
   c.honor_compute_gaps = r.trace_timing();
+  c.entropy_seed = r.entropy_seed();
   using ns = std::chrono::nanoseconds;
   for (const v1::HookWindowSpec& w : r.drain_pauses()) {
     c.drain_pauses.push_back({ns(w.start_ns()), ns(w.duration_ns())});

@@ -7,6 +7,7 @@
 
 #include "orchestrator/report/html_escape.h"
 #include "orchestrator/report/out_of_order.h"
+#include "orchestrator/report/ecmp_table.h"
 #include "traces/op_types.h"
 
 namespace collide::orchestrator::report {
@@ -228,6 +229,9 @@ pre {{ background: #f8f8f8; padding: 8px; overflow-x: auto; }}
     html += "<pre>" + escape(size_table(v)) + "</pre>\n";
     // Production beside replay, where the trace measured the job's own times.
     if (!v.production.empty()) html += "<pre>" + escape(production_table(v)) + "</pre>\n";
+  }
+  if (const std::string t = ecmp_table(report); !t.empty()) {
+    html += "<h2>ECMP balance</h2>\n<pre id=\"ecmp\">" + escape(t) + "</pre>\n";
   }
   html += "<h2>Injected faults (ground truth)</h2>\n<table><tr><th>variant</th><th>fault</th>"
           "<th>kind</th><th>packets matched</th><th>packets acted on</th></tr>\n";

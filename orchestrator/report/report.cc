@@ -81,6 +81,7 @@ RepetitionSummary summarize_repetition(const RunResult& run) {
   }
   r.fabric_links = run.fabric_links;
   r.fabric = fabric_totals(run.fabric_links);
+  r.ecmp = ecmp_balance(run.fabric_links);
   r.nics = run.nics;
   return r;
 }
@@ -98,6 +99,18 @@ void to_proto(const FabricTotals& t, v1::FabricTraffic& out) {
     }
   }
   out.set_spine_bytes(t.spine_bytes());
+}
+
+void to_proto(const EcmpBalance& b, v1::EcmpBalance& out) {
+  const auto tier = [](const LinkBalance& l, v1::LinkBalance& o) {
+    o.set_links(l.links);
+    o.set_ecmp_max_mean(l.max_mean);
+    o.set_jain(l.jain);
+    o.set_max_bytes(l.max_bytes);
+    o.set_mean_bytes(l.mean_bytes);
+  };
+  tier(b.leaf_uplinks, *out.mutable_leaf_uplinks());
+  tier(b.spine_downlinks, *out.mutable_spine_downlinks());
 }
 
 void to_proto(const LinkEndCounters& c, v1::LinkEndCounters& out) {
@@ -142,6 +155,9 @@ Report build_report(const std::string& scenario, const std::vector<RunResult>& r
     }
     v.repetitions.push_back(summarize_repetition(run));
     add_fabric_totals(v.fabric, v.repetitions.back().fabric);
+    std::vector<EcmpBalance> spreads;
+    for (const RepetitionSummary& rep : v.repetitions) spreads.push_back(rep.ecmp);
+    v.ecmp = mean_balance(spreads);
     for (const FaultWindow& f : run.faults) {
       auto it = std::find_if(v.faults.begin(), v.faults.end(),
                              [&](const FaultWindow& g) { return g.name == f.name; });
@@ -269,6 +285,7 @@ v1::Results to_results(const Report& report) {
       }
       if (!rep.fabric.empty()) to_proto(rep.fabric, *rr.mutable_fabric());
       for (const CollectiveSamples& c : rep.collective_samples) to_proto(c, *rr.add_collective_times());
+      if (!rep.ecmp.empty()) to_proto(rep.ecmp, *rr.mutable_ecmp());
       for (const NicTraffic& n : rep.nics) {
         v1::NicTraffic& o = *rr.add_nics();
         o.set_host(n.host);
@@ -283,6 +300,7 @@ v1::Results to_results(const Report& report) {
       }
     }
     if (!v.fabric.empty()) to_proto(v.fabric, *r.mutable_fabric());
+    if (!v.ecmp.empty()) to_proto(v.ecmp, *r.mutable_ecmp());
   }
   return out;
 }

@@ -9,6 +9,7 @@
 #include "collide/results.pb.h"
 #include "orchestrator/report/collective_samples.h"
 #include "orchestrator/report/collective_times.h"
+#include "orchestrator/report/ecmp_balance.h"
 #include "orchestrator/report/fabric_traffic.h"
 #include "orchestrator/report/run_result.h"
 #include "orchestrator/report/statistics.h"
@@ -52,6 +53,7 @@ struct RepetitionSummary {
   FabricTotals fabric;
   std::vector<NicTraffic> nics;
   std::vector<CollectiveSamples> collective_samples;  // per kind and size, for `collide compare`
+  EcmpBalance ecmp;  // how evenly the fabric's equal-cost links shared the run's bytes
 };
 
 struct VariantSummary {
@@ -79,6 +81,7 @@ struct VariantSummary {
   std::vector<FaultWindow> faults;       // ground truth, summed over repetitions
   std::vector<RepetitionSummary> repetitions;
   FabricTotals fabric;                   // summed over repetitions
+  EcmpBalance ecmp;                      // the mean over repetitions
 };
 
 struct Report {

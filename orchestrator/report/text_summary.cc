@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "orchestrator/report/out_of_order.h"
+#include "orchestrator/report/ecmp_table.h"
 
 namespace collide::orchestrator::report {
 namespace {
@@ -94,8 +95,8 @@ std::string fabric_table(const Report& report) {
 
 std::string run_summary(const Report& report, const std::string& html_path,
                         const std::string& json_path) {
-  std::string out =
-      size_tables(report) + jct_table(report) + out_of_order_text(report) + fabric_table(report);
+  std::string out = size_tables(report) + jct_table(report) + out_of_order_text(report) +
+                    fabric_table(report) + ecmp_table(report);
   if (!html_path.empty() || !json_path.empty()) out += "\n";
   if (!html_path.empty()) out += "report: " + html_path + "\n";
   if (!json_path.empty()) out += (html_path.empty() ? "report: " : "        ") + json_path + "\n";

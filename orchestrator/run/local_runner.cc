@@ -18,10 +18,12 @@
 #include "orchestrator/run/op_catalog.h"
 #include "orchestrator/run/real_host_placement.h"
 #include "orchestrator/run/workload.h"
+#include "orchestrator/testbed/fabric_balancing.h"
 #include "orchestrator/testbed/link_counters.h"
 #include "orchestrator/testbed/link_names.h"
 #include "orchestrator/testbed/run_nics.h"
 #include "orchestrator/testbed/virtual_testbed.h"
+#include "replayer/engine/entropy_port.h"
 #include "traces/op_types.h"
 
 namespace collide::orchestrator {
@@ -38,6 +40,7 @@ struct Run {
   std::vector<const v1::Fault*> faults;
   v1::TransportSettings transport;
   uint32_t repetition = 0;
+  tb::LoadBalancing balancing = v1::VirtualTestbedSpec::LOAD_BALANCING_ECMP;
 };
 
 // The variant's transport: the scenario's, with every field the variant sets taking its place
@@ -52,9 +55,11 @@ std::vector<Run> plan_runs(const v1::Scenario& s) {
   std::vector<Run> runs;
   const uint32_t reps = std::max(1u, s.runs().repetitions());
   for (uint32_t rep = 0; rep < reps; ++rep) {
-    if (s.runs().baseline()) runs.push_back({"baseline", {}, s.transport(), rep});
+    const tb::LoadBalancing lb = s.testbed().virtual_().load_balancing();
+    if (s.runs().baseline()) runs.push_back({"baseline", {}, s.transport(), rep, lb});
     for (const v1::Variant& v : s.runs().variants()) {
-      Run r{v.name(), {}, merged(s.transport(), v.transport()), rep};
+      Run r{v.name(), {}, merged(s.transport(), v.transport()), rep,
+            v.has_load_balancing() ? v.load_balancing() : lb};
       for (const std::string& name : v.faults()) {
         for (const v1::Fault& f : s.faults()) {
           if (f.name() == name) r.faults.push_back(&f);
@@ -534,11 +539,27 @@ Result<RunOutcome> run_locally(const v1::Scenario& s, const LocalRunOptions& o) 
 
   RunOutcome outcome;
   const std::vector<Run> runs = plan_runs(s);
+  // Declared after the testbed, so its links go before the namespaces they sit in.
+  std::unique_ptr<tb::FabricBalancing> balancing;
+  if (bed && std::any_of(runs.begin(), runs.end(), [](const Run& r) {
+        return r.balancing != v1::VirtualTestbedSpec::LOAD_BALANCING_ECMP;
+      })) {
+    auto attached = tb::FabricBalancing::attach(bed->plan(), runs.front().balancing, placement.runs_seed);
+    if (!attached.ok()) return attached.status();
+    balancing = std::move(attached).value();
+  }
   RunDriver driver(agents, o);
   for (size_t n = 0; n < runs.size(); ++n) {
     if (o.interrupted != nullptr && o.interrupted->load()) {
       outcome.agent_failure = kInterrupted;
       break;
+    }
+    if (balancing) {
+      const uint64_t seed = replayer::engine::entropy_seed(placement.runs_seed, runs[n].repetition);
+      COLLIDE_RETURN_IF_ERROR(balancing->set(runs[n].balancing, seed));
+      if (n == 0 || runs[n].balancing != runs[n - 1].balancing) {
+        progress(fmt::format("{}: load balancing {}", runs[n].name, tb::load_balancing_name(runs[n].balancing)));
+      }
     }
     auto result = driver.drive(placement, runs[n], static_cast<uint32_t>(n), runs.size(), outcome.agent_failure);
     if (!result.ok()) return result.status();

@@ -255,6 +255,10 @@ Status check(const v1::Scenario& s, const Checker& c) {
   for (int i = 0; i < s.runs().variants_size(); ++i) {
     const v1::Variant& v = s.runs().variants(i);
     if (v.name().empty()) return c.error(fmt::format("runs.variants[{}].name", i), "missing");
+    if (v.has_load_balancing() && !virtual_bed) {
+      return c.error(fmt::format("runs.variants[{}].load_balancing", i),
+                     "chooses a virtual testbed's balancing; real switches balance as configured");
+    }
     for (int j = 0; j < v.faults_size(); ++j) {
       if (!fault_names.count(v.faults(j))) {
         return c.error(fmt::format("runs.variants[{}].faults[{}]", i, j),

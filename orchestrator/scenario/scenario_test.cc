@@ -30,13 +30,55 @@ class ScenarioTest : public ::testing::Test {
 
 TEST_F(ScenarioTest, EveryScenarioInConfigsLoads) {
   int loaded = 0;
-  for (const auto& entry : std::filesystem::directory_iterator(COLLIDE_CONFIGS_DIR)) {
-    if (entry.path().extension() != ".yaml") continue;
-    auto s = load_scenario(entry.path().string());
-    EXPECT_TRUE(s.ok()) << s.status().to_string();
-    ++loaded;
+  // configs/ and its scenario folders (models/ and deploy/ hold no scenarios).
+  for (const char* dir : {"", "/fabric"}) {
+    for (const auto& entry : std::filesystem::directory_iterator(std::string(COLLIDE_CONFIGS_DIR) + dir)) {
+      if (entry.path().extension() != ".yaml") continue;
+      auto s = load_scenario(entry.path().string());
+      EXPECT_TRUE(s.ok()) << entry.path() << ": " << s.status().to_string();
+      ++loaded;
+    }
   }
-  EXPECT_GE(loaded, 1);
+  EXPECT_GE(loaded, 4);
+}
+
+TEST_F(ScenarioTest, VariantsChooseTheFabricsLoadBalancing) {
+  auto s = load_scenario(std::string(COLLIDE_CONFIGS_DIR) + "/fabric/ecmp-polarization.yaml");
+  ASSERT_TRUE(s.ok()) << s.status().to_string();
+  EXPECT_EQ(s->testbed().virtual_().load_balancing(), v1::VirtualTestbedSpec::LOAD_BALANCING_ECMP);
+  ASSERT_EQ(s->runs().variants_size(), 4);
+  EXPECT_FALSE(s->runs().variants(0).has_load_balancing());
+  EXPECT_EQ(s->runs().variants(1).transport().qps_per_connection(), 8u);
+  EXPECT_EQ(s->runs().variants(2).load_balancing(), v1::VirtualTestbedSpec::LOAD_BALANCING_QP_HASH);
+  EXPECT_EQ(s->runs().variants(3).load_balancing(), v1::VirtualTestbedSpec::LOAD_BALANCING_SPRAY);
+  EXPECT_EQ(s->runs().variants(3).transport().recovery(),
+            v1::TransportSettings::RECOVERY_SELECTIVE_REPEAT);
+}
+
+// Two real hosts, one rank each: the first 9 lines of the scenarios below that use it.
+const std::string kTwoRealHosts = R"(name: real
+testbed:
+  agents:
+    - {address: "10.0.0.1:7411", host: 0, interfaces: [eth1]}
+    - {address: "10.0.0.2:7411", host: 1, interfaces: [eth1]}
+  ranks_per_host: 1
+  port: af_packet
+workload:
+  collectives: {kind: all-reduce, bytes: 1MiB}
+)";
+
+TEST_F(ScenarioTest, RealTestbedRefusesAVariantsLoadBalancingWithFileLineAndField) {
+  const std::string path = write(kTwoRealHosts + R"(runs:
+  variants:
+    - name: sprayed
+      load_balancing: spray
+)");
+  auto s = load_scenario(path);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find(path + ":13: runs.variants[0].load_balancing: chooses a "
+                                             "virtual testbed's balancing"),
+            std::string::npos)
+      << s.status().message();
 }
 
 TEST_F(ScenarioTest, DemoHasItsDefaultsAndVariants) {
@@ -231,16 +273,7 @@ namespace collide::orchestrator {
 namespace {
 
 TEST_F(ScenarioTest, RealTestbedRefusesFabricLinkFaultsWithFileLineAndField) {
-  const std::string path = write(R"(name: real
-testbed:
-  agents:
-    - {address: "10.0.0.1:7411", host: 0, interfaces: [eth1]}
-    - {address: "10.0.0.2:7411", host: 1, interfaces: [eth1]}
-  ranks_per_host: 1
-  port: af_packet
-workload:
-  collectives: {kind: all-reduce, bytes: 1MiB}
-faults:
+  const std::string path = write(kTwoRealHosts + R"(faults:
   - name: on-host
     kind: loss
     link: h1
@@ -289,16 +322,7 @@ runs:
 }
 
 TEST_F(ScenarioTest, RealTestbedTakesHostLinkFaults) {
-  auto s = load_scenario(write(R"(name: real
-testbed:
-  agents:
-    - {address: "10.0.0.1:7411", host: 0, interfaces: [eth1]}
-    - {address: "10.0.0.2:7411", host: 1, interfaces: [eth1]}
-  ranks_per_host: 1
-  port: af_packet
-workload:
-  collectives: {kind: all-reduce, bytes: 1MiB}
-faults:
+  auto s = load_scenario(write(kTwoRealHosts + R"(faults:
   - {name: on-host, kind: loss, link: h1, probability: 1%}
 runs:
   baseline: true

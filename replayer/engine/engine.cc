@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "common/logging.h"
+#include "replayer/engine/entropy_port.h"
 #include "replayer/engine/flow_tag_codec.h"
 
 namespace collide::replayer::engine {
@@ -22,13 +23,6 @@ constexpr uint32_t kMaxComms = 512;
 constexpr uint32_t kMaxChannels = 64;
 constexpr uint32_t kMaxQpIndex = 256;
 constexpr int kRxBurstsPerPoll = 4;
-
-uint16_t entropy_port(uint32_t local, uint32_t peer, uint32_t qpn) {
-  // RoCEv2 varies the UDP source port per QP so that ECMP spreads QPs over paths.
-  uint32_t h = local * 0x9e3779b1u ^ peer * 0x85ebca6bu ^ qpn * 0xc2b2ae35u;
-  h ^= h >> 15;
-  return static_cast<uint16_t>(0xc000 | (h & 0x3fff));
-}
 
 }  // namespace
 
@@ -132,7 +126,7 @@ Engine::Connection& Engine::connection(uint32_t local, uint32_t peer, uint32_t q
   c.to_peer.dst_mac = addressing_.next_hop_mac(peer);
   c.to_peer.src_ip = addressing_.ip_of(local);
   c.to_peer.dst_ip = addressing_.ip_of(peer);
-  c.to_peer.udp_src_port = entropy_port(local, peer, qpn);
+  c.to_peer.udp_src_port = entropy_port(local, peer, qpn, config_.entropy_seed);
   c.encoder.emplace(c.to_peer, qpn, config_.qp.mtu);
   if (config_.dcqcn.enabled) {
     c.dcqcn.emplace(config_.dcqcn, clock_());

@@ -40,6 +40,7 @@ struct EngineConfig {
   uint32_t pace_burst = 32;          // frames that may leave back to back at the line rate
   uint32_t burst = 32;               // frames per submit
   std::chrono::microseconds max_idle_wait{500};
+  uint64_t entropy_seed = 0;         // moves every QP's UDP source port (entropy_port.h)
   // Slow receiver and slow sender (fault_hooks.h), counted from the first poll.
   std::vector<DrainPause> drain_pauses;
   std::vector<SendDelay> send_delays;
