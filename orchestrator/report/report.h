@@ -50,6 +50,7 @@ struct RepetitionSummary {
   std::vector<FabricLink> fabric_links;  // a virtual testbed's links over the run
   FabricTotals fabric;
   std::vector<NicTraffic> nics;
+  std::vector<PortStats> ports;
 };
 
 struct VariantSummary {
@@ -70,6 +71,7 @@ struct VariantSummary {
   std::vector<FaultWindow> faults;       // ground truth, summed over repetitions
   std::vector<RepetitionSummary> repetitions;
   FabricTotals fabric;                   // summed over repetitions
+  std::vector<PortStats> ports;          // over repetitions (port_queues.h: merge_repetitions)
 };
 
 struct Report {

@@ -19,6 +19,7 @@
 #include "orchestrator/run/real_host_placement.h"
 #include "orchestrator/run/workload.h"
 #include "orchestrator/testbed/link_counters.h"
+#include "orchestrator/testbed/port_telemetry.h"
 #include "orchestrator/testbed/link_names.h"
 #include "orchestrator/testbed/run_nics.h"
 #include "orchestrator/testbed/virtual_testbed.h"
@@ -287,6 +288,16 @@ Result<report::RunResult> RunDriver::drive(const Placement& p, const Run& run, u
       progress(fmt::format("  the fabric's link counters are left out of this run: {}", read.status().message()));
     }
   }
+  // The switch ports' queues, sampled through the run on a thread of their own.
+  std::unique_ptr<tb::PortTelemetry> port_telemetry;
+  if (p.bed != nullptr) {
+    auto started = tb::PortTelemetry::start(*p.bed);
+    if (started.ok()) {
+      port_telemetry = std::move(started).value();
+    } else {
+      progress(fmt::format("  the switch ports' queues are left out of this run: {}", started.status().message()));
+    }
+  }
 
   // One instant for all, far enough ahead for the start messages to arrive.
   uint64_t margin_ns = 200'000'000;
@@ -369,6 +380,14 @@ Result<report::RunResult> RunDriver::drive(const Placement& p, const Run& run, u
     }
   }
 
+  if (port_telemetry) {
+    auto ports = port_telemetry->finish();
+    if (ports.ok()) {
+      result.ports = std::move(ports).value();
+    } else {
+      progress(fmt::format("  the switch ports' queues are left out of this run: {}", ports.status().message()));
+    }
+  }
   if (counters_before) {
     auto after = tb::read_counters(*p.bed);
     if (after.ok()) {

@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "common/process.h"
+
 namespace collide::orchestrator::testbed {
 namespace {
 
@@ -136,6 +138,19 @@ std::vector<std::vector<std::string>> port_qdisc_commands(const std::string& net
                                   "bandwidth", fmt::format("{}kbit", rate_kbit(q.gbps)),
                                   "ecn"};
   return {tbf, red};
+}
+
+Status apply_port_queue(const std::string& netns, const std::string& ifname, const PortQueue& queue,
+                        uint32_t mtu) {
+  for (const auto& argv : port_qdisc_commands(netns, ifname, queue, mtu)) {
+    Status s = process::run_checked(argv);
+    if (s.ok()) continue;
+    const bool red = std::find(argv.begin(), argv.end(), "red") != argv.end();
+    return s.with_context(fmt::format(
+        "setting up the {} queue of {}/{}{}", queue.tier, netns, ifname,
+        red ? " (ECN marking uses the kernel's RED qdisc: a kernel built without sch_red cannot mark)" : ""));
+  }
+  return {};
 }
 
 }  // namespace collide::orchestrator::testbed

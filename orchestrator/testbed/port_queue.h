@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "collide/testbed.pb.h"
+#include "common/result.h"
 
 // The egress queue of one port of a virtual fabric, and the kernel qdiscs that make it.
 //
@@ -53,5 +54,10 @@ PortQueue port_queue(const std::string& tier, const v1::PortProfile* profile, do
 std::vector<std::vector<std::string>> port_qdisc_commands(const std::string& netns,
                                                           const std::string& ifname,
                                                           const PortQueue& queue, uint32_t mtu);
+
+// Runs port_qdisc_commands; an error says which port and, for a kernel without RED, why marking
+// cannot be had.
+Status apply_port_queue(const std::string& netns, const std::string& ifname, const PortQueue& queue,
+                        uint32_t mtu);
 
 }  // namespace collide::orchestrator::testbed

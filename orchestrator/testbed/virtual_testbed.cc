@@ -112,9 +112,7 @@ Status VirtualTestbed::build() {
       COLLIDE_RETURN_IF_ERROR(run_checked({"ip", "netns", "exec", e->netns, "ethtool", "-K",
                                            e->ifname, "tso", "off", "gso", "off", "gro", "off",
                                            "tx", "off", "rx", "off"}));
-      for (const auto& tc : port_qdisc_commands(e->netns, e->ifname, e->queue, plan_.mtu)) {
-        COLLIDE_RETURN_IF_ERROR(run_checked(tc));
-      }
+      COLLIDE_RETURN_IF_ERROR(apply_port_queue(e->netns, e->ifname, e->queue, plan_.mtu));
     }
   }
   log->info("testbed {} up: {} namespaces, {} links", plan_.name, plan_.namespaces.size(),
