@@ -19,6 +19,7 @@
 #include "orchestrator/run/real_host_placement.h"
 #include "orchestrator/run/workload.h"
 #include "orchestrator/testbed/link_counters.h"
+#include "orchestrator/testbed/port_ecn_marker.h"
 #include "orchestrator/testbed/port_telemetry.h"
 #include "orchestrator/testbed/link_names.h"
 #include "orchestrator/testbed/run_nics.h"
@@ -288,10 +289,18 @@ Result<report::RunResult> RunDriver::drive(const Placement& p, const Run& run, u
       progress(fmt::format("  the fabric's link counters are left out of this run: {}", read.status().message()));
     }
   }
-  // The switch ports' queues, sampled through the run on a thread of their own.
+  // The switch ports' queues, sampled through the run on a thread of their own, and their ECN
+  // marking, attached for the run.
+  std::unique_ptr<tb::PortEcnMarkers> ecn_markers;  // before the telemetry that reads them
   std::unique_ptr<tb::PortTelemetry> port_telemetry;
   if (p.bed != nullptr) {
-    auto started = tb::PortTelemetry::start(*p.bed);
+    auto markers = tb::PortEcnMarkers::attach(*p.bed);
+    if (!markers.ok()) {
+      stop_others("the switch ports' ECN marking could not be attached");
+      return markers.status();
+    }
+    ecn_markers = std::move(markers).value();
+    auto started = tb::PortTelemetry::start(*p.bed, tb::kPortSamplePeriod, tb::marker_counts(*ecn_markers));
     if (started.ok()) {
       port_telemetry = std::move(started).value();
     } else {

@@ -1,11 +1,9 @@
 // Switch ports that congest, through `collide run`: four hosts under one leaf exchange an
 // all-to-all, so each leaf port towards a host carries three hosts' traffic into a slow, shallow
 // queue. The ports' telemetry must count what the queue did (drops at the buffer's end; CE marks
-// where RED marks) and agree with the kernel's interface counters of the same ports: what the leaf
+// where the port marks) and agree with the kernel's interface counters of the same ports: what the leaf
 // received from its hosts is what its queues sent plus what they dropped. Needs root (namespaces,
 // BPF, AF_XDP).
-#include <unistd.h>
-
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -30,20 +28,6 @@ constexpr uint64_t kEthernetHeader = 14;
 constexpr uint64_t kFrameBytes = 1024 + 100;  // payload plus every header of a RoCEv2 frame
 
 using testing::count_of;
-
-// Empty when this kernel has RED (sch_red), which ECN marking is made of.
-std::string missing_red() {
-  if (std::string m = testing::missing_netns(); !m.empty()) return m;
-  const std::string ns = fmt::format("pr{}-red", getpid());
-  if (!process::run_checked({"ip", "netns", "add", ns}).ok()) return "cannot add namespace " + ns;
-  auto added = process::run_command({"tc", "-n", ns, "qdisc", "add", "dev", "lo", "root", "red", "limit",
-                                     "100000", "min", "10000", "max", "30000", "avpkt", "1000", "burst",
-                                     "11", "probability", "1", "ecn"});
-  (void)process::run_command({"ip", "netns", "del", ns});
-  if (added.ok() && added->exit_code == 0) return "";
-  return "the kernel has no RED qdisc (sch_red), so ports cannot mark ECN: " +
-         (added.ok() ? added->output : added.status().message());
-}
 
 class PortsRunTest : public ::testing::Test {
  protected:
@@ -107,13 +91,13 @@ void expect_counters_agree(const nlohmann::json& rep) {
     const auto& port = ports.at(name);
     received += count_of(l["upper"]["rx_packets"]);
     EXPECT_EQ(count_of(l["upper"]["tx_packets"]), count_of(port["packets"])) << name;
-    // A qdisc counts a frame with its Ethernet header, the veth's counters (and the engines)
-    // without it.
+    // A qdisc counts a frame with its Ethernet header (as the engines do), a veth's transmit
+    // counter without it (measured: 14 bytes a frame apart).
     EXPECT_EQ(count_of(l["upper"]["tx_bytes"]) + kEthernetHeader * count_of(port["packets"]),
               count_of(port["bytes"]))
         << name;
     queued_out += count_of(port["packets"]);
-    queue_bytes += count_of(port["bytes"]) - kEthernetHeader * count_of(port["packets"]);
+    queue_bytes += count_of(port["bytes"]);
     dropped += count_of(port["drops"]);
   }
   EXPECT_EQ(received, queued_out + dropped);
@@ -159,9 +143,8 @@ TEST_F(PortsRunTest, ShallowTailDropPortDropsAndTheCountersAgree) {
 }
 
 TEST_F(PortsRunTest, EcnProfileMarksTheReplaysFrames) {
-  COLLIDE_REQUIRE(missing_red());
   const nlohmann::json report = run(
-      "{gbps: 0.5, buffer_bytes: 256KiB, ecn: {kmin_bytes: 8KiB, kmax_bytes: 64KiB, pmax: 1}}", /*dcqcn=*/true);
+      "{gbps: 0.1, buffer_bytes: 256KiB, ecn: {kmin_bytes: 8KiB, kmax_bytes: 64KiB, pmax: 1}}", /*dcqcn=*/true);
   ASSERT_TRUE(report.is_object());
   const auto& v = report["variants"][0];
   EXPECT_EQ(v.value("failed_runs", 1u), 0u) << v["failures"].dump();

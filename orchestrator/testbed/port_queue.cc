@@ -98,6 +98,10 @@ PortQueue port_queue(const std::string& tier, const v1::PortProfile* profile, do
   return q;
 }
 
+uint64_t shaper_burst_bytes(const PortQueue& q, uint32_t mtu) {
+  return std::max<uint64_t>(bytes_in(q.gbps, kShaperBurstSeconds), 2 * (uint64_t{mtu} + kEthernetHeader));
+}
+
 std::vector<std::vector<std::string>> port_qdisc_commands(const std::string& netns,
                                                           const std::string& ifname,
                                                           const PortQueue& q, uint32_t mtu) {
@@ -108,47 +112,21 @@ std::vector<std::vector<std::string>> port_qdisc_commands(const std::string& net
     for (std::string& w : plain_tbf(q.gbps)) tbf.push_back(std::move(w));
     return {tbf};
   }
-  const uint64_t frame = mtu + kEthernetHeader;
-  // tbf's own queue is a bfifo of `limit` bytes: the buffer, with tail drop at its end. With ECN
-  // marking RED replaces it below.
-  const uint64_t burst = std::max<uint64_t>(bytes_in(q.gbps, kShaperBurstSeconds), 2 * frame);
+  // tbf's own queue is a bfifo of `limit` bytes: the buffer, with tail drop at its end. ECN
+  // marking happens before it, on the port's egress hook (port_ecn_marker.h).
   for (std::string w : {std::string("rate"), fmt::format("{}kbit", rate_kbit(q.gbps)),
-                        std::string("burst"), std::to_string(burst), std::string("limit"),
-                        std::to_string(q.buffer_bytes)}) {
+                        std::string("burst"), std::to_string(shaper_burst_bytes(q, mtu)),
+                        std::string("limit"), std::to_string(q.buffer_bytes)}) {
     tbf.push_back(std::move(w));
   }
-  if (!q.ecn) return {tbf};
-  // RED in ECN mode is WRED's marking on one queue: between min and max an ECN-capable frame is
-  // marked CE with a probability rising to `probability` and any other frame is dropped; above
-  // max every one is; `limit` drops everything at the buffer's end. Switches mark on the
-  // instantaneous queue depth; RED marks on an average whose weight tc derives from `burst`
-  // (frames of `avpkt` that may arrive at once without a mark): the smallest burst tc accepts,
-  // min/avpkt + 1, gives the largest weight (1/2 or 1/4), so the average follows the queue within a
-  // few frames. avpkt is a full frame because RoCE data frames are. `bandwidth` is the line rate,
-  // which RED uses to age its average across idle periods.
-  const uint64_t red_burst = q.kmin_bytes / frame + 1;
-  std::vector<std::string> red = {"tc", "-n", netns, "qdisc", "replace", "dev", ifname,
-                                  "parent", "1:1", "handle", "10:", "red",
-                                  "limit", std::to_string(q.buffer_bytes),
-                                  "min", std::to_string(q.kmin_bytes),
-                                  "max", std::to_string(q.kmax_bytes),
-                                  "avpkt", std::to_string(frame),
-                                  "burst", std::to_string(red_burst),
-                                  "probability", fmt::format("{}", q.pmax),
-                                  "bandwidth", fmt::format("{}kbit", rate_kbit(q.gbps)),
-                                  "ecn"};
-  return {tbf, red};
+  return {tbf};
 }
 
 Status apply_port_queue(const std::string& netns, const std::string& ifname, const PortQueue& queue,
                         uint32_t mtu) {
   for (const auto& argv : port_qdisc_commands(netns, ifname, queue, mtu)) {
-    Status s = process::run_checked(argv);
-    if (s.ok()) continue;
-    const bool red = std::find(argv.begin(), argv.end(), "red") != argv.end();
-    return s.with_context(fmt::format(
-        "setting up the {} queue of {}/{}{}", queue.tier, netns, ifname,
-        red ? " (ECN marking uses the kernel's RED qdisc: a kernel built without sch_red cannot mark)" : ""));
+    COLLIDE_RETURN_IF_ERROR(process::run_checked(argv).with_context(
+        fmt::format("setting up the {} queue of {}/{}", queue.tier, netns, ifname)));
   }
   return {};
 }

@@ -13,9 +13,11 @@
 // A switch port is a line rate, a buffer and, on RoCE fabrics, WRED-style ECN marking. A veth has
 // none of these, so each is built from a qdisc on the port's side of the veth:
 // - tbf at the line rate: the queue builds where a switch's would, in front of a slower link;
-// - its child holds the buffer: a bfifo of buffer_bytes (tail drop at the buffer's end), or, with
-//   an ECN profile, RED in ECN mode, whose limit is the buffer and whose min/max/probability are
-//   Kmin/Kmax/Pmax.
+// - tbf's own queue (a bfifo of `limit` bytes) is the buffer: tail drop at its end;
+// - with an ECN profile, WRED-style marking on the queue's depth. The kernel's RED qdisc in ECN
+//   mode would be the natural child of tbf, but kernels are built without it (this project's
+//   reference machine is), so a tc program on the port's egress marks instead, on a model of the
+//   same queue (port_ecn_marker.h, ebpf/port_ecn.bpf.c).
 // Ports of a tier with no profile keep the plain shaper of host_link_gbps / fabric_link_gbps.
 namespace collide::orchestrator::testbed {
 
@@ -49,14 +51,16 @@ std::optional<ProfileError> check_port_profiles(const v1::VirtualTestbedSpec& sp
 // The queue of a port of `tier`: `profile` when the spec sets one, else the link's plain rate.
 PortQueue port_queue(const std::string& tier, const v1::PortProfile* profile, double link_gbps);
 
+// What the profiled shaper lets through at once; the marker's model of the queue leaves it out.
+uint64_t shaper_burst_bytes(const PortQueue& queue, uint32_t mtu);
+
 // The tc command lines (argv) that give interface `ifname` in namespace `netns` this queue; none
 // for an unshaped port. `mtu` sizes the shaper's burst and RED's average packet.
 std::vector<std::vector<std::string>> port_qdisc_commands(const std::string& netns,
                                                           const std::string& ifname,
                                                           const PortQueue& queue, uint32_t mtu);
 
-// Runs port_qdisc_commands; an error says which port and, for a kernel without RED, why marking
-// cannot be had.
+// Runs port_qdisc_commands; an error says which port.
 Status apply_port_queue(const std::string& netns, const std::string& ifname, const PortQueue& queue,
                         uint32_t mtu);
 

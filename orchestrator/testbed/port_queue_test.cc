@@ -77,14 +77,16 @@ TEST(PortQueueTest, EachTierGetsItsProfileAsQdiscs) {
   ASSERT_NE(uplink, nullptr);
   EXPECT_EQ(uplink->queue.tier, kTierLeafUp);
   cmds = port_qdisc_commands(uplink->netns, uplink->ifname, uplink->queue, 1500);
-  ASSERT_EQ(cmds.size(), 2u);
+  ASSERT_EQ(cmds.size(), 1u);  // marking is the egress program's, in front of this queue
   EXPECT_EQ(joined(cmds[0]),
             "tc -n tb-leaf0 qdisc replace dev p2 root handle 1: tbf rate 5000000kbit burst 62500 "
             "limit 1000000");
-  // burst 30000/1514 + 1 = 20 frames: the heaviest averaging weight tc allows.
-  EXPECT_EQ(joined(cmds[1]),
-            "tc -n tb-leaf0 qdisc replace dev p2 parent 1:1 handle 10: red limit 1000000 min 30000 "
-            "max 300000 avpkt 1514 burst 20 probability 0.25 bandwidth 5000000kbit ecn");
+  EXPECT_TRUE(uplink->queue.ecn);
+  EXPECT_EQ(uplink->queue.kmin_bytes, 30000u);
+  EXPECT_EQ(uplink->queue.kmax_bytes, 300000u);
+  EXPECT_DOUBLE_EQ(uplink->queue.pmax, 0.25);
+  EXPECT_EQ(shaper_burst_bytes(uplink->queue, 1500), 62500u);
+  EXPECT_FALSE(down->queue.ecn);
 
   // The spine's ports have no profile: the plain shaper at fabric_link_gbps; host NICs likewise.
   const LinkEnd* spine = end_named(*plan, "tb-spine0", "p0");

@@ -104,8 +104,10 @@ report::PortStats summarize_port(const std::vector<PortSample>& samples, double 
 }
 
 Result<std::unique_ptr<PortTelemetry>> PortTelemetry::start(const TestbedPlan& plan,
-                                                            std::chrono::milliseconds period) {
+                                                            std::chrono::milliseconds period,
+                                                            ExtraCountsReader extra) {
   std::unique_ptr<PortTelemetry> t(new PortTelemetry());
+  t->extra_ = std::move(extra);
   std::set<std::string> switches;
   for (const PlannedNamespace& ns : plan.namespaces) {
     if (ns.role != Role::kHost) switches.insert(ns.name);
@@ -170,9 +172,14 @@ Status PortTelemetry::sample() {
   }
   const bool keep = taken_++ % stride_ == 0;
   if (!keep) return {};
+  const std::map<std::string, ExtraPortCounts> extra = extra_ ? extra_() : std::map<std::string, ExtraPortCounts>{};
   for (Port& p : ports_) {
     PortSample s = by_netns[p.netns][p.ifname];
     s.t_ns = t_ns;
+    if (auto e = extra.find(p.netns + "/" + p.ifname); e != extra.end()) {
+      s.marks += e->second.marks;
+      s.drops += e->second.drops;
+    }
     p.samples.push_back(s);
   }
   // Bounded memory: thin every port to every other sample and keep half as many from now on.

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -55,11 +56,21 @@ std::map<std::string, PortSample> port_samples(const std::vector<QdiscStats>& qd
 // over all, utilization in `bins` equal bins between the first and last sample.
 report::PortStats summarize_port(const std::vector<PortSample>& samples, double gbps, size_t bins);
 
+// What a port's qdiscs cannot count because it happens before them (the ECN marker on the port's
+// egress marks and drops there), by "<netns>/<ifname>", as running totals.
+struct ExtraPortCounts {
+  uint64_t marks = 0;
+  uint64_t drops = 0;
+};
+using ExtraCountsReader = std::function<std::map<std::string, ExtraPortCounts>()>;
+
 class PortTelemetry {
  public:
-  // Takes the first sample now (so a run's counters start here) and starts the thread.
+  // Takes the first sample now (so a run's counters start here) and starts the thread. `extra`,
+  // when given, is read with every sample and added to the ports' marks and drops.
   static Result<std::unique_ptr<PortTelemetry>> start(const TestbedPlan& plan,
-                                                      std::chrono::milliseconds period = kPortSamplePeriod);
+                                                      std::chrono::milliseconds period = kPortSamplePeriod,
+                                                      ExtraCountsReader extra = {});
   ~PortTelemetry();
   PortTelemetry(const PortTelemetry&) = delete;
   PortTelemetry& operator=(const PortTelemetry&) = delete;
@@ -81,6 +92,7 @@ class PortTelemetry {
 
   std::vector<Port> ports_;
   std::vector<std::string> namespaces_;
+  ExtraCountsReader extra_;
   std::chrono::steady_clock::time_point t0_;
   size_t stride_ = 1;  // keep every stride_-th sample
   size_t taken_ = 0;
