@@ -6,7 +6,11 @@
  * the model follows the real queue, less the shaper's burst allowance, which leaves at once. Between
  * Kmin and Kmax an ECN-capable frame is marked CE with a probability rising linearly to Pmax, and a
  * frame that is not ECN-capable is dropped instead; beyond Kmax every such frame is. Frames beyond
- * the buffer are left to the shaper's queue, which drops them at its end. */
+ * the buffer are left to the shaper's queue, which drops them at its end.
+ *
+ * RoCE's own control frames (ACK/NAK and CNP) are never dropped early: a RoCE fabric sets its WRED
+ * profile on the data class and carries CNPs in a priority of their own, so congestion notices
+ * reach the senders however full the data queue; the replay sends them not ECN-capable. */
 #include <linux/bpf.h>
 #include <linux/if_ether.h>
 #include <linux/pkt_cls.h>
@@ -14,12 +18,17 @@
 #include <bpf/bpf_endian.h>
 #include <bpf/bpf_helpers.h>
 
+#include "packet_parse.h"
 #include "port_ecn.h"
 
 #define IP_CHECKSUM_OFFSET 10
 #define ECN_MASK 0x03
 #define ECN_CE 0x03
 #define MAX_IDLE_NS 1000000000ull /* longer idle drains as much: keeps the product in 64 bits */
+#define ROCE_PORT 4791
+#define UDP_HEADER 8
+#define OPCODE_ACKNOWLEDGE 0x11
+#define OPCODE_CNP 0x81
 
 /* Set before loading. */
 const volatile __u64 rate_bytes_per_s = 0;
@@ -35,6 +44,19 @@ struct {
   __type(key, __u32);
   __type(value, struct port_ecn_state);
 } state SEC(".maps");
+
+static __always_inline int is_roce_control(struct __sk_buff *skb)
+{
+  struct collide_l4 l4;
+  __u8 opcode;
+
+  collide_parse_l4(skb, &l4);
+  if (l4.ip_proto != IPPROTO_UDP || l4.dst_port != ROCE_PORT)
+    return 0;
+  if (bpf_skb_load_bytes(skb, l4.l4_offset + UDP_HEADER, &opcode, 1) < 0)
+    return 0;
+  return opcode == OPCODE_ACKNOWLEDGE || opcode == OPCODE_CNP;
+}
 
 /* The draw below which a frame at `queue` bytes is acted on. */
 static __always_inline __u64 threshold_at(__u64 queue)
@@ -82,6 +104,8 @@ int port_ecn_egress(struct __sk_buff *skb)
   __u8 *tos = (__u8 *)&marked_word;
   marked_word = word;
   if ((tos[1] & ECN_MASK) == 0) {
+    if (is_roce_control(skb))
+      return TC_ACT_UNSPEC;
     /* Not ECN-capable: WRED drops it; it never enters the queue. */
     bpf_spin_lock(&s->lock);
     s->depth = s->depth > len ? s->depth - len : 0;
