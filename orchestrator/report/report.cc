@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <google/protobuf/util/json_util.h>
 
+#include "orchestrator/report/port_queues.h"
 #include "replayer/collectives/accounting.h"
 #include "traces/op_types.h"
 
@@ -83,6 +84,7 @@ RepetitionSummary summarize_repetition(const RunResult& run) {
   r.fabric = fabric_totals(run.fabric_links);
   r.ecmp = ecmp_balance(run.fabric_links);
   r.nics = run.nics;
+  r.ports = run.ports;
   return r;
 }
 
@@ -201,6 +203,7 @@ Report build_report(const std::string& scenario, const std::vector<RunResult>& r
     v.max_us = quantile(v.collective_us, 1.0);
     summarize_sizes(v, collectives[name]);
     summarize_production(v, collectives[name]);
+    v.ports = merge_repetitions(v.repetitions);
     report.variants.push_back(std::move(v));
   }
   return report;
@@ -298,9 +301,12 @@ v1::Results to_results(const Report& report) {
         o.set_packets_received(n.packets_received);
         o.set_out_of_order_packets(n.out_of_order);
       }
+      for (const PortStats& p : rep.ports) to_proto(p, *rr.add_ports());
     }
     if (!v.fabric.empty()) to_proto(v.fabric, *r.mutable_fabric());
     if (!v.ecmp.empty()) to_proto(v.ecmp, *r.mutable_ecmp());
+    for (const PortStats& p : v.ports) to_proto(p, *r.add_ports());
+    for (const PortStats& p : tier_totals(v.ports)) to_proto(p, *r.add_port_tiers());
   }
   return out;
 }

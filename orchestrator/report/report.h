@@ -54,6 +54,7 @@ struct RepetitionSummary {
   std::vector<NicTraffic> nics;
   std::vector<CollectiveSamples> collective_samples;  // per kind and size, for `collide compare`
   EcmpBalance ecmp;  // how evenly the fabric's equal-cost links shared the run's bytes
+  std::vector<PortStats> ports;
 };
 
 struct VariantSummary {
@@ -82,6 +83,7 @@ struct VariantSummary {
   std::vector<RepetitionSummary> repetitions;
   FabricTotals fabric;                   // summed over repetitions
   EcmpBalance ecmp;                      // the mean over repetitions
+  std::vector<PortStats> ports;          // over repetitions (port_queues.h: merge_repetitions)
 };
 
 struct Report {

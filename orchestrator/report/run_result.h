@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include "orchestrator/report/port_stats.h"
+
 #include "collide/trace.pb.h"
 
 // What one run (a variant, one repetition) produced, as the report reads it: every op of every
@@ -85,6 +87,7 @@ struct RunResult {
   uint64_t packets_sent = 0;
   std::vector<FabricLink> fabric_links;  // a virtual testbed's links; empty on real hosts
   std::vector<NicTraffic> nics;          // every host's NICs, as their engines counted
+  std::vector<PortStats> ports;          // a virtual testbed's switch ports, sampled through the run
 };
 
 }  // namespace collide::orchestrator::report

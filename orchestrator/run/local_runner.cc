@@ -20,6 +20,8 @@
 #include "orchestrator/run/workload.h"
 #include "orchestrator/testbed/fabric_balancing.h"
 #include "orchestrator/testbed/link_counters.h"
+#include "orchestrator/testbed/port_ecn_marker.h"
+#include "orchestrator/testbed/port_telemetry.h"
 #include "orchestrator/testbed/link_names.h"
 #include "orchestrator/testbed/run_nics.h"
 #include "orchestrator/testbed/virtual_testbed.h"
@@ -292,6 +294,24 @@ Result<report::RunResult> RunDriver::drive(const Placement& p, const Run& run, u
       progress(fmt::format("  the fabric's link counters are left out of this run: {}", read.status().message()));
     }
   }
+  // The switch ports' queues, sampled through the run on a thread of their own, and their ECN
+  // marking, attached for the run.
+  std::unique_ptr<tb::PortEcnMarkers> ecn_markers;  // before the telemetry that reads them
+  std::unique_ptr<tb::PortTelemetry> port_telemetry;
+  if (p.bed != nullptr) {
+    auto markers = tb::PortEcnMarkers::attach(*p.bed);
+    if (!markers.ok()) {
+      stop_others("the switch ports' ECN marking could not be attached");
+      return markers.status();
+    }
+    ecn_markers = std::move(markers).value();
+    auto started = tb::PortTelemetry::start(*p.bed, tb::kPortSamplePeriod, tb::marker_counts(*ecn_markers));
+    if (started.ok()) {
+      port_telemetry = std::move(started).value();
+    } else {
+      progress(fmt::format("  the switch ports' queues are left out of this run: {}", started.status().message()));
+    }
+  }
 
   // One instant for all, far enough ahead for the start messages to arrive.
   uint64_t margin_ns = 200'000'000;
@@ -374,6 +394,14 @@ Result<report::RunResult> RunDriver::drive(const Placement& p, const Run& run, u
     }
   }
 
+  if (port_telemetry) {
+    auto ports = port_telemetry->finish();
+    if (ports.ok()) {
+      result.ports = std::move(ports).value();
+    } else {
+      progress(fmt::format("  the switch ports' queues are left out of this run: {}", ports.status().message()));
+    }
+  }
   if (counters_before) {
     auto after = tb::read_counters(*p.bed);
     if (after.ok()) {

@@ -14,10 +14,10 @@
 #include <nlohmann/json.hpp>
 
 #include "collide/scenario.pb.h"
-#include "common/parse_number.h"
 #include "common/process.h"
 #include "tests/support/collide_run_dir.h"
 #include "tests/support/privileged.h"
+#include "tests/support/report_count.h"
 
 namespace collide {
 namespace {
@@ -55,15 +55,7 @@ constexpr const char* kCrossRailWorkload = R"(  collectives: {kind: all-reduce, 
 constexpr const char* kPxnOff = "pxn_disable: true";
 constexpr const char* kPxnOn = "pxn_disable: false";
 
-uint64_t count_of(const nlohmann::json& v) {
-  // Proto JSON writes 64-bit counts as strings.
-  if (v.is_string()) {
-    auto n = parse_number<uint64_t>(v.get<std::string>(), "report count");
-    EXPECT_TRUE(n.ok()) << n.status().to_string();
-    return n.ok() ? *n : 0;
-  }
-  return v.is_number_unsigned() ? v.get<uint64_t>() : 0;
-}
+using testing::count_of;
 
 class RailsRunTest : public ::testing::Test {
  protected:

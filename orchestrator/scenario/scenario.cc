@@ -155,6 +155,7 @@ Status check(const v1::Scenario& s, const Checker& c) {
   uint32_t hosts = 0;
   uint32_t nics_per_host = 1;  // a real host: the most interfaces any agent lists
   if (virtual_bed) {
+    if (auto e = testbed::check_port_profiles(t.virtual_())) return c.error("testbed.virtual." + e->field, e->what);
     if (Status v = testbed::validate(t.virtual_()); !v.ok()) return c.error("testbed.virtual", v.message());
     hosts = t.virtual_().hosts();
     nics_per_host = t.virtual_().nics_per_host();

@@ -331,6 +331,37 @@ runs:
   EXPECT_EQ(s->testbed().agents(1).interfaces(0), "eth1");
 }
 
+TEST_F(ScenarioTest, PortProfilesTakeUnitsAndAFaultyOneNamesItsLine) {
+  std::string yaml = R"(name: ports
+testbed:
+  virtual:
+    hosts: 2
+    host_link_gbps: 1
+    leaf_down:
+      gbps: 0.5
+      buffer_bytes: 200KB
+      ecn:
+        kmin_bytes: 20KiB
+        kmax_bytes: 300KB
+        pmax: 20%
+workload: {collectives: {kind: all-reduce, bytes: 1MiB}}
+runs: {baseline: true}
+)";
+  const std::string path = write(yaml);
+  auto bad = load_scenario(path);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find(path + ":11: testbed.virtual.leaf_down.ecn.kmax_bytes: kmax 300000 is "
+                                        "beyond the buffer (200000 bytes)"),
+            std::string::npos)
+      << bad.status().message();
+  auto good = load_scenario(write(yaml.replace(yaml.find("300KB"), 5, "100KB")));
+  ASSERT_TRUE(good.ok()) << good.status().to_string();
+  const v1::PortProfile& p = good->testbed().virtual_().leaf_down();
+  EXPECT_EQ(p.buffer_bytes(), 200000u);
+  EXPECT_EQ(p.ecn().kmin_bytes(), 20480u);
+  EXPECT_DOUBLE_EQ(p.ecn().pmax(), 0.2);
+}
+
 }  // namespace
 }  // namespace collide::orchestrator
 

@@ -79,33 +79,41 @@ Result<CounterSnapshot> read_counters(const TestbedPlan& plan) {
   return snapshot;
 }
 
-std::vector<report::FabricLink> link_traffic(const TestbedPlan& plan, const CounterSnapshot& before,
-                                             const CounterSnapshot& after) {
-  std::map<std::string, const PlannedNamespace*> by_name;
-  for (const PlannedNamespace& ns : plan.namespaces) by_name[ns.name] = &ns;
+report::FabricLink name_link(const TestbedPlan& plan, const PlannedLink& l) {
+  report::FabricLink f;
+  const PlannedNamespace* lower = nullptr;
+  const PlannedNamespace* upper = nullptr;
+  for (const PlannedNamespace& ns : plan.namespaces) {
+    if (ns.name == l.a.netns) lower = &ns;
+    if (ns.name == l.b.netns) upper = &ns;
+  }
+  if (lower == nullptr || upper == nullptr) return f;
   uint32_t nics = 1;
   for (const HostNic& n : plan.nics) nics = std::max(nics, n.nic + 1);
+  f.host_link = lower->role == Role::kHost;
+  if (f.host_link) {
+    const auto nic = std::find_if(plan.nics.begin(), plan.nics.end(),
+                                  [&](const HostNic& n) { return n.mac == l.a.mac; });
+    f.lower = host_nic_name(lower->index, nic != plan.nics.end() ? nic->nic : 0);
+    f.leaf = upper->index;
+    f.upper = fmt::format("leaf{}", f.leaf);
+  } else {
+    f.leaf = lower->index;
+    f.spine = upper->index;
+    f.lower = fmt::format("leaf{}", f.leaf);
+    f.upper = fmt::format("spine{}", f.spine);
+  }
+  f.rail = f.leaf % nics;
+  f.name = f.lower + "-" + f.upper;
+  return f;
+}
+
+std::vector<report::FabricLink> link_traffic(const TestbedPlan& plan, const CounterSnapshot& before,
+                                             const CounterSnapshot& after) {
   std::vector<report::FabricLink> out;
   for (const PlannedLink& l : plan.links) {
-    const PlannedNamespace* lower = by_name[l.a.netns];
-    const PlannedNamespace* upper = by_name[l.b.netns];
-    if (lower == nullptr || upper == nullptr) continue;
-    report::FabricLink f;
-    f.host_link = lower->role == Role::kHost;
-    if (f.host_link) {
-      const auto nic = std::find_if(plan.nics.begin(), plan.nics.end(),
-                                    [&](const HostNic& n) { return n.mac == l.a.mac; });
-      f.lower = host_nic_name(lower->index, nic != plan.nics.end() ? nic->nic : 0);
-      f.leaf = upper->index;
-      f.upper = fmt::format("leaf{}", f.leaf);
-    } else {
-      f.leaf = lower->index;
-      f.spine = upper->index;
-      f.lower = fmt::format("leaf{}", f.leaf);
-      f.upper = fmt::format("spine{}", f.spine);
-    }
-    f.rail = f.leaf % nics;
-    f.name = f.lower + "-" + f.upper;
+    report::FabricLink f = name_link(plan, l);
+    if (f.name.empty()) continue;
     f.lower_end = delta(before, after, l.a);
     f.upper_end = delta(before, after, l.b);
     out.push_back(std::move(f));

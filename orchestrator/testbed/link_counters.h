@@ -23,6 +23,10 @@ Result<std::map<std::string, report::LinkEndCounters>> parse_link_stats(const st
 // Reads every namespace of `plan` (one `ip -n <ns> -s -j link show` each).
 Result<CounterSnapshot> read_counters(const TestbedPlan& plan);
 
+// How reports name `link` and its ends (counters left zero); an empty name for a link whose
+// namespaces the plan lacks.
+report::FabricLink name_link(const TestbedPlan& plan, const PlannedLink& link);
+
 // Every link of `plan` with what its ends counted between the two snapshots; an interface missing
 // from either counts zero (a snapshot is never partial unless the testbed changed under it).
 std::vector<report::FabricLink> link_traffic(const TestbedPlan& plan, const CounterSnapshot& before,

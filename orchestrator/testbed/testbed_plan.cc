@@ -67,6 +67,7 @@ Status validate(const v1::VirtualTestbedSpec& s) {
     return invalid_argument("several leaves need spines to reach each other");
   }
   if (s.host_link_gbps() < 0 || s.fabric_link_gbps() < 0) return invalid_argument("negative link rate");
+  if (auto e = check_port_profiles(s)) return invalid_argument(fmt::format("{}: {}", e->field, e->what));
   if (s.mtu() != 0 && (s.mtu() < 1280 || s.mtu() > 9000)) {
     return invalid_argument(fmt::format("mtu {} not in 1280..9000", s.mtu()));
   }
@@ -108,10 +109,12 @@ Result<TestbedPlan> plan_testbed(const v1::VirtualTestbedSpec& spec) {
       link_addresses(host_ip, leaf_ip);
       const uint32_t port = leaf_ports[leaf]++;
       PlannedLink link;
-      link.a = {host_namespace(spec.name(), h), fmt::format("eth{}", n), mac_of(host_id(h), n), ip(host_ip) + "/31"};
-      link.b = {ns_name("leaf", leaf), fmt::format("p{}", port), mac_of(leaf_id(leaf), port),
-                ip(leaf_ip) + "/31"};
       link.gbps = spec.host_link_gbps();
+      link.a = {host_namespace(spec.name(), h), fmt::format("eth{}", n), mac_of(host_id(h), n),
+                ip(host_ip) + "/31", port_queue(kTierHostNic, nullptr, link.gbps)};
+      link.b = {ns_name("leaf", leaf), fmt::format("p{}", port), mac_of(leaf_id(leaf), port),
+                ip(leaf_ip) + "/31",
+                port_queue(kTierLeafDown, spec.has_leaf_down() ? &spec.leaf_down() : nullptr, link.gbps)};
       const std::string subnet = ip(rank_address(h, n, 0) - 1) + "/27";
       plan.routes.push_back({link.b.netns, subnet, {ip(host_ip)}});
       plan.neighbors.push_back({link.b.netns, ip(host_ip), link.a.mac, link.b.ifname});
@@ -127,9 +130,11 @@ Result<TestbedPlan> plan_testbed(const v1::VirtualTestbedSpec& spec) {
       link_addresses(leaf_ip, spine_ip);
       PlannedLink link;
       const uint32_t port = leaf_ports[l]++;
-      link.a = {ns_name("leaf", l), fmt::format("p{}", port), mac_of(leaf_id(l), port), ip(leaf_ip) + "/31"};
-      link.b = {ns_name("spine", s), fmt::format("p{}", l), mac_of(spine_id(s), l), ip(spine_ip) + "/31"};
       link.gbps = spec.fabric_link_gbps();
+      link.a = {ns_name("leaf", l), fmt::format("p{}", port), mac_of(leaf_id(l), port), ip(leaf_ip) + "/31",
+                port_queue(kTierLeafUp, spec.has_leaf_up() ? &spec.leaf_up() : nullptr, link.gbps)};
+      link.b = {ns_name("spine", s), fmt::format("p{}", l), mac_of(spine_id(s), l), ip(spine_ip) + "/31",
+                port_queue(kTierSpineDown, spec.has_spine_down() ? &spec.spine_down() : nullptr, link.gbps)};
       leaf_uplinks[l].push_back(ip(spine_ip));
       for (const std::string& subnet : subnets_of_leaf[l]) {
         plan.routes.push_back({link.b.netns, subnet, {ip(leaf_ip)}});

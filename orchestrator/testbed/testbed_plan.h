@@ -6,6 +6,7 @@
 
 #include "collide/testbed.pb.h"
 #include "common/result.h"
+#include "orchestrator/testbed/port_queue.h"
 
 // What a virtual leaf-spine fabric consists of, worked out before anything is created: pure, so
 // addressing and routing are unit-tested without root.
@@ -34,6 +35,7 @@ struct LinkEnd {
   std::string ifname;
   std::string mac;
   std::string address;  // "a.b.c.d/31"
+  PortQueue queue;      // what leaves through this end
 };
 
 struct PlannedLink {

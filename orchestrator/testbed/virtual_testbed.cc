@@ -21,13 +21,6 @@ namespace {
 using process::run_checked;
 using process::run_command;
 
-std::string tbf_args(double gbps) {
-  // A burst of ~1 ms at the rate keeps the shaper accurate at veth speeds.
-  const auto rate_mbit = static_cast<uint64_t>(gbps * 1000);
-  const uint64_t burst = std::max<uint64_t>(static_cast<uint64_t>(gbps * 1e9 / 8 / 1000), 64 * 1024);
-  return fmt::format("rate {}mbit burst {} latency 20ms", rate_mbit, burst);
-}
-
 // Runs `ip -batch` in one namespace: one process for all of its addresses, links and routes.
 Status ip_batch(const std::string& netns, const std::vector<std::string>& lines) {
   if (lines.empty()) return {};
@@ -119,13 +112,7 @@ Status VirtualTestbed::build() {
       COLLIDE_RETURN_IF_ERROR(run_checked({"ip", "netns", "exec", e->netns, "ethtool", "-K",
                                            e->ifname, "tso", "off", "gso", "off", "gro", "off",
                                            "tx", "off", "rx", "off"}));
-      if (l.gbps > 0) {
-        std::vector<std::string> tc = {"tc", "-n", e->netns, "qdisc", "replace", "dev",
-                                       e->ifname, "root", "tbf"};
-        std::istringstream words(tbf_args(l.gbps));
-        for (std::string w; words >> w;) tc.push_back(w);
-        COLLIDE_RETURN_IF_ERROR(run_checked(tc));
-      }
+      COLLIDE_RETURN_IF_ERROR(apply_port_queue(e->netns, e->ifname, e->queue, plan_.mtu));
     }
   }
   log->info("testbed {} up: {} namespaces, {} links", plan_.name, plan_.namespaces.size(),

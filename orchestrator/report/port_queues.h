@@ -1,0 +1,32 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "collide/results.pb.h"
+#include "orchestrator/report/port_stats.h"
+
+// The switch ports' queues in a report: per port over a variant's repetitions, per tier, as
+// report.json fields, a text table and an HTML table with a utilization heat map.
+namespace collide::orchestrator::report {
+
+struct RepetitionSummary;
+struct Report;
+
+// A variant's ports over its repetitions, matched by link and end: counters summed, depth p95 the
+// worst repetition's, depth max the largest, utilization the mean of each bin.
+std::vector<PortStats> merge_repetitions(const std::vector<RepetitionSummary>& repetitions);
+
+// Each tier's ports together (link and end empty): counters summed, depths the worst port's.
+std::vector<PortStats> tier_totals(const std::vector<PortStats>& ports);
+
+// CE marks per packet sent, and drops per million packets offered (sent + dropped).
+double ecn_mark_ratio(const PortStats& p);
+double drops_ppm(const PortStats& p);
+
+void to_proto(const PortStats& p, v1::PortQueueStats& out);
+
+std::string port_queues_text(const Report& report);
+std::string port_queues_html(const Report& report, std::string (*escape)(const std::string&));
+
+}  // namespace collide::orchestrator::report

@@ -1,0 +1,67 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "collide/testbed.pb.h"
+#include "common/result.h"
+
+// The egress queue of one port of a virtual fabric, and the kernel qdiscs that make it.
+//
+// A switch port is a line rate, a buffer and, on RoCE fabrics, WRED-style ECN marking. A veth has
+// none of these, so each is built from a qdisc on the port's side of the veth:
+// - tbf at the line rate: the queue builds where a switch's would, in front of a slower link;
+// - tbf's own queue (a bfifo of `limit` bytes) is the buffer: tail drop at its end;
+// - with an ECN profile, WRED-style marking on the queue's depth. The kernel's RED qdisc in ECN
+//   mode would be the natural child of tbf, but kernels are built without it (this project's
+//   reference machine is), so a tc program on the port's egress marks instead, on a model of the
+//   same queue (port_ecn_marker.h, ebpf/port_ecn.bpf.c).
+// Ports of a tier with no profile keep the plain shaper of host_link_gbps / fabric_link_gbps.
+namespace collide::orchestrator::testbed {
+
+// Which ports a profile applies to; the names are what results and reports call the tiers.
+inline constexpr const char* kTierHostNic = "host";        // a host's NIC (never a profile)
+inline constexpr const char* kTierLeafDown = "leaf_down";  // leaf ports towards the hosts
+inline constexpr const char* kTierLeafUp = "leaf_up";      // leaf ports towards the spines
+inline constexpr const char* kTierSpineDown = "spine_down";
+
+struct PortQueue {
+  std::string tier;
+  double gbps = 0;            // 0: unshaped
+  bool profiled = false;      // false: today's plain shaper (rate only)
+  uint64_t buffer_bytes = 0;  // profiled: the queue's end
+  bool ecn = false;
+  uint64_t kmin_bytes = 0;
+  uint64_t kmax_bytes = 0;
+  double pmax = 0;
+};
+
+// A profile's field and what is wrong with it, the field relative to VirtualTestbedSpec
+// ("leaf_up.ecn.kmax_bytes"), so that a scenario can point at its line.
+struct ProfileError {
+  std::string field;
+  std::string what;
+};
+
+// Kmin <= Kmax <= buffer, Pmax in (0, 1], no negative rate; the first fault found.
+std::optional<ProfileError> check_port_profiles(const v1::VirtualTestbedSpec& spec);
+
+// The queue of a port of `tier`: `profile` when the spec sets one, else the link's plain rate.
+PortQueue port_queue(const std::string& tier, const v1::PortProfile* profile, double link_gbps);
+
+// What the profiled shaper lets through at once; the marker's model of the queue leaves it out.
+uint64_t shaper_burst_bytes(const PortQueue& queue, uint32_t mtu);
+
+// The tc command lines (argv) that give interface `ifname` in namespace `netns` this queue; none
+// for an unshaped port. `mtu` sizes the shaper's burst and RED's average packet.
+std::vector<std::vector<std::string>> port_qdisc_commands(const std::string& netns,
+                                                          const std::string& ifname,
+                                                          const PortQueue& queue, uint32_t mtu);
+
+// Runs port_qdisc_commands; an error says which port.
+Status apply_port_queue(const std::string& netns, const std::string& ifname, const PortQueue& queue,
+                        uint32_t mtu);
+
+}  // namespace collide::orchestrator::testbed

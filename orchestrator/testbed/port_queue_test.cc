@@ -1,0 +1,156 @@
+#include "orchestrator/testbed/port_queue.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <gtest/gtest.h>
+
+#include "orchestrator/testbed/testbed_plan.h"
+
+namespace collide::orchestrator::testbed {
+namespace {
+
+v1::VirtualTestbedSpec two_tier() {
+  v1::VirtualTestbedSpec s;
+  s.set_name("tb");
+  s.set_hosts(4);
+  s.set_nics_per_host(1);
+  s.set_leaves(2);
+  s.set_spines(1);
+  s.set_host_link_gbps(10);
+  s.set_fabric_link_gbps(20);
+  return s;
+}
+
+std::string joined(const std::vector<std::string>& argv) { return fmt::format("{}", fmt::join(argv, " ")); }
+
+const LinkEnd* end_named(const TestbedPlan& plan, const std::string& netns, const std::string& ifname) {
+  for (const PlannedLink& l : plan.links) {
+    for (const LinkEnd* e : {&l.a, &l.b}) {
+      if (e->netns == netns && e->ifname == ifname) return e;
+    }
+  }
+  return nullptr;
+}
+
+TEST(PortQueueTest, WithoutProfilesEveryPortKeepsThePlainShaper) {
+  auto plan = plan_testbed(two_tier());
+  ASSERT_TRUE(plan.ok()) << plan.status().to_string();
+  const LinkEnd* leaf_port = end_named(*plan, "tb-leaf0", "p0");
+  ASSERT_NE(leaf_port, nullptr);
+  EXPECT_EQ(leaf_port->queue.tier, kTierLeafDown);
+  EXPECT_FALSE(leaf_port->queue.profiled);
+  auto cmds = port_qdisc_commands(leaf_port->netns, leaf_port->ifname, leaf_port->queue, 1500);
+  ASSERT_EQ(cmds.size(), 1u);
+  EXPECT_EQ(joined(cmds[0]),
+            "tc -n tb-leaf0 qdisc replace dev p0 root handle 1: tbf rate 10000000kbit burst 1250000 "
+            "latency 20ms");
+  v1::VirtualTestbedSpec unshaped = two_tier();
+  unshaped.set_host_link_gbps(0);
+  auto flat = plan_testbed(unshaped);
+  ASSERT_TRUE(flat.ok());
+  const LinkEnd* nic = end_named(*flat, "tb-h0", "eth0");
+  ASSERT_NE(nic, nullptr);
+  EXPECT_TRUE(port_qdisc_commands(nic->netns, nic->ifname, nic->queue, 1500).empty());
+}
+
+TEST(PortQueueTest, EachTierGetsItsProfileAsQdiscs) {
+  v1::VirtualTestbedSpec s = two_tier();
+  s.mutable_leaf_down()->set_buffer_bytes(500000);  // rate from host_link_gbps
+  v1::PortProfile& up = *s.mutable_leaf_up();
+  up.set_gbps(5);  // oversubscribed: two 10G hosts under a 5G uplink
+  up.set_buffer_bytes(1000000);
+  up.mutable_ecn()->set_kmin_bytes(30000);
+  up.mutable_ecn()->set_kmax_bytes(300000);
+  up.mutable_ecn()->set_pmax(0.25);
+  auto plan = plan_testbed(s);
+  ASSERT_TRUE(plan.ok()) << plan.status().to_string();
+
+  const LinkEnd* down = end_named(*plan, "tb-leaf0", "p0");
+  ASSERT_NE(down, nullptr);
+  auto cmds = port_qdisc_commands(down->netns, down->ifname, down->queue, 1500);
+  ASSERT_EQ(cmds.size(), 1u);  // no marking: tbf's own bfifo is the buffer
+  EXPECT_EQ(joined(cmds[0]),
+            "tc -n tb-leaf0 qdisc replace dev p0 root handle 1: tbf rate 10000000kbit burst 125000 "
+            "limit 500000");
+
+  const LinkEnd* uplink = end_named(*plan, "tb-leaf0", "p2");  // after the leaf's two host ports
+  ASSERT_NE(uplink, nullptr);
+  EXPECT_EQ(uplink->queue.tier, kTierLeafUp);
+  cmds = port_qdisc_commands(uplink->netns, uplink->ifname, uplink->queue, 1500);
+  ASSERT_EQ(cmds.size(), 1u);  // marking is the egress program's, in front of this queue
+  EXPECT_EQ(joined(cmds[0]),
+            "tc -n tb-leaf0 qdisc replace dev p2 root handle 1: tbf rate 5000000kbit burst 62500 "
+            "limit 1000000");
+  EXPECT_TRUE(uplink->queue.ecn);
+  EXPECT_EQ(uplink->queue.kmin_bytes, 30000u);
+  EXPECT_EQ(uplink->queue.kmax_bytes, 300000u);
+  EXPECT_DOUBLE_EQ(uplink->queue.pmax, 0.25);
+  EXPECT_EQ(shaper_burst_bytes(uplink->queue, 1500), 62500u);
+  EXPECT_FALSE(down->queue.ecn);
+
+  // The spine's ports have no profile: the plain shaper at fabric_link_gbps; host NICs likewise.
+  const LinkEnd* spine = end_named(*plan, "tb-spine0", "p0");
+  ASSERT_NE(spine, nullptr);
+  EXPECT_EQ(spine->queue.tier, kTierSpineDown);
+  EXPECT_FALSE(spine->queue.profiled);
+  EXPECT_DOUBLE_EQ(spine->queue.gbps, 20);
+  const LinkEnd* nic = end_named(*plan, "tb-h0", "eth0");
+  ASSERT_NE(nic, nullptr);
+  EXPECT_EQ(nic->queue.tier, kTierHostNic);
+  EXPECT_FALSE(nic->queue.profiled);
+}
+
+TEST(PortQueueTest, SlowProfilesStillBurstTwoFrames) {
+  v1::PortProfile p;
+  p.set_gbps(0.01);  // 100 us at 10 Mbit/s is 125 bytes, less than a frame
+  const PortQueue q = port_queue(kTierSpineDown, &p, 0);
+  EXPECT_EQ(q.buffer_bytes, 25000u);  // 20 ms at the rate
+  auto cmds = port_qdisc_commands("n", "p0", q, 9000);
+  ASSERT_EQ(cmds.size(), 1u);
+  EXPECT_NE(joined(cmds[0]).find("burst 18028 limit 25000"), std::string::npos) << joined(cmds[0]);
+}
+
+TEST(PortQueueTest, FaultyProfilesNameTheirField) {
+  auto fault = [](void (*edit)(v1::VirtualTestbedSpec&)) {
+    v1::VirtualTestbedSpec s = two_tier();
+    edit(s);
+    auto e = check_port_profiles(s);
+    const std::string from_validate = validate(s).message();
+    return e ? e->field + ": " + e->what + " | " + from_validate : std::string("ok | ") + from_validate;
+  };
+  EXPECT_EQ(fault([](v1::VirtualTestbedSpec& s) { s.mutable_leaf_up()->set_buffer_bytes(1000); }), "ok | ");
+  EXPECT_EQ(fault([](v1::VirtualTestbedSpec& s) {
+              s.set_fabric_link_gbps(0);
+              s.mutable_spine_down()->set_buffer_bytes(1000);
+            }),
+            "spine_down.gbps: a port profile needs a rate: set it here or set fabric_link_gbps | "
+            "spine_down.gbps: a port profile needs a rate: set it here or set fabric_link_gbps");
+  EXPECT_EQ(fault([](v1::VirtualTestbedSpec& s) { s.mutable_leaf_down()->set_gbps(-1); }).substr(0, 30),
+            "leaf_down.gbps: negative rate ");
+  auto ecn = [](v1::VirtualTestbedSpec& s) -> v1::EcnMarking& {
+    v1::PortProfile& p = *s.mutable_leaf_down();
+    p.set_buffer_bytes(100000);
+    v1::EcnMarking& e = *p.mutable_ecn();
+    e.set_kmin_bytes(10000);
+    e.set_kmax_bytes(50000);
+    e.set_pmax(1);
+    return e;
+  };
+  static auto ecn_fn = ecn;
+  EXPECT_EQ(fault([](v1::VirtualTestbedSpec& s) { ecn_fn(s); }), "ok | ");
+  EXPECT_EQ(fault([](v1::VirtualTestbedSpec& s) { ecn_fn(s).set_kmin_bytes(60000); }).substr(0, 54),
+            "leaf_down.ecn.kmin_bytes: kmin 60000 is above kmax 500");
+  EXPECT_EQ(fault([](v1::VirtualTestbedSpec& s) { ecn_fn(s).set_kmax_bytes(100001); }).substr(0, 70),
+            "leaf_down.ecn.kmax_bytes: kmax 100001 is beyond the buffer (100000 byt");
+  EXPECT_EQ(fault([](v1::VirtualTestbedSpec& s) { ecn_fn(s).set_kmax_bytes(0); }).substr(0, 55),
+            "leaf_down.ecn.kmax_bytes: ECN marking needs kmax_bytes ");
+  EXPECT_EQ(fault([](v1::VirtualTestbedSpec& s) { ecn_fn(s).set_pmax(0); }).substr(0, 40),
+            "leaf_down.ecn.pmax: 0 is not in (0, 1] |");
+  EXPECT_EQ(fault([](v1::VirtualTestbedSpec& s) { ecn_fn(s).set_pmax(1.5); }).substr(0, 42),
+            "leaf_down.ecn.pmax: 1.5 is not in (0, 1] |");
+  // Kmin == Kmax is step marking (DCTCP's K): allowed.
+  EXPECT_EQ(fault([](v1::VirtualTestbedSpec& s) { ecn_fn(s).set_kmin_bytes(50000); }), "ok | ");
+}
+
+}  // namespace
+}  // namespace collide::orchestrator::testbed
