@@ -26,8 +26,6 @@
 #include "packet_parse.h"
 #include "splitmix.h"
 
-#define ROCE_PORT 4791
-#define UDP_HEADER 8
 #define BTH_DEST_QP_OFFSET 4 /* bytes 4-7: FECN/BECN/reserved, then the 24-bit destination QP */
 
 struct {

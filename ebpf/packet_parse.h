@@ -20,6 +20,10 @@ struct collide_l4 {
 
 #define COLLIDE_ETH_P_8021Q 0x8100
 
+/* RoCEv2: the BTH follows the UDP header, on this destination port. */
+#define ROCE_PORT 4791
+#define UDP_HEADER 8
+
 static __always_inline void collide_parse_l4(struct __sk_buff *skb, struct collide_l4 *out)
 {
   __u32 off = ETH_HLEN;

@@ -25,8 +25,6 @@
 #define ECN_MASK 0x03
 #define ECN_CE 0x03
 #define MAX_IDLE_NS 1000000000ull /* longer idle drains as much: keeps the product in 64 bits */
-#define ROCE_PORT 4791
-#define UDP_HEADER 8
 #define OPCODE_ACKNOWLEDGE 0x11
 #define OPCODE_CNP 0x81
 

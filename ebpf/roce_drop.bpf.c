@@ -11,8 +11,6 @@
 #include "splitmix.h"
 #include "roce_drop.h"
 
-#define ROCE_PORT 4791
-#define UDP_HEADER 8
 #define OPCODE_WRITE_FIRST 0x06
 #define OPCODE_WRITE_ONLY_IMM 0x0b
 
