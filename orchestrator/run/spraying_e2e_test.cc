@@ -25,16 +25,17 @@ namespace {
 const std::filesystem::path kScenario =
     std::filesystem::path(COLLIDE_CONFIGS_DIR) / "fabric" / "spraying.yaml";
 
-// Thresholds from seven runs on a loaded 2-core machine (numbers in README's fabric section):
+// Thresholds from eight runs on a loaded 2-core machine (numbers in README's fabric section):
 // sprayed out-of-order rates 0.15 to 0.21 under selective repeat and the out-of-order mode, 0.73
 // to 0.78 under go-back-N; go-back-N's resends 410 to 600 times the out-of-order mode's and its
 // JCT 3.4 to 5.7 times as long; the out-of-order mode's resends 0.5 to 0.8% of its packets and
-// its JCT 0.75 to 1.23 times the baseline's (whose own repetitions spread 0.7 to 1.5 s).
+// its JCT 0.75 to 1.32 times the baseline's (whose own repetitions spread 0.7 to 1.5 s, as
+// other work on the machine comes and goes).
 constexpr double kSprayReorders = 0.05;        // out-of-order rate under spray, every mode
 constexpr double kGoBackNResendsTimes = 20;    // go-back-N's resends against the out-of-order mode's
 constexpr double kGoBackNSlower = 2.0;         // go-back-N's JCT against the out-of-order mode's
 constexpr double kSpuriousResends = 0.02;      // the out-of-order mode's resends per packet sent
-constexpr double kNearBaseline = 1.6;          // the out-of-order mode's JCT against the baseline's
+constexpr double kNearBaseline = 1.75;         // the out-of-order mode's JCT against the baseline's
 
 class SprayingTest : public ::testing::Test {
  protected:
