@@ -5,20 +5,18 @@
 // QP-aware hash, and per-packet spraying. The fabric's own link counters say where the bytes
 // went; the report's ECMP KPIs are checked against what a collision means (max/mean 2 with two
 // links). Needs root (namespaces, BPF, AF_XDP).
-#include <chrono>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <optional>
-#include <sstream>
+#include <string>
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "common/process.h"
 #include "tests/support/collide_run_dir.h"
 #include "tests/support/privileged.h"
+#include "tests/support/shipped_scenario.h"
 
 namespace collide {
 namespace {
@@ -42,32 +40,12 @@ class EcmpPolarizationTest : public ::testing::Test {
   }
   void TearDown() override { run_dir_.reset(); }
 
-  // The scenario as shipped, on a testbed of this test's own name.
+  // The scenario as shipped, on a testbed of this test's own name; prints the summary's table.
   nlohmann::json run() {
-    std::ifstream in(kScenario);
-    std::stringstream text;
-    text << in.rdbuf();
-    std::string yaml = text.str();
-    const std::string name = "    name: ecmp\n";
-    const auto at = yaml.find(name);
-    EXPECT_NE(at, std::string::npos);
-    if (at == std::string::npos) return {};
-    yaml.replace(at, name.size(), "    name: " + run_dir_->bed() + "\n");
-    const auto path = run_dir_->dir() / "scenario.yaml";
-    std::ofstream(path) << yaml;
-    const auto out = run_dir_->dir() / "results";
-    const auto started = std::chrono::steady_clock::now();
-    auto run = process::run_command({COLLIDE_BIN, "run", path.string(), "--output", out.string()});
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-    EXPECT_TRUE(run.ok());
-    if (!run.ok()) return {};
-    EXPECT_EQ(run->exit_code, 0) << run->output;
-    std::ifstream report_file(out / "report.json");
-    auto report = nlohmann::json::parse(report_file, nullptr, false);
-    EXPECT_TRUE(report.is_object()) << run->output;
-    const auto table = run->output.find("variant  ");
-    std::cout << fmt::format("collide run took {:.1f} s\n", seconds)
-              << (table == std::string::npos ? run->output : run->output.substr(table));
+    std::string output;
+    auto report = testing::run_shipped_scenario(COLLIDE_BIN, kScenario, "ecmp", *run_dir_, &output);
+    const auto table = output.find("variant  ");
+    std::cout << (table == std::string::npos ? output : output.substr(table));
     return report;
   }
 
@@ -75,12 +53,7 @@ class EcmpPolarizationTest : public ::testing::Test {
 };
 
 const nlohmann::json& variant(const nlohmann::json& report, const std::string& name) {
-  for (const auto& v : report["variants"]) {
-    if (v["name"] == name) return v;
-  }
-  static const nlohmann::json none;
-  ADD_FAILURE() << "no variant " << name;
-  return none;
+  return testing::report_variant(report, name);
 }
 
 double uplinks_max_mean(const nlohmann::json& repetition) {
@@ -89,6 +62,7 @@ double uplinks_max_mean(const nlohmann::json& repetition) {
 
 TEST_F(EcmpPolarizationTest, OneQpCollidesForSomeSeedsQpHashAndSprayNeverDo) {
   const nlohmann::json report = run();
+  ASSERT_TRUE(report.is_object());
   ASSERT_EQ(report["variants"].size(), 4u);
   for (const auto& v : report["variants"]) {
     EXPECT_EQ(v.value("failed_runs", 1u), 0u) << v["failures"].dump();

@@ -1,0 +1,58 @@
+#include "tests/support/shipped_scenario.h"
+
+#include <chrono>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include "common/process.h"
+
+namespace collide::testing {
+
+nlohmann::json run_shipped_scenario(const std::string& collide_bin, const std::filesystem::path& scenario,
+                                    const std::string& shipped_bed, const CollideRunDir& run_dir,
+                                    std::string* output) {
+  std::ifstream in(scenario);
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string yaml = text.str();
+  // The testbed gets this run's own name, so that runs beside it do not share namespaces.
+  const std::string name = "    name: " + shipped_bed + "\n";
+  const auto at = yaml.find(name);
+  EXPECT_NE(at, std::string::npos) << scenario << " names no testbed " << shipped_bed;
+  if (at == std::string::npos) return nullptr;
+  yaml.replace(at, name.size(), "    name: " + run_dir.bed() + "\n");
+  const auto path = run_dir.dir() / "scenario.yaml";
+  std::ofstream(path) << yaml;
+  const auto out = run_dir.dir() / "results";
+  const auto started = std::chrono::steady_clock::now();
+  auto run = process::run_command({collide_bin, "run", path.string(), "--output", out.string()});
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  EXPECT_TRUE(run.ok()) << run.status().to_string();
+  if (!run.ok()) return nullptr;
+  EXPECT_EQ(run->exit_code, 0) << run->output;
+  std::ifstream report_file(out / "report.json");
+  auto report = nlohmann::json::parse(report_file, nullptr, false);
+  EXPECT_TRUE(report.is_object()) << run->output;
+  std::cout << fmt::format("collide run took {:.1f} s\n", seconds);
+  if (output != nullptr) *output = run->output;
+  return report.is_object() ? report : nlohmann::json(nullptr);
+}
+
+const nlohmann::json& report_variant(const nlohmann::json& report, const std::string& name) {
+  static const nlohmann::json none;
+  if (!report.is_object() || !report.contains("variants")) {
+    ADD_FAILURE() << "no variants in the report";
+    return none;
+  }
+  for (const auto& v : report["variants"]) {
+    if (v.value("name", "") == name) return v;
+  }
+  ADD_FAILURE() << "no variant " << name;
+  return none;
+}
+
+}  // namespace collide::testing
