@@ -44,17 +44,9 @@ class EcmpPolarizationTest : public ::testing::Test {
 
   // The scenario as shipped, on a testbed of this test's own name.
   nlohmann::json run() {
-    std::ifstream in(kScenario);
-    std::stringstream text;
-    text << in.rdbuf();
-    std::string yaml = text.str();
-    const std::string name = "    name: ecmp\n";
-    const auto at = yaml.find(name);
-    EXPECT_NE(at, std::string::npos);
-    if (at == std::string::npos) return {};
-    yaml.replace(at, name.size(), "    name: " + run_dir_->bed() + "\n");
-    const auto path = run_dir_->dir() / "scenario.yaml";
-    std::ofstream(path) << yaml;
+    const auto path = run_dir_->scenario_on_own_bed(kScenario, "ecmp");
+    EXPECT_FALSE(path.empty()) << kScenario;
+    if (path.empty()) return {};
     const auto out = run_dir_->dir() / "results";
     const auto started = std::chrono::steady_clock::now();
     auto run = process::run_command({COLLIDE_BIN, "run", path.string(), "--output", out.string()});
