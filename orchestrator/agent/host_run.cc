@@ -84,6 +84,10 @@ v1::ReplayRequest replay_request(const v1::PrepareRun& r, const HostRunDefaults&
     q.set_addressing(v1::ReplayRequest::ADDRESSING_LIST);
     *q.mutable_rank_endpoints() = r.rank_endpoints();
   }
+  // A shaped virtual NIC sends at its link's rate: DCQCN starts there, and its cuts bite from the
+  // first CNP on (from an assumed 100 Gb/s, the first few cuts would leave the rate far above what
+  // the link lets through while the switch's queue sits at its end).
+  if (r.testbed().host_link_gbps() > 0) q.set_dcqcn_line_rate_gbps(r.testbed().host_link_gbps());
   q.set_trace_timing(r.trace_timing());
   q.set_entropy_seed(replayer::engine::entropy_seed(r.runs_seed(), r.repetition()));
   q.set_verify_payload(true);

@@ -32,7 +32,7 @@ using Clock = std::chrono::steady_clock;
 // Defaults of the request's own (non-transport) fields.
 constexpr const char* kRankIpBase = "198.18.1.0";
 constexpr uint32_t kPaceBurst = 32;
-constexpr double kDcqcnLineRateGbps = 100;
+constexpr double kDcqcnLineRateGbps = replayer::transport::kDcqcnReferenceGbps;
 constexpr uint64_t kPcapMaxPackets = 100000;
 constexpr double kTimeoutS = 600;
 // How often a run without progress reports still looks for a stop request.
@@ -117,8 +117,8 @@ Result<std::vector<eng::RankAddressing>> addressing_of(const v1::ReplayRequest& 
 eng::EngineConfig engine_config(const v1::ReplayRequest& r, const TransportOptions& t) {
   eng::EngineConfig c;
   c.qp = t.qp;
-  c.dcqcn = t.dcqcn;
-  c.dcqcn.line_rate_gbps = r.dcqcn_line_rate_gbps() > 0 ? r.dcqcn_line_rate_gbps() : kDcqcnLineRateGbps;
+  c.dcqcn = replayer::transport::scaled_to_line_rate(
+      t.dcqcn, r.dcqcn_line_rate_gbps() > 0 ? r.dcqcn_line_rate_gbps() : kDcqcnLineRateGbps);
   c.verify_payload = r.verify_payload();
   c.pace_gbps = r.pace_gbps();
   c.pace_burst = r.pace_burst() > 0 ? r.pace_burst() : kPaceBurst;
@@ -350,6 +350,9 @@ v1::RunCompletion completion_of(const SessionOutcome& o, uint32_t run_index) {
     out->set_payload_bytes_received(n.counters.responders.bytes_received);
     out->set_packets_received(n.counters.responders.packets_received);
     out->set_out_of_order(n.counters.responders.out_of_order);
+    out->set_ecn_marked(n.counters.responders.ecn_marked);
+    out->set_cnps_sent(n.counters.responders.cnps_sent);
+    out->set_cnps_received(n.counters.requesters.cnps);
   }
   c.set_port(o.ports_described());
   for (const eng::HookWindow& w : o.hook_windows) {

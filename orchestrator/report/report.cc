@@ -300,6 +300,9 @@ v1::Results to_results(const Report& report) {
         o.set_retransmitted_packets(n.retransmitted_packets);
         o.set_packets_received(n.packets_received);
         o.set_out_of_order_packets(n.out_of_order);
+        o.set_ecn_marked_packets(n.ecn_marked);
+        o.set_cnps_sent(n.cnps_sent);
+        o.set_cnps_received(n.cnps_received);
       }
       for (const PortStats& p : rep.ports) to_proto(p, *rr.add_ports());
     }

@@ -274,6 +274,16 @@ TEST(ReportTest, HtmlIsSelfContainedWithChartsAndFaultWindows) {
   EXPECT_EQ(html.find("href="), std::string::npos);
 }
 
+TEST(ReportTest, EachNicsCongestionNotificationCountsReachTheJson) {
+  RunResult a = run("dcqcn", 0, 1, 100);
+  a.nics = {{0, 0, 10, 10240, 9, 8, 0, 600, 30, 40, 7, 0}, {1, 0, 10, 10240, 9, 8, 0, 0, 0, 0, 0, 7}};
+  const nlohmann::json j = report_json(build_report("unit", {a}));
+  const auto& nics = j["variants"][0]["repetitions"][0]["nics"];
+  EXPECT_EQ(nics[0]["ecn_marked_packets"], "40");
+  EXPECT_EQ(nics[0]["cnps_sent"], "7");
+  EXPECT_EQ(nics[1]["cnps_received"], "7");
+}
+
 TEST(ReportTest, OutOfOrderRateSumsTheNicsOfEveryRepetition) {
   RunResult a = run("spray", 0, 1, 100);
   a.nics = {{0, 0, 10, 10240, 9, 8, 0, 600, 30}, {1, 0, 10, 10240, 9, 8, 0, 400, 20}};

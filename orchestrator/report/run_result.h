@@ -73,6 +73,9 @@ struct NicTraffic {
   uint64_t retransmitted_packets = 0;
   uint64_t packets_received = 0;  // data packets
   uint64_t out_of_order = 0;      // data packets beyond a hole in their QP's PSNs
+  uint64_t ecn_marked = 0;        // data packets received marked CE
+  uint64_t cnps_sent = 0;
+  uint64_t cnps_received = 0;
 };
 
 struct RunResult {

@@ -120,7 +120,7 @@ Engine::Connection& Engine::connection(uint32_t local, uint32_t peer, uint32_t q
                                return ConnectionKey{c->local, c->peer, c->qpn} < k;
                              });
   Connection& c = **connections_.insert(
-      at, std::make_unique<Connection>(local, peer, qpn, config_.qp));
+      at, std::make_unique<Connection>(local, peer, qpn, config_.qp, config_.dcqcn.cnp_interval_ns));
   slot->push_back(&c);
   c.to_peer.src_mac = port_->mac();
   c.to_peer.dst_mac = addressing_.next_hop_mac(peer);

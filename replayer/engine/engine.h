@@ -116,8 +116,9 @@ class Engine {
 
  private:
   struct Connection {
-    Connection(uint32_t local, uint32_t peer, uint32_t qpn, const transport::QpConfig& config)
-        : local(local), peer(peer), qpn(qpn), requester(qpn, config), responder(qpn, config) {}
+    Connection(uint32_t local, uint32_t peer, uint32_t qpn, const transport::QpConfig& config,
+               transport::Nanos cnp_interval_ns)
+        : local(local), peer(peer), qpn(qpn), requester(qpn, config), responder(qpn, config, cnp_interval_ns) {}
     uint32_t local;
     uint32_t peer;
     uint32_t qpn;

@@ -12,10 +12,24 @@ Status validate(const DcqcnConfig& c) {
                                         c.min_rate_gbps, c.line_rate_gbps));
   }
   if (!(c.g > 0 && c.g <= 1)) return invalid_argument("DCQCN g must be in (0, 1]");
-  if (c.alpha_update_ns == 0 || c.rate_increase_ns == 0 || c.byte_counter_bytes == 0) {
+  if (c.alpha_update_ns == 0 || c.rate_increase_ns == 0 || c.byte_counter_bytes == 0 ||
+      c.cnp_interval_ns == 0) {
     return invalid_argument("DCQCN timers and byte counter must be positive");
   }
   return {};
+}
+
+DcqcnConfig scaled_to_line_rate(DcqcnConfig c, double line_rate_gbps) {
+  const double slower = c.line_rate_gbps / line_rate_gbps;
+  auto stretch = [slower](Nanos t) { return static_cast<Nanos>(static_cast<double>(t) * slower); };
+  c.cnp_interval_ns = stretch(c.cnp_interval_ns);
+  c.alpha_update_ns = stretch(c.alpha_update_ns);
+  c.rate_increase_ns = stretch(c.rate_increase_ns);
+  c.min_rate_gbps /= slower;
+  c.additive_increase_gbps /= slower;
+  c.hyper_increase_gbps /= slower;
+  c.line_rate_gbps = line_rate_gbps;
+  return c;
 }
 
 Dcqcn::Dcqcn(DcqcnConfig config, Nanos now)

@@ -10,10 +10,14 @@
 // fast recovery, additive and hyper increase, driven by a timer and a byte counter.
 namespace collide::replayer::transport {
 
-// Defaults: the parameters of the DCQCN authors' simulator.
+// The line rate the default parameters below are meant for.
+inline constexpr double kDcqcnReferenceGbps = 100.0;
+
+// Defaults: the parameters of the DCQCN authors' simulator, for a 100 Gb/s NIC.
 struct DcqcnConfig {
   bool enabled = false;
-  double line_rate_gbps = 100.0;
+  double line_rate_gbps = kDcqcnReferenceGbps;
+  Nanos cnp_interval_ns = 50'000;         // the receiver's: at most one CNP per QP per interval
   double min_rate_gbps = 0.1;
   double g = 1.0 / 256;                   // alpha's gain
   Nanos alpha_update_ns = 55'000;         // alpha decays once per period without a CNP
@@ -25,6 +29,14 @@ struct DcqcnConfig {
 };
 
 Status validate(const DcqcnConfig& config);
+
+// `config` for a NIC of `line_rate_gbps`, with the dynamics it has at the reference rate: time
+// runs slower by reference / line rate (the CNP interval, the alpha and rate timers), the rate
+// steps shrink by the same factor, the byte counter stays (bytes take that much longer). A
+// shaped 0.25 Gb/s link sends a packet in 400x the time a 100 Gb/s one does: with the 100 Gb/s
+// timers its QPs would climb back to line rate between two CNPs, and its 40 Mb/s additive step
+// would be a sixth of the line rate.
+DcqcnConfig scaled_to_line_rate(DcqcnConfig config, double line_rate_gbps);
 
 class Dcqcn {
  public:

@@ -54,10 +54,44 @@ TEST(DcqcnTest, RecoversToLineRateAndByteCounterCounts) {
   EXPECT_DOUBLE_EQ(d.rate_gbps(), 100.0);
 }
 
+TEST(DcqcnTest, ScaledToASlowLinkKeepsTheDynamicsInUnitsOfLineRate) {
+  const DcqcnConfig slow = scaled_to_line_rate(enabled(), 0.25);  // 400x slower than 100 Gb/s
+  EXPECT_DOUBLE_EQ(slow.line_rate_gbps, 0.25);
+  EXPECT_EQ(slow.cnp_interval_ns, 20'000'000u);
+  EXPECT_EQ(slow.alpha_update_ns, 22'000'000u);
+  EXPECT_EQ(slow.rate_increase_ns, 24'000'000u);
+  EXPECT_DOUBLE_EQ(slow.additive_increase_gbps, 0.0001);
+  EXPECT_DOUBLE_EQ(slow.hyper_increase_gbps, 0.0005);
+  EXPECT_DOUBLE_EQ(slow.min_rate_gbps, 0.00025);
+  EXPECT_EQ(slow.byte_counter_bytes, 300'000u);
+  EXPECT_TRUE(validate(slow).ok());
+  // The QP starts at the link's rate, and a cut is the same fraction of it.
+  Dcqcn d(slow, 0);
+  EXPECT_DOUBLE_EQ(d.rate_gbps(), 0.25);
+  d.on_cnp(0);
+  EXPECT_DOUBLE_EQ(d.rate_gbps(), 0.125);
+  // A 100 Gb/s timer period later nothing has climbed back yet: the next CNP finds the cut rate.
+  d.on_time(60'000);
+  EXPECT_DOUBLE_EQ(d.rate_gbps(), 0.125);
+  d.on_time(24'000'000);  // one stretched timer step: fast recovery halves the gap
+  EXPECT_DOUBLE_EQ(d.rate_gbps(), 0.1875);
+}
+
+TEST(DcqcnTest, ScaledToTheReferenceRateIsUnchanged) {
+  const DcqcnConfig same = scaled_to_line_rate(enabled(), kDcqcnReferenceGbps);
+  const DcqcnConfig d = enabled();
+  EXPECT_EQ(same.cnp_interval_ns, d.cnp_interval_ns);
+  EXPECT_EQ(same.rate_increase_ns, d.rate_increase_ns);
+  EXPECT_DOUBLE_EQ(same.additive_increase_gbps, d.additive_increase_gbps);
+}
+
 TEST(DcqcnTest, ValidatesConfig) {
   DcqcnConfig c = enabled();
   EXPECT_TRUE(validate(c).ok());
   c.min_rate_gbps = 200;
+  EXPECT_FALSE(validate(c).ok());
+  c = enabled();
+  c.cnp_interval_ns = 0;
   EXPECT_FALSE(validate(c).ok());
 }
 

@@ -3,6 +3,9 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <fstream>
+#include <sstream>
+
 #include <fmt/format.h>
 
 #include "common/process.h"
@@ -29,6 +32,21 @@ CollideRunDir::~CollideRunDir() {
   for (int pid : processes_with({dir_.string()})) kill(pid, SIGKILL);
   std::error_code ec;
   std::filesystem::remove_all(dir_, ec);
+}
+
+std::filesystem::path CollideRunDir::scenario_on_own_bed(const std::filesystem::path& shipped,
+                                                        const std::string& shipped_bed) const {
+  std::ifstream in(shipped);
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string yaml = text.str();
+  const std::string name = "    name: " + shipped_bed + "\n";
+  const auto at = yaml.find(name);
+  if (!in || at == std::string::npos) return {};
+  yaml.replace(at, name.size(), "    name: " + bed_ + "\n");
+  const auto path = dir_ / "scenario.yaml";
+  std::ofstream(path) << yaml;
+  return path;
 }
 
 bool CollideRunDir::namespaces_left() const {

@@ -24,6 +24,11 @@ class CollideRunDir {
   const std::filesystem::path& dir() const { return dir_; }
   // Whether a namespace of the testbed is still there.
   bool namespaces_left() const;
+  // A shipped scenario rewritten to build this directory's testbed in place of the one it names
+  // (`    name: <shipped_bed>`), written into the directory: its path, or empty when the scenario
+  // could not be read or names no such testbed.
+  std::filesystem::path scenario_on_own_bed(const std::filesystem::path& shipped,
+                                            const std::string& shipped_bed) const;
 
  private:
   std::string bed_;

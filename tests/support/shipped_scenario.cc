@@ -3,7 +3,6 @@
 #include <chrono>
 #include <fstream>
 #include <iostream>
-#include <sstream>
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -15,18 +14,10 @@ namespace collide::testing {
 nlohmann::json run_shipped_scenario(const std::string& collide_bin, const std::filesystem::path& scenario,
                                     const std::string& shipped_bed, const CollideRunDir& run_dir,
                                     std::string* output) {
-  std::ifstream in(scenario);
-  std::stringstream text;
-  text << in.rdbuf();
-  std::string yaml = text.str();
   // The testbed gets this run's own name, so that runs beside it do not share namespaces.
-  const std::string name = "    name: " + shipped_bed + "\n";
-  const auto at = yaml.find(name);
-  EXPECT_NE(at, std::string::npos) << scenario << " names no testbed " << shipped_bed;
-  if (at == std::string::npos) return nullptr;
-  yaml.replace(at, name.size(), "    name: " + run_dir.bed() + "\n");
-  const auto path = run_dir.dir() / "scenario.yaml";
-  std::ofstream(path) << yaml;
+  const auto path = run_dir.scenario_on_own_bed(scenario, shipped_bed);
+  EXPECT_FALSE(path.empty()) << scenario << " cannot be read or names no testbed " << shipped_bed;
+  if (path.empty()) return nullptr;
   const auto out = run_dir.dir() / "results";
   const auto started = std::chrono::steady_clock::now();
   auto run = process::run_command({collide_bin, "run", path.string(), "--output", out.string()});
