@@ -51,8 +51,7 @@ TEST_F(ScenarioTest, VariantsChooseTheFabricsLoadBalancing) {
   EXPECT_EQ(s->runs().variants(1).transport().qps_per_connection(), 8u);
   EXPECT_EQ(s->runs().variants(2).load_balancing(), v1::VirtualTestbedSpec::LOAD_BALANCING_QP_HASH);
   EXPECT_EQ(s->runs().variants(3).load_balancing(), v1::VirtualTestbedSpec::LOAD_BALANCING_SPRAY);
-  EXPECT_EQ(s->runs().variants(3).transport().recovery(),
-            v1::TransportSettings::RECOVERY_SELECTIVE_REPEAT);
+  EXPECT_EQ(s->transport().recovery(), v1::TransportSettings::RECOVERY_SELECTIVE_REPEAT);
 }
 
 // Two real hosts, one rank each: the first 9 lines of the scenarios below that use it.
