@@ -305,11 +305,18 @@ Result<report::RunResult> RunDriver::drive(const Placement& p, const Run& run, u
       return markers.status();
     }
     ecn_markers = std::move(markers).value();
-    auto started = tb::PortTelemetry::start(*p.bed, tb::kPortSamplePeriod, tb::marker_counts(*ecn_markers));
-    if (started.ok()) {
-      port_telemetry = std::move(started).value();
-    } else {
-      progress(fmt::format("  the switch ports' queues are left out of this run: {}", started.status().message()));
+    // Only shaped ports queue (an unshaped veth has no qdisc to fill), and sampling costs CPU the
+    // replays need: one `tc` per switch namespace every period, most of a core on a fabric of six
+    // switches, enough to make unshaped runs' engines miss their timeouts.
+    bool any_queue = false;
+    for (const tb::PlannedLink& l : p.bed->links) any_queue = any_queue || l.a.queue.gbps > 0 || l.b.queue.gbps > 0;
+    if (any_queue) {
+      auto started = tb::PortTelemetry::start(*p.bed, tb::kPortSamplePeriod, tb::marker_counts(*ecn_markers));
+      if (started.ok()) {
+        port_telemetry = std::move(started).value();
+      } else {
+        progress(fmt::format("  the switch ports' queues are left out of this run: {}", started.status().message()));
+      }
     }
   }
 
