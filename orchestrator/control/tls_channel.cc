@@ -1,12 +1,14 @@
 #include "orchestrator/control/tls_channel.h"
 
 #include <arpa/inet.h>
+#include <sys/stat.h>
 
 #include <boost/asio/connect.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/ssl/error.hpp>
 #include <boost/asio/write.hpp>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
 
@@ -18,7 +20,60 @@ namespace ssl = boost::asio::ssl;
 using boost::asio::ip::tcp;
 using Clock = std::chrono::steady_clock;
 
+// The files exist and our private key is ours alone, or an error that says which file and what
+// to do: OpenSSL's own words ("asio.ssl error") name neither.
+Status check_files(const TlsFiles& files) {
+  std::vector<std::string> missing;
+  std::vector<std::filesystem::path> wanted = {files.ca};
+  if (!files.certificate.empty()) wanted.insert(wanted.end(), {files.certificate, files.key});
+  for (const auto& path : wanted) {
+    std::error_code ec;
+    if (!std::filesystem::exists(path, ec)) missing.push_back(path.string());
+  }
+  if (!missing.empty()) {
+    return not_found(fmt::format("{} {} missing (`collide certs generate --dir {}` makes a CA "
+                                 "and certificates for both sides)",
+                                 fmt::join(missing, ", "), missing.size() == 1 ? "is" : "are",
+                                 files.ca.parent_path().string()));
+  }
+  if (files.certificate.empty()) return {};
+  struct stat st {};
+  if (stat(files.key.c_str(), &st) != 0) return errno_status(errno, files.key.string());
+  // Whoever reads the key can pose as us; whoever writes it can swap it.
+  if ((st.st_mode & (S_IRWXG | S_IRWXO)) != 0) {
+    return permission_denied(fmt::format(
+        "key {} is {} by group or others (mode {:04o}): `chmod 600 {}` and keep it that way",
+        files.key.string(),
+        (st.st_mode & (S_IRGRP | S_IROTH)) != 0 ? "readable" : "open", st.st_mode & 07777,
+        files.key.string()));
+  }
+  return {};
+}
+
+// Why the handshake failed, in words: when the peer's certificate was checked and refused, the
+// check's result says why (OpenSSL's error queue says "EVP lib" for a certificate of another CA
+// that has the same name as ours).
+std::string handshake_failure(SSL* ssl, const boost::system::error_code& ec) {
+  const long verify = SSL_get_verify_result(ssl);
+  switch (verify) {
+    case X509_V_OK:
+      return ec.message();
+    case X509_V_ERR_CERT_SIGNATURE_FAILURE:
+    case X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT:
+    case X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT_LOCALLY:
+    case X509_V_ERR_UNABLE_TO_VERIFY_LEAF_SIGNATURE:
+    case X509_V_ERR_DEPTH_ZERO_SELF_SIGNED_CERT:
+    case X509_V_ERR_SELF_SIGNED_CERT_IN_CHAIN:
+    case X509_V_ERR_CERT_UNTRUSTED:
+      return fmt::format("its certificate is not signed by our CA ({})",
+                         X509_verify_cert_error_string(verify));
+    default:
+      return fmt::format("its certificate was refused: {}", X509_verify_cert_error_string(verify));
+  }
+}
+
 Result<std::shared_ptr<ssl::context>> make_context(bool server, const TlsFiles& files) {
+  COLLIDE_RETURN_IF_ERROR(check_files(files));
   auto ctx = std::make_shared<ssl::context>(server ? ssl::context::tls_server : ssl::context::tls_client);
   // TLS 1.3 only: no renegotiation, no legacy ciphers, forward secrecy always.
   SSL_CTX_set_min_proto_version(ctx->native_handle(), TLS1_3_VERSION);
@@ -107,7 +162,10 @@ Status Channel::handshake(ssl::stream_base::handshake_type type, Millis timeout)
     run_until([&] { return done; }, Millis(1000));
     return deadline_exceeded(fmt::format("TLS handshake with {} took too long", peer_));
   }
-  if (ec) return permission_denied(fmt::format("TLS handshake with {} failed: {}", peer_, ec.message()));
+  if (ec) {
+    return permission_denied(fmt::format("TLS handshake with {} failed: {}", peer_,
+                                         handshake_failure(stream_->native_handle(), ec)));
+  }
   return {};
 }
 

@@ -175,7 +175,12 @@ TEST_F(TlsChannelTest, RefusesAClientWhoseCertificateComesFromAnotherCa) {
   TlsFiles stranger = orchestrator_files(theirs());
   stranger.ca = ours() / "ca.pem";
   EXPECT_FALSE(client_gets_answer(stranger, (*listener)->port()));
-  EXPECT_EQ(served.get().code(), StatusCode::kPermissionDenied);
+  const Status s = served.get();
+  EXPECT_EQ(s.code(), StatusCode::kPermissionDenied);
+  // Both CAs are called "collide CA": the refusal must say what is wrong in words a person acts
+  // on, not in OpenSSL's ("EVP lib").
+  EXPECT_NE(s.message().find("not signed by our CA"), std::string::npos) << s.message();
+  EXPECT_EQ(s.message().find("EVP"), std::string::npos) << s.message();
 }
 
 TEST_F(TlsChannelTest, TheClientRefusesAnAgentOfAnotherCa) {
@@ -183,8 +188,56 @@ TEST_F(TlsChannelTest, TheClientRefusesAnAgentOfAnotherCa) {
   ASSERT_TRUE(listener.ok());
   auto served = serve_one(**listener);
   auto channel = Channel::connect("127.0.0.1", (*listener)->port(), orchestrator_files(ours()), 5s);
-  EXPECT_FALSE(channel.ok());
+  ASSERT_FALSE(channel.ok());
+  EXPECT_NE(channel.status().message().find("not signed by our CA"), std::string::npos)
+      << channel.status().message();
   EXPECT_FALSE(served.get().ok());
+}
+
+// A copy of our certificates in a folder of its own, to spoil.
+std::filesystem::path copy_of(const std::filesystem::path& from, const std::string& name) {
+  const auto to = from.parent_path() / name;
+  std::filesystem::remove_all(to);
+  std::filesystem::copy(from, to);
+  return to;
+}
+
+TEST_F(TlsChannelTest, RefusesAPrivateKeyOthersCanRead) {
+  const auto dir = copy_of(ours(), "loose-key");
+  std::filesystem::permissions(dir / "agent.key", std::filesystem::perms::group_read,
+                               std::filesystem::perm_options::add);
+  auto listener = Listener::create("127.0.0.1", 0, agent_files(dir));
+  ASSERT_FALSE(listener.ok());
+  const std::string& m = listener.status().message();
+  EXPECT_NE(m.find((dir / "agent.key").string()), std::string::npos) << m;
+  EXPECT_NE(m.find("readable by group or others"), std::string::npos) << m;
+  // The orchestrator's key likewise.
+  std::filesystem::permissions(dir / "orchestrator.key", std::filesystem::perms::others_read,
+                               std::filesystem::perm_options::add);
+  auto channel = Channel::connect("127.0.0.1", 1, orchestrator_files(dir), 1s);
+  ASSERT_FALSE(channel.ok());
+  EXPECT_NE(channel.status().message().find("readable by group or others"), std::string::npos)
+      << channel.status().message();
+}
+
+TEST_F(TlsChannelTest, AnEmptyOrIncompleteCertsFolderNamesWhatIsMissing) {
+  const auto empty = *dir_ / "empty";
+  std::filesystem::create_directories(empty);
+  auto listener = Listener::create("127.0.0.1", 0, agent_files(empty));
+  ASSERT_FALSE(listener.ok());
+  std::string m = listener.status().message();
+  for (const char* name : {"ca.pem", "agent.pem", "agent.key"}) {
+    EXPECT_NE(m.find(name), std::string::npos) << m;
+  }
+  EXPECT_NE(m.find("collide certs generate"), std::string::npos) << m;
+
+  const auto incomplete = copy_of(ours(), "incomplete");
+  std::filesystem::remove(incomplete / "agent.key");
+  listener = Listener::create("127.0.0.1", 0, agent_files(incomplete));
+  ASSERT_FALSE(listener.ok());
+  m = listener.status().message();
+  EXPECT_NE(m.find((incomplete / "agent.key").string() + " is missing"), std::string::npos) << m;
+  EXPECT_EQ(m.find("agent.pem"), std::string::npos) << m;
 }
 
 TEST_F(TlsChannelTest, AReceiveThatTimesOutLosesNothingAndAClosedPeerIsAnError) {
