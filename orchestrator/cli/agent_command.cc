@@ -4,6 +4,7 @@
 #include <iostream>
 #include <memory>
 
+#include <boost/asio/ip/address.hpp>
 #include <fmt/format.h>
 
 #include "common/parse_number.h"
@@ -15,6 +16,7 @@ namespace {
 
 struct AgentCliOptions {
   std::string listen = "127.0.0.1:7411";
+  bool listen_any = false;
   std::string certs;
   std::string netns;
   std::string port_spec;
@@ -45,6 +47,17 @@ void run(const AgentCliOptions& opt) {
                                      "--listen " + opt.listen + ": port");
   if (!port.ok()) fail("agent", kExitUsage, port.status().message());
   o.listen_port = *port;
+  // Every address of the host means every network it is on, the management one and the internet
+  // included: that must be what the person running the agent wants, not what a typo gave.
+  boost::system::error_code ec;
+  const auto address = boost::asio::ip::make_address(o.listen_host, ec);
+  if (!ec && address.is_unspecified() && !opt.listen_any) {
+    fail("agent", kExitUsage,
+         fmt::format("--listen {}: {} is every address of this host, which offers the agent to "
+                     "every network the host is on; give the address of the control network, or "
+                     "pass --listen-any if that is what you want",
+                     opt.listen, o.listen_host));
+  }
   o.tls = orchestrator::control::agent_files(opt.certs);
   o.netns = opt.netns;
   o.port_spec = opt.port_spec;
@@ -61,7 +74,11 @@ void run(const AgentCliOptions& opt) {
   std::signal(SIGTERM, on_signal);
   std::signal(SIGINT, on_signal);
   // Whoever started us reads the port from here (with --listen ...:0 it is chosen now).
-  std::cout << fmt::format("listening {}:{}", o.listen_host, (*server)->port()) << std::endl;
+  const bool v6 = o.listen_host.find(':') != std::string::npos;
+  std::cout << "listening "
+            << (v6 ? fmt::format("[{}]:{}", o.listen_host, (*server)->port())
+                   : fmt::format("{}:{}", o.listen_host, (*server)->port()))
+            << std::endl;
   if (Status s = (*server)->serve(g_stop); !s.ok()) fail("agent", kExitFailed, s.message());
 }
 
@@ -73,6 +90,8 @@ void add_agent_command(CLI::App& app) {
       "agent", "Serve the orchestrator on one host: arm faults, replay, report (mutual TLS)");
   cmd->add_option("--listen", opt->listen, "ADDRESS:PORT to listen on (port 0: any free one)")
       ->capture_default_str();
+  cmd->add_flag("--listen-any", opt->listen_any,
+                "allow --listen on 0.0.0.0 or [::] (every address of the host)");
   cmd->add_option("--certs", opt->certs, "directory with ca.pem, agent.pem, agent.key "
                                          "(`collide certs generate`)")
       ->required()->check(CLI::ExistingDirectory);

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "orchestrator/cli/commands.h"
+#include "orchestrator/testbed/testbed_owner.h"
 #include "orchestrator/testbed/virtual_testbed.h"
 
 namespace collide::cli {
@@ -107,9 +108,16 @@ void add_testbed_command(CLI::App& app) {
   });
 
   auto down_name = std::make_shared<std::string>();
+  auto down_force = std::make_shared<bool>(false);
   CLI::App* down = testbed->add_subcommand("down", "Remove a testbed (also a crashed run's)");
   down->add_option("name", *down_name, "testbed name")->required();
-  down->callback([down_name] {
+  down->add_flag("--force", *down_force, "remove it even while the run that built it still runs");
+  down->callback([down_name, down_force] {
+    if (!*down_force) {
+      if (Status s = tb::may_take_down(*down_name); !s.ok()) {
+        fail("testbed", kExitFailed, s.message() + " (or pass --force to remove it anyway)");
+      }
+    }
     if (Status s = tb::remove_testbed(*down_name); !s.ok()) fail("testbed", kExitFailed, s.message());
   });
 

@@ -2,14 +2,20 @@
 
 #include <array>
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
+#include <set>
 #include <string>
+#include <thread>
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/ssl/context.hpp>
 #include <boost/asio/ssl/stream.hpp>
 #include <google/protobuf/message_lite.h>
@@ -81,23 +87,58 @@ class Channel {
   std::string write_buffer_;  // lives until its write completes
 };
 
-// An agent's listening socket. accept() admits one authenticated peer at a time.
+// What a listener grants peers that have not shown a certificate yet. Each costs a socket and a
+// handshake in progress, so they get little time and few slots; those over a cap are closed at
+// once. An orchestrator needs one connection per agent and a handshake of milliseconds.
+struct PreAuthLimits {
+  Millis handshake_timeout{3000};
+  int per_address = 4;  // unauthenticated connections from one address
+  int total = 32;       // from everyone
+};
+
+// An agent's listening socket. A thread of its own accepts connections and starts each one's
+// handshake on a thread of its own, so a peer that connects and says nothing delays nobody else;
+// accept() hands over the peers that completed theirs, one at a time.
 class Listener {
  public:
   // Binds host:port (port 0: any free port, see port()).
   static Result<std::unique_ptr<Listener>> create(const std::string& host, uint16_t port,
-                                                  const TlsFiles& files);
+                                                  const TlsFiles& files, PreAuthLimits limits = {});
+  ~Listener();
+  Listener(const Listener&) = delete;
+  Listener& operator=(const Listener&) = delete;
   uint16_t port() const;
-  // The next peer that completes a TLS handshake with a valid client certificate. A peer that
-  // fails it is an error of kind kPermissionDenied naming its address (the caller logs it and
-  // goes on accepting); nobody within `timeout` is kDeadlineExceeded.
+  // The next peer that completed a TLS handshake with a valid client certificate. A peer that
+  // failed it, took too long or came over a cap is an error of kind kPermissionDenied naming its
+  // address (the caller logs it and goes on accepting); nobody within `timeout` is
+  // kDeadlineExceeded.
   Result<std::unique_ptr<Channel>> accept(Millis timeout);
 
  private:
-  Listener() = default;
-  boost::asio::io_context io_;
+  explicit Listener(PreAuthLimits limits) : limits_(limits) {}
+  void accept_next();
+  void admit(boost::asio::ip::tcp::socket socket, std::unique_ptr<boost::asio::io_context> io);
+  void handshake(std::unique_ptr<Channel> channel, const std::string& address);
+  // Queues what accept() returns next; refusals beyond a bound are only counted.
+  void report(Result<std::unique_ptr<Channel>> outcome);
+
+  PreAuthLimits limits_;
+  boost::asio::io_context io_;  // the acceptor's, run by accept_thread_
   std::shared_ptr<boost::asio::ssl::context> tls_;
   std::unique_ptr<boost::asio::ip::tcp::acceptor> acceptor_;
+  std::unique_ptr<boost::asio::io_context> next_io_;  // the next connection's own
+  std::unique_ptr<boost::asio::ip::tcp::socket> next_socket_;
+  std::unique_ptr<boost::asio::steady_timer> retry_timer_;
+  std::thread accept_thread_;
+
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::deque<Result<std::unique_ptr<Channel>>> outcomes_;
+  size_t queued_refusals_ = 0;
+  size_t unreported_refusals_ = 0;
+  std::map<std::string, int> pending_by_address_;
+  std::set<Channel*> pending_;  // handshakes in progress, each on a detached thread
+  bool closing_ = false;
 };
 
 }  // namespace collide::orchestrator::control

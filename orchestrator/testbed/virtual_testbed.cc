@@ -55,8 +55,7 @@ Status VirtualTestbed::build() {
         COLLIDE_RETURN_IF_ERROR(remove_testbed(n));
         continue;
       }
-      return failed_precondition(fmt::format(
-          "testbed {} already exists (remove it with `collide testbed down {}`)", n, n));
+      return failed_precondition(already_exists_message(n));
     }
   }
   record_owner(plan_.name);

@@ -82,6 +82,19 @@ TEST(VirtualTestbedTest, RefusesASecondTestbedOfTheSameName) {
 }
 
 
+// Builds the testbed in a child that then dies without removing it, as a killed run would.
+void build_in_a_process_that_dies(const TestbedPlan& plan) {
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    auto orphaned = VirtualTestbed::create(plan);
+    _exit(orphaned.ok() ? 0 : 1);  // no destructor runs: as if killed
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
 // A run killed before it could remove its fabric leaves the namespaces; the next run of the same
 // name finds their owner gone and sweeps them, where a live owner's testbed is refused above.
 TEST(VirtualTestbedTest, SweepsATestbedWhoseRunDied) {
@@ -89,15 +102,7 @@ TEST(VirtualTestbedTest, SweepsATestbedWhoseRunDied) {
   COLLIDE_REQUIRE(testing::missing_tool("ethtool"));
   (void)remove_testbed("cltb");
   auto plan = plan_testbed(small_fabric());
-  const pid_t child = fork();
-  ASSERT_GE(child, 0);
-  if (child == 0) {
-    auto orphaned = VirtualTestbed::create(*plan);
-    _exit(orphaned.ok() ? 0 : 1);  // no destructor runs: as if killed
-  }
-  int status = 0;
-  ASSERT_EQ(waitpid(child, &status, 0), child);
-  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  ASSERT_NO_FATAL_FAILURE(build_in_a_process_that_dies(*plan));
   auto left = list_testbeds();
   ASSERT_TRUE(left.ok());
   ASSERT_NE(std::find(left->begin(), left->end(), "cltb"), left->end()) << "nothing was left";
@@ -108,6 +113,57 @@ TEST(VirtualTestbedTest, SweepsATestbedWhoseRunDied) {
   auto after = list_testbeds();
   ASSERT_TRUE(after.ok());
   EXPECT_EQ(std::find(after->begin(), after->end(), "cltb"), after->end());
+}
+
+bool testbed_listed(const std::string& name) {
+  auto listed = list_testbeds();
+  return listed.ok() && std::find(listed->begin(), listed->end(), name) != listed->end();
+}
+
+// `collide testbed down` must not pull a running run's fabric from under it (the run would hang
+// until its own timeouts), and a second build of the name must say who holds it rather than
+// recommend that very command.
+TEST(VirtualTestbedTest, TestbedDownRefusesATestbedWhoseOwnerRunsUnlessForced) {
+  COLLIDE_REQUIRE(testing::missing_netns());
+  COLLIDE_REQUIRE(testing::missing_tool("ethtool"));
+  (void)remove_testbed("cltb");
+  auto plan = plan_testbed(small_fabric());
+  auto live = VirtualTestbed::create(*plan);  // this test's process owns it, and runs
+  ASSERT_TRUE(live.ok()) << live.status().to_string();
+  const std::string pid = "pid " + std::to_string(getpid());
+
+  auto down = run_command({COLLIDE_BIN, "testbed", "down", "cltb"});
+  ASSERT_TRUE(down.ok());
+  EXPECT_NE(down->exit_code, 0) << down->output;
+  EXPECT_NE(down->output.find(pid), std::string::npos) << down->output;
+  EXPECT_NE(down->output.find("--force"), std::string::npos) << down->output;
+  EXPECT_TRUE(testbed_listed("cltb"));
+
+  auto second = VirtualTestbed::create(*plan);
+  ASSERT_FALSE(second.ok());
+  const std::string& m = second.status().message();
+  EXPECT_NE(m.find(pid), std::string::npos) << m;
+  EXPECT_NE(m.find("stop it"), std::string::npos) << m;
+  EXPECT_EQ(m.find("collide testbed down"), std::string::npos) << m;
+
+  auto forced = run_command({COLLIDE_BIN, "testbed", "down", "--force", "cltb"});
+  ASSERT_TRUE(forced.ok());
+  EXPECT_EQ(forced->exit_code, 0) << forced->output;
+  EXPECT_FALSE(testbed_listed("cltb"));
+}
+
+// A testbed whose run died is anybody's to remove.
+TEST(VirtualTestbedTest, TestbedDownRemovesATestbedWhoseOwnerDied) {
+  COLLIDE_REQUIRE(testing::missing_netns());
+  COLLIDE_REQUIRE(testing::missing_tool("ethtool"));
+  (void)remove_testbed("cltb");
+  auto plan = plan_testbed(small_fabric());
+  ASSERT_NO_FATAL_FAILURE(build_in_a_process_that_dies(*plan));
+  ASSERT_TRUE(testbed_listed("cltb"));
+  auto down = run_command({COLLIDE_BIN, "testbed", "down", "cltb"});
+  ASSERT_TRUE(down.ok());
+  EXPECT_EQ(down->exit_code, 0) << down->output;
+  EXPECT_FALSE(testbed_listed("cltb"));
 }
 
 // `collide testbed up` keeps its fabric on purpose: no later run may take it away.
