@@ -9,16 +9,18 @@
 namespace collide::limits {
 
 // Ranks of a job. The largest training jobs run on about 100k GPUs. `plan`, `trace validate` and
-// the replay keep a few tables of one entry per rank; at 2^20 ranks they stay in tens of MB, where
-// a header's 4e9 used to make them ask for hundreds of GB at once.
+// the replay keep a few tables of one entry per rank (about 100 bytes a rank in all, estimated
+// from the tables' types, not measured): about 100 MB at 2^20 ranks, where a header's 4e9 made
+// `plan` grow for minutes until the kernel killed it, and `trace validate` abort on bad_alloc.
 inline constexpr uint32_t kMaxWorldSize = 1u << 20;
 
-// Bytes of one op (and of one all-to-allv peer's share). NCCL ops of real jobs are buffers of a
-// few GiB at most (a DP bucket, a ZeRO-3 all-gather of a layer group). The replay cuts an op into
-// slices (512 KiB by default) and holds a step per slice and ring hop while the op runs, so its
-// memory grows with the op's size: 64 GiB holds it to a few hundred MB per rank, where 2^50 bytes
-// made a replay grow by hundreds of MB a second until the machine ran out.
-inline constexpr uint64_t kMaxOpBytes = uint64_t{64} << 30;
+// Bytes of one op (and of one all-to-allv peer's share). 1 TiB is a 500B-parameter model's
+// gradients in bf16 in one unbucketed all-reduce; real ops are smaller (traces of such models are
+// analysed with `trace stats`). The replay cuts an op into slices (512 KiB by default) and holds a
+// step per slice and ring hop, so its memory grows with the op: measured with `collide plan`, a
+// 1 TiB all-reduce of 2 ranks took 16.6 s and 540 MB, while 2^50 bytes made a replay grow by
+// hundreds of MB a second until the machine ran out. Shrink big ops with workload.bytes_scale.
+inline constexpr uint64_t kMaxOpBytes = uint64_t{1} << 40;
 
 // Ops one run replays (all ranks together). `collide run` keeps a completion record (about 100
 // bytes) of every op of every run in memory until it writes the report, and ships the trace to
