@@ -73,9 +73,14 @@ Status fill_message(const Context& ctx, const YAML::Node& node, const std::strin
   if (!node.IsMap()) return error_at(ctx, node, path, "expected a mapping of fields");
   const Descriptor* desc = msg.GetDescriptor();
   const Reflection* refl = msg.GetReflection();
+  // yaml-cpp keeps both entries of a key given twice; which one was meant cannot be known.
+  std::map<std::string, int> first_line;
   for (const auto& entry : node) {
     const std::string key = entry.first.as<std::string>();
     const std::string field_path = path.empty() ? key : path + "." + key;
+    if (auto [it, fresh] = first_line.emplace(key, entry.first.Mark().line + 1); !fresh) {
+      return error_at(ctx, entry.first, field_path, fmt::format("given twice (first on line {})", it->second));
+    }
     if (ctx.lines != nullptr) (*ctx.lines)[field_path] = entry.first.Mark().line + 1;
     const FieldDescriptor* f = desc->FindFieldByName(key);
     if (f == nullptr) {

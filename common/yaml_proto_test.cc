@@ -59,6 +59,20 @@ TEST(YamlProtoTest, RecordsTheLineOfEveryField) {
   EXPECT_EQ(lines.at("communicators[0].ranks"), 4);
 }
 
+// YAML readers differ on a key given twice (most keep the last); a config's author meant one.
+TEST(YamlProtoTest, RefusesAKeyGivenTwiceNamingBothLines) {
+  v1::VirtualTestbedSpec t;
+  const Status s = parse_yaml_string("hosts: 2\nleaves: 1\nhosts: 8\n", "dup.yaml", t);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("dup.yaml:3: hosts: given twice (first on line 1)"), std::string::npos)
+      << s.message();
+  v1::Scenario nested;
+  const Status n = parse_yaml_string("transport:\n  channels: 2\n  channels: 4\n", "n.yaml", nested);
+  ASSERT_FALSE(n.ok());
+  EXPECT_NE(n.message().find("n.yaml:3: transport.channels: given twice (first on line 2)"), std::string::npos)
+      << n.message();
+}
+
 TEST(YamlProtoTest, UnitsFollowTheFieldName) {
   v1::Op op;
   const Status s = parse_yaml_string(R"(

@@ -10,6 +10,8 @@
 #include <google/protobuf/io/zero_copy_stream_impl.h>
 #include <google/protobuf/util/delimited_message_util.h>
 
+#include "traces/trace_limits.h"
+
 namespace collide::traces {
 
 using google::protobuf::util::ParseDelimitedFromZeroCopyStream;
@@ -89,6 +91,7 @@ Result<std::unique_ptr<TraceReader>> TraceReader::open(const std::string& path) 
                                         path, reader->header_.schema_version(),
                                         kTraceSchemaVersion));
   }
+  COLLIDE_RETURN_IF_ERROR(check_header_limits(reader->header_, path));
   return reader;
 }
 
@@ -103,6 +106,7 @@ Result<bool> TraceReader::next(v1::Op& op) {
   op.Clear();  // parsing merges into the message; a reused op must start empty
   if (ParseDelimitedFromZeroCopyStream(&op, stream_.get(), &clean_eof)) {
     ++ops_read_;
+    COLLIDE_RETURN_IF_ERROR(check_op_limits(op, ops_read_, path_));
     return true;
   }
   if (clean_eof) return false;

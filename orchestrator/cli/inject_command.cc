@@ -280,8 +280,12 @@ void run_inject(const InjectOptions& o) {
   if (o.dev.empty()) usage("--dev is required (unless --sweep)");
   check_link_fault_options(o.link);
   // Everything is checked before anything is loaded or attached.
+  // Left out, the faults hold until interrupted; a written 0 is a slip, not a request for forever.
   const auto duration = o.duration.empty() ? inj::Nanos(0)
                                            : or_usage(inj::parse_duration(o.duration), "--duration");
+  if (!o.duration.empty() && duration.count() == 0) {
+    usage("--duration 0 would inject until interrupted: leave --duration out for that");
+  }
   const auto lease = or_usage(inj::parse_duration(o.lease), "--lease");
   if (lease < std::chrono::milliseconds(30)) usage("--lease must be at least 30ms");
   inj::Allowlist allow;

@@ -66,7 +66,10 @@ void run(const RunOptions& opt) {
     fail("run", kExitUsage, scenario.status().message());
   }
   const std::filesystem::path out = opt.output.empty() ? scenario->outputs().directory() : opt.output;
-  std::filesystem::create_directories(out);
+  // The scenario's own folder was checked at load; --output is checked here, before anything runs.
+  if (std::error_code ec; !std::filesystem::create_directories(out, ec) && ec) {
+    fail("run", kExitUsage, fmt::format("--output {}: {}", out.string(), ec.message()));
+  }
   orchestrator::LocalRunOptions local;
   local.collide_binary = self_path();
   local.work_dir = out / "work";

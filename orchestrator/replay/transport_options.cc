@@ -1,5 +1,7 @@
 #include "orchestrator/replay/transport_options.h"
 
+#include <vector>
+
 #include <fmt/format.h>
 
 namespace collide::orchestrator::replay {
@@ -29,11 +31,12 @@ v1::TransportSettings with_defaults(const v1::TransportSettings& s) {
   return t;
 }
 
-Result<TransportOptions> resolve_transport(const v1::TransportSettings& settings) {
+namespace {
+
+// resolve_transport without the "transport" its errors are given.
+Result<TransportOptions> resolve(const v1::TransportSettings& settings) {
   const v1::TransportSettings t = with_defaults(settings);
-  if (t.timeout_scale() < 0) {
-    return invalid_argument(fmt::format("transport.timeout_scale: {} is negative", t.timeout_scale()));
-  }
+  if (t.timeout_scale() < 0) return invalid_argument(fmt::format("{} is negative", t.timeout_scale()));
   TransportOptions o;
   o.qp.mtu = t.mtu_bytes();
   o.qp.ack_every = t.ack_every();
@@ -62,9 +65,36 @@ Result<TransportOptions> resolve_transport(const v1::TransportSettings& settings
   o.expand.all_reduce = t.all_reduce() == v1::TransportSettings::ALL_REDUCE_TREE
                             ? replayer::collectives::AllReduceAlgorithm::kTree
                             : replayer::collectives::AllReduceAlgorithm::kRing;
-  if (Status s = replayer::transport::validate(o.qp); !s.ok()) return s.with_context("transport");
-  if (Status s = replayer::collectives::validate(o.expand); !s.ok()) return s.with_context("transport");
+  COLLIDE_RETURN_IF_ERROR(replayer::transport::validate(o.qp));
+  COLLIDE_RETURN_IF_ERROR(replayer::collectives::validate(o.expand));
   return o;
+}
+
+}  // namespace
+
+std::optional<TransportProblem> transport_problem(const v1::TransportSettings& settings) {
+  auto all = resolve(settings);
+  if (all.ok()) return std::nullopt;
+  // The checks live with the transport and the expander, which know nothing of these fields' names:
+  // the field is found by trying each one set alone, over the defaults.
+  const auto* refl = settings.GetReflection();
+  std::vector<const google::protobuf::FieldDescriptor*> set;
+  refl->ListFields(settings, &set);
+  for (const auto* field : set) {
+    v1::TransportSettings copy = settings;
+    v1::TransportSettings alone;
+    refl->SwapFields(&alone, &copy, {field});
+    if (auto one = resolve(alone); !one.ok()) return TransportProblem{field->name(), one.status().message()};
+  }
+  return TransportProblem{"", all.status().message()};
+}
+
+Result<TransportOptions> resolve_transport(const v1::TransportSettings& settings) {
+  if (auto problem = transport_problem(settings)) {
+    return invalid_argument(problem->field.empty() ? fmt::format("transport: {}", problem->what)
+                                                   : fmt::format("transport.{}: {}", problem->field, problem->what));
+  }
+  return resolve(settings);
 }
 
 }  // namespace collide::orchestrator::replay

@@ -1,5 +1,8 @@
 #pragma once
 
+#include <optional>
+#include <string>
+
 #include "collide/scenario.pb.h"
 #include "common/result.h"
 #include "replayer/collectives/expander.h"
@@ -38,8 +41,17 @@ struct TransportOptions {
   replayer::collectives::ExpandOptions expand;
 };
 
-// Fills every unset (zero) field with its default and checks the result; an error names the field.
+// Fills every unset (zero) field with its default and checks the result; an error names the field
+// ("transport.mtu_bytes: ...").
 Result<TransportOptions> resolve_transport(const v1::TransportSettings& settings);
+
+// Why resolve_transport would refuse `settings`: the field (of TransportSettings; empty when only
+// fields together are wrong) and what is wrong with it; nothing when they resolve.
+struct TransportProblem {
+  std::string field;
+  std::string what;
+};
+std::optional<TransportProblem> transport_problem(const v1::TransportSettings& settings);
 
 // The settings with every default written out (what a report or `plan --json` shows).
 v1::TransportSettings with_defaults(const v1::TransportSettings& settings);

@@ -10,6 +10,7 @@
 
 #include "common/process.h"
 #include "tests/support/all_reduce_trace.h"
+#include "traces/trace_io.h"
 
 namespace collide {
 namespace {
@@ -88,6 +89,51 @@ TEST_F(RunRefusesBadInputTest, NotATraceAtAll) {
   std::ofstream(dir_ / "junk.trace") << "this is not a trace\n";
   const std::string out = refused("name: x\nworkload:\n  trace: " + (dir_ / "junk.trace").string() + "\n" + kTestbed);
   EXPECT_NE(out.find(path() + ":3: workload.trace: "), std::string::npos) << out;
+}
+
+// Planning every repetition up front used to take gigabytes before anything ran.
+TEST_F(RunRefusesBadInputTest, ABillionRepetitions) {
+  const std::string out = refused("name: x\nworkload:\n  collectives: {kind: all-reduce, bytes: 1MiB}\n"
+                                  "testbed:\n  virtual: {name: refuse, hosts: 4, leaves: 2, spines: 2}\n"
+                                  "runs:\n  baseline: true\n  repetitions: 1e9\n");
+  EXPECT_NE(out.find(path() + ":8: runs.repetitions: "), std::string::npos) << out;
+}
+
+// The checks of `collide trace validate` run on the scenario's trace before anything is built.
+TEST_F(RunRefusesBadInputTest, AnOpOnAnUndeclaredCommunicator) {
+  const fs::path trace = dir_ / "job.trace";
+  v1::TraceHeader header;
+  header.set_world_size(8);
+  auto* comm = header.add_communicators();
+  comm->set_id("world");
+  for (uint32_t r = 0; r < 8; ++r) comm->add_ranks(r);
+  auto writer = traces::TraceWriter::create(trace.string(), header);
+  ASSERT_TRUE(writer.ok());
+  for (uint32_t r = 0; r < 8; ++r) {
+    v1::Op op;
+    op.set_rank(r);
+    op.set_kind(v1::OP_KIND_ALL_REDUCE);
+    op.set_comm(r == 5 ? "nowhere" : "world");
+    op.set_bytes(4096);
+    op.set_count(2048);
+    ASSERT_TRUE((*writer)->write(op).ok());
+  }
+  ASSERT_TRUE((*writer)->close().ok());
+  const std::string out = refused("name: x\nworkload:\n  trace: " + trace.string() + "\n" + kTestbed);
+  EXPECT_NE(out.find(path() + ":3: workload.trace: "), std::string::npos) << out;
+  EXPECT_NE(out.find("nowhere"), std::string::npos) << out;
+}
+
+// --output naming a file: a usage error, not an uncaught filesystem_error.
+TEST_F(RunRefusesBadInputTest, AnOutputThatIsAFile) {
+  const fs::path path = dir_ / "scenario.yaml";
+  std::ofstream(path) << "name: x\nworkload:\n  collectives: {kind: all-reduce, bytes: 1MiB}\n" << kTestbed;
+  std::ofstream(dir_ / "taken") << "a file\n";
+  auto run = process::run_command({COLLIDE_BIN, "run", path.string(), "--output", (dir_ / "taken").string()});
+  ASSERT_TRUE(run.ok());
+  EXPECT_EQ(run->exit_code, 2) << run->output;
+  EXPECT_NE(run->output.find("taken"), std::string::npos) << run->output;
+  EXPECT_TRUE(namespaces().empty()) << "a namespace was created";
 }
 
 }  // namespace

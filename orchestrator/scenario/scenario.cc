@@ -6,12 +6,15 @@
 
 #include <fmt/format.h>
 
+#include "common/input_limits.h"
 #include "common/yaml_proto.h"
 #include "orchestrator/scenario/expectations_check.h"
 #include "orchestrator/scenario/incast_workload.h"
+#include "orchestrator/scenario/scenario_bounds.h"
 #include "orchestrator/scenario/synth_workload.h"
 #include "orchestrator/testbed/link_names.h"
 #include "orchestrator/testbed/testbed_plan.h"
+#include "traces/analysis/trace_validator.h"
 #include "traces/synth/model_spec.h"
 #include "traces/trace_io.h"
 
@@ -91,8 +94,16 @@ Status check_synth(const v1::Workload& w, uint32_t world, const Checker& c) {
   return {};
 }
 
-// Reads the whole trace once: a damaged record anywhere stops the scenario before anything runs.
-Status check_trace(const std::string& path, uint32_t world, const Checker& c) {
+// Runs the checks of `collide trace validate` on the whole trace: an op that could not have run
+// (an undeclared communicator, a send without its receive, a damaged record) stops the scenario
+// before anything is built, as do sizes past the limits.
+Status check_trace(const v1::Scenario& s, const std::string& path, uint32_t world, const Checker& c) {
+  std::error_code ec;
+  if (const auto size = std::filesystem::file_size(path, ec); !ec && size > limits::kMaxRunTraceBytes) {
+    return c.error("workload.trace", fmt::format("{} is {} bytes; a run holds it in memory and sends it to "
+                                                 "every agent, so it may be at most {} (common/input_limits.h)",
+                                                 path, size, limits::kMaxRunTraceBytes));
+  }
   auto reader = traces::TraceReader::open(path);
   if (!reader.ok()) return c.error("workload.trace", reader.status().message());
   const uint32_t ranks = (*reader)->header().world_size();
@@ -100,25 +111,34 @@ Status check_trace(const std::string& path, uint32_t world, const Checker& c) {
     return c.error("workload.trace", fmt::format("{} has {} ranks but the testbed holds hosts x "
                                                  "ranks_per_host = {}", path, ranks, world));
   }
-  v1::Op op;
-  for (uint64_t n = 0;; ++n) {
-    auto more = (*reader)->next(op);
-    if (!more.ok()) return c.error("workload.trace", more.status().message());
-    if (!*more) break;
-    if (op.rank() >= world) {
-      return c.error("workload.trace", fmt::format("{}: op {} is for rank {} of a {}-rank job", path,
-                                                   n, op.rank(), world));
-    }
+  traces::analysis::ValidateOptions options;
+  options.max_reported = 3;
+  auto report = traces::analysis::validate_trace(path, options);
+  if (!report.ok()) return c.error("workload.trace", report.status().message());
+  if (!report->valid()) {
+    std::string issues;
+    for (const auto& issue : report->issues) issues += (issues.empty() ? "" : "; ") + issue.to_string();
+    const uint64_t more = report->issues_total - report->issues.size();
+    return c.error("workload.trace", fmt::format("{} could not have run: {}{} (`collide trace validate {}` "
+                                                 "lists every problem)",
+                                                 path, issues, more ? fmt::format("; and {} more", more) : "", path));
   }
+  if (auto p = records_problem(s, report->ops_read, "workload.trace")) return c.error(p->field, p->what);
   return {};
 }
 
-Status check_workload_source(const v1::Workload& w, uint32_t world, const Checker& c) {
+Status check_workload_source(const v1::Scenario& s, uint32_t world, const Checker& c) {
+  const v1::Workload& w = s.workload();
   if (w.has_synth() || !w.synth_model().empty()) return check_synth(w, world, c);
   if (w.has_incast()) {
     if (auto problem = incast_problem(w.incast(), world)) return c.error(problem->field, problem->what);
   }
-  if (!w.trace().empty()) return check_trace(w.trace(), world, c);
+  if (!w.trace().empty()) return check_trace(s, w.trace(), world, c);
+  if (auto ops = generated_ops_per_run(w, world)) {
+    if (auto p = records_problem(s, *ops, w.has_incast() ? "workload.incast" : "workload.collectives")) {
+      return c.error(p->field, p->what);
+    }
+  }
   return {};
 }
 
@@ -146,6 +166,7 @@ Status check_real_host_fault(const v1::Fault& f, const v1::Testbed& t, const std
 
 Status check(const v1::Scenario& s, const Checker& c) {
   if (s.name().empty()) return c.error("name", "a scenario needs a name");
+  if (auto p = bounds_problem(s)) return c.error(p->field, p->what);
   const v1::Testbed& t = s.testbed();
   const bool virtual_bed = t.agents_size() == 0;
   if (!virtual_bed && t.has_virtual_()) {
@@ -189,7 +210,7 @@ Status check(const v1::Scenario& s, const Checker& c) {
   }
   if (w.bytes_scale() < 0) return c.error("workload.bytes_scale", "must be positive");
   const uint32_t world = hosts * t.ranks_per_host();
-  if (Status ws = check_workload_source(w, world, c); !ws.ok()) return ws;
+  if (Status ws = check_workload_source(s, world, c); !ws.ok()) return ws;
   std::set<std::string> fault_names;
   for (int i = 0; i < s.faults_size(); ++i) {
     const v1::Fault& f = s.faults(i);
@@ -285,6 +306,7 @@ Result<v1::Scenario> load_scenario(const std::string& path) {
   v1::Scenario scenario;
   config::FieldLines lines;
   COLLIDE_RETURN_IF_ERROR(config::parse_yaml_file(path, scenario, &lines));
+  if (auto p = written_zero_problem(scenario, lines)) return Checker(path, &lines).error(p->field, p->what);
   apply_defaults(scenario);
   if (scenario.workload().has_synth()) {
     // Runs may start from another folder: keep the spec's full path.

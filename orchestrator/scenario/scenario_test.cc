@@ -236,7 +236,7 @@ TEST_F(ScenarioTest, SynthesizedWorkloadWithABadOverrideNamesTheSpec) {
 TEST_F(ScenarioTest, DamagedTraceIsRefusedWithItsPlace) {
   const auto trace = std::filesystem::temp_directory_path() /
                      ("collide-scenario-" + std::to_string(getpid()) + ".trace");
-  testing::write_all_reduce_trace(trace.string(), 4, 1 << 20);
+  testing::write_all_reduce_trace(trace.string(), 4, 1 << 20, /*declare_comm=*/true);
   const std::string yaml = "name: t\nworkload:\n  trace: " + trace.string() + "\nruns: {baseline: true}\n";
   auto good = load_scenario(write(yaml));
   EXPECT_TRUE(good.ok()) << good.status().to_string();
