@@ -345,6 +345,7 @@ Result<report::RunResult> RunDriver::drive(const Placement& p, const Run& run, u
     if (interrupted()) {
       interrupt(agent_failure);
       finish_failed();
+      result.interrupted = true;
       break;
     }
     if (Clock::now() > deadline) {
