@@ -56,6 +56,23 @@ bool judge_expectations(const v1::Scenario& scenario, const v1::Results* results
   return verdict.all_hold && verdict.junit.ok();
 }
 
+// Which runs failed and why ("baseline (repetition 1): host 0: ..."), empty when none did. A
+// failed run (a replay that failed, a job that did not finish) fails the whole `collide run`, even
+// though its results went into the report like the others.
+std::string failed_runs(const std::vector<orchestrator::report::RunResult>& runs) {
+  std::string out;
+  size_t failed = 0;
+  for (const auto& r : runs) {
+    if (!r.failed) continue;
+    ++failed;
+    std::string why = r.failure;
+    while (!why.empty() && (why.back() == ' ' || why.back() == ';')) why.pop_back();
+    out += fmt::format("\n  {} (repetition {}): {}", r.variant, r.repetition + 1, why);
+  }
+  if (failed == 0) return "";
+  return fmt::format("{} of {} run(s) failed:{}", failed, runs.size(), out);
+}
+
 void run(const RunOptions& opt) {
   const orchestrator::report::GateRun gate{opt.scenario, opt.junit, std::chrono::system_clock::now()};
   auto scenario = orchestrator::load_scenario(opt.scenario);
@@ -66,9 +83,13 @@ void run(const RunOptions& opt) {
     fail("run", kExitUsage, scenario.status().message());
   }
   const std::filesystem::path out = opt.output.empty() ? scenario->outputs().directory() : opt.output;
-  // The scenario's own folder was checked at load; --output is checked here, before anything runs.
-  if (std::error_code ec; !std::filesystem::create_directories(out, ec) && ec) {
-    fail("run", kExitUsage, fmt::format("--output {}: {}", out.string(), ec.message()));
+  // Checked before anything runs: a place results cannot go is refused like a bad option.
+  if (std::error_code made; !std::filesystem::create_directories(out, made) && made) {
+    const std::string why = fmt::format("cannot create the results directory {}: {}", out.string(), made.message());
+    if (Status s = orchestrator::report::write_junit_for_bad_scenario(gate, why); !s.ok()) {
+      std::cerr << "collide run: " << s.message() << "\n";
+    }
+    fail("run", kExitUsage, why);
   }
   orchestrator::LocalRunOptions local;
   local.collide_binary = self_path();
@@ -111,9 +132,13 @@ void run(const RunOptions& opt) {
     fail("run", kExitFailed, files.status().message());
   }
   std::cout << orchestrator::report::run_summary(report, files->html.string(), files->json.string());
-  const bool hold = judge_expectations(*scenario, &results, outcome->agent_failure, gate);
+  std::string failure = !outcome->agent_failure.empty() ? outcome->agent_failure : failed_runs(outcome->runs);
+  if (!outcome->teardown_failure.empty()) {
+    failure += (failure.empty() ? "" : "\n") + outcome->teardown_failure;
+  }
+  const bool hold = judge_expectations(*scenario, &results, failure, gate);
   // The partial results are in the report; the run as a whole failed.
-  if (!outcome->agent_failure.empty()) fail("run", kExitFailed, outcome->agent_failure);
+  if (!failure.empty()) fail("run", kExitFailed, failure);
   if (!hold) fail("run", kExitFailed, "not every expectation holds (see above)");
 }
 

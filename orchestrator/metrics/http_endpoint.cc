@@ -1,6 +1,8 @@
 #include "orchestrator/metrics/http_endpoint.h"
 
+#include <cerrno>
 #include <chrono>
+#include <deque>
 #include <istream>
 #include <thread>
 #include <utility>  // before Boost.Asio 1.74, whose awaitable.hpp uses std::exchange without it
@@ -18,6 +20,14 @@ using tcp = asio::ip::tcp;
 using error_code = boost::system::error_code;
 
 constexpr size_t kMaxRequestBytes = 8192;
+// Connections served at once: scrapers are few, and each connection holds a descriptor. Past the
+// cap the oldest connection (silent, or slow to read its answer) is closed for the new one, so a
+// flood of idle connections can neither exhaust descriptors nor shut scrapers out.
+constexpr size_t kMaxConnections = 32;
+// Out of descriptors (EMFILE, ENFILE), accept fails at once for as long as it lasts: wait before
+// trying again, longer each time, instead of spinning on it.
+constexpr auto kAcceptBackoffFirst = std::chrono::milliseconds(20);
+constexpr auto kAcceptBackoffMax = std::chrono::milliseconds(1000);
 constexpr auto kClientTimeout = std::chrono::seconds(5);
 // The content type Prometheus asks for with its text format.
 constexpr const char* kExpositionType = "text/plain; version=0.0.4; charset=utf-8";
@@ -28,6 +38,15 @@ class Connection : public std::enable_shared_from_this<Connection> {
   Connection(tcp::socket socket, const Registry& registry)
       : socket_(std::move(socket)), timer_(socket_.get_executor()), request_(kMaxRequestBytes),
         registry_(registry) {}
+
+  // Ends the connection; its pending read or write and its timer finish with operation_aborted.
+  void close() {
+    if (!socket_.is_open()) return;
+    error_code ignored;
+    timer_.cancel();
+    socket_.shutdown(tcp::socket::shutdown_both, ignored);
+    socket_.close(ignored);
+  }
 
   void start() {
     auto self = shared_from_this();
@@ -65,13 +84,6 @@ class Connection : public std::enable_shared_from_this<Connection> {
                       [self](const error_code&, size_t) { self->close(); });
   }
 
-  void close() {
-    error_code ignored;
-    timer_.cancel();
-    socket_.shutdown(tcp::socket::shutdown_both, ignored);
-    socket_.close(ignored);
-  }
-
   tcp::socket socket_;
   asio::steady_timer timer_;
   asio::streambuf request_;
@@ -98,17 +110,52 @@ Result<tcp::endpoint> parse_address(const std::string& address) {
 }  // namespace
 
 struct HttpEndpoint::State {
-  explicit State(const Registry& r) : registry(r), acceptor(io) {}
+  explicit State(const Registry& r) : registry(r), acceptor(io), backoff_timer(io) {}
   const Registry& registry;
   asio::io_context io;
   tcp::acceptor acceptor;
+  asio::steady_timer backoff_timer;
+  std::chrono::milliseconds backoff{0};
+  std::deque<std::weak_ptr<Connection>> connections;  // oldest first; all on the io thread
   std::thread thread;
+
+  // Closes the oldest connection still open; false when there is none.
+  bool close_oldest() {
+    while (!connections.empty()) {
+      auto oldest = connections.front().lock();
+      connections.pop_front();
+      if (oldest) {
+        oldest->close();
+        return true;
+      }
+    }
+    return false;
+  }
+
+  void serve(tcp::socket socket) {
+    std::erase_if(connections, [](const std::weak_ptr<Connection>& c) { return c.expired(); });
+    if (connections.size() >= kMaxConnections) close_oldest();
+    auto connection = std::make_shared<Connection>(std::move(socket), registry);
+    connections.push_back(connection);
+    connection->start();
+  }
 
   void accept() {
     acceptor.async_accept([this](const error_code& ec, tcp::socket socket) {
       if (ec == asio::error::operation_aborted || !acceptor.is_open()) return;
-      if (!ec) std::make_shared<Connection>(std::move(socket), registry)->start();
-      accept();
+      if (!ec) {
+        backoff = std::chrono::milliseconds(0);
+        serve(std::move(socket));
+        return accept();
+      }
+      // Out of descriptors (or another failure that would repeat at once): free one if a
+      // connection holds it, and try again after a pause that grows while the failure lasts.
+      if (ec == asio::error::no_descriptors || ec.value() == ENFILE) close_oldest();
+      backoff = std::min(kAcceptBackoffMax, std::max(kAcceptBackoffFirst, backoff * 2));
+      backoff_timer.expires_after(backoff);
+      backoff_timer.async_wait([this](const error_code& wait_ec) {
+        if (!wait_ec) accept();
+      });
     });
   }
 };

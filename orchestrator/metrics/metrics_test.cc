@@ -1,3 +1,11 @@
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <regex>
 #include <sstream>
 #include <thread>
@@ -106,6 +114,106 @@ TEST(MetricsEndpointTest, ServesTheRegistryOverLoopback) {
   EXPECT_EQ(get(port, "/nope").rfind("HTTP/1.1 404", 0), 0u);
   EXPECT_EQ(http(port, "POST /metrics HTTP/1.1\r\nContent-Length: 0\r\n\r\n").rfind("HTTP/1.1 405", 0), 0u);
   EXPECT_EQ(http(port, "GET /metrics HTTP/1.1\r\nX: " + std::string(20000, 'a') + "\r\n\r\n").rfind("HTTP/1.1 431", 0), 0u);
+}
+
+size_t open_descriptors() {
+  return static_cast<size_t>(std::distance(std::filesystem::directory_iterator("/proc/self/fd"),
+                                           std::filesystem::directory_iterator()));
+}
+
+// CPU seconds (user + system) process `pid` has used, from /proc/<pid>/stat.
+double cpu_seconds_of(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat;
+  std::getline(in, stat);
+  std::istringstream rest(stat.substr(stat.rfind(')') + 2));
+  std::string field;
+  double ticks = 0;
+  for (int i = 3; i <= 15 && rest >> field; ++i) {
+    if (i >= 14) ticks += std::stod(field);
+  }
+  return ticks / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
+// Clients that connect and say nothing, held open.
+std::vector<std::unique_ptr<tcp::socket>> idle_clients(asio::io_context& io, uint16_t port, int n) {
+  std::vector<std::unique_ptr<tcp::socket>> clients;
+  for (int i = 0; i < n; ++i) {
+    clients.push_back(std::make_unique<tcp::socket>(io));
+    clients.back()->connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), port));
+  }
+  return clients;
+}
+
+// Many more idle connections than the endpoint serves at once: it holds a bounded number of
+// descriptors for them (the oldest go first) and a scrape is still answered at once.
+TEST(MetricsEndpointTest, HoldsABoundedNumberOfConnectionsAndStillAnswers) {
+  Registry r;
+  r.set("collide_ops_completed_total", {}, 7);
+  auto endpoint = HttpEndpoint::start("127.0.0.1:0", r);
+  ASSERT_TRUE(endpoint.ok()) << endpoint.status().to_string();
+  const size_t before = open_descriptors();
+  constexpr int kClients = 200;
+  asio::io_context io;
+  auto clients = idle_clients(io, (*endpoint)->port(), kClients);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the endpoint accepts them all
+  const size_t held = open_descriptors() - before - kClients;
+  std::cout << "the endpoint holds " << held << " descriptors for " << kClients << " idle clients\n";
+  EXPECT_LE(held, 40u);
+  const auto asked = std::chrono::steady_clock::now();
+  const std::string response = get((*endpoint)->port(), "/metrics");
+  EXPECT_EQ(response.rfind("HTTP/1.1 200 OK\r\n", 0), 0u) << response;
+  EXPECT_NE(body_of(response).find("collide_ops_completed_total 7\n"), std::string::npos) << response;
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - asked).count(), 1.0);
+}
+
+// Out of descriptors (RLIMIT_NOFILE lowered in a process of its own), the endpoint neither spins
+// on the failing accept nor stops answering: it frees the oldest connection and waits a little.
+TEST(MetricsEndpointTest, BacksOffWhenOutOfDescriptorsAndStillAnswers) {
+  int port_pipe[2];
+  ASSERT_EQ(pipe(port_pipe), 0);
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    Registry registry;
+    registry.set("collide_ops_completed_total", {}, 7);
+    auto served = HttpEndpoint::start("127.0.0.1:0", registry);
+    if (!served.ok()) _exit(2);
+    // Room for three connections above the highest descriptor open now.
+    int highest = 0;
+    for (const auto& e : std::filesystem::directory_iterator("/proc/self/fd")) {
+      highest = std::max(highest, std::stoi(e.path().filename().string()));
+    }
+    const rlimit limit{static_cast<rlim_t>(highest + 4), static_cast<rlim_t>(highest + 4)};
+    if (setrlimit(RLIMIT_NOFILE, &limit) != 0) _exit(3);
+    const uint16_t port = (*served)->port();
+    if (write(port_pipe[1], &port, sizeof(port)) != sizeof(port)) _exit(4);
+    for (;;) pause();
+  }
+  struct Reaper {
+    pid_t pid;
+    ~Reaper() {
+      kill(pid, SIGKILL);
+      waitpid(pid, nullptr, 0);
+    }
+  } reaper{child};
+  close(port_pipe[1]);
+  uint16_t port = 0;
+  ASSERT_EQ(read(port_pipe[0], &port, sizeof(port)), static_cast<ssize_t>(sizeof(port)));
+  close(port_pipe[0]);
+  asio::io_context io;
+  auto clients = idle_clients(io, port, 40);
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  const double cpu_before = cpu_seconds_of(child);
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  const double cpu = cpu_seconds_of(child) - cpu_before;
+  std::cout << "out of descriptors, the endpoint used " << cpu << " s of CPU in 1 s\n";
+  ASSERT_LT(cpu, 0.2) << "the accept loop spins";  // and a scrape would wait forever
+  // The clients' descriptors stay open; a new scrape is still answered.
+  const auto asked = std::chrono::steady_clock::now();
+  const std::string response = get(port, "/metrics");
+  EXPECT_EQ(response.rfind("HTTP/1.1 200 OK\r\n", 0), 0u) << response;
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - asked).count(), 3.0);
 }
 
 TEST(MetricsEndpointTest, RefusesBadAddressesAndBusyPorts) {

@@ -35,8 +35,9 @@ constexpr uint32_t kPaceBurst = 32;
 constexpr double kDcqcnLineRateGbps = replayer::transport::kDcqcnReferenceGbps;
 constexpr uint64_t kPcapMaxPackets = 100000;
 constexpr double kTimeoutS = 600;
-// How often a run without progress reports still looks for a stop request.
-constexpr double kStopCheckEveryS = 0.2;
+// How often a run looks for a stop request (a poll of its command channel; cheap): a stopped
+// run hands back its records up to this much later.
+constexpr double kStopCheckEveryS = 0.02;
 // Room in a port buffer beyond the RoCE payload: headers, RETH, ICRC.
 constexpr uint32_t kFrameOverheadBytes = 128;
 

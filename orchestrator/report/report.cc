@@ -170,13 +170,21 @@ Report build_report(const std::string& scenario, const std::vector<RunResult>& r
         it->packets_acted += f.packets_acted;
       }
     }
+    std::vector<CollectiveTime> times = collective_times(run);
     if (run.failed) {
       ++v.failed_runs;
       v.failures.push_back(fmt::format("repetition {}: {}", run.repetition, run.failure));
+      // An interrupted run has no JCT, but the collectives all their ranks finished before the
+      // stop are measured like any other; one some ranks never finished is not. (A run that
+      // failed of itself counts for nothing: its last collectives ran against the failure.)
+      if (run.interrupted) {
+        std::erase_if(times, [](const CollectiveTime& c) { return c.failed || c.ranks_seen < c.comm_size; });
+        v.repetitions.back().collective_samples = sample_collective_times(times, run.repetition);
+        for (CollectiveTime& c : times) collectives[run.variant].push_back(std::move(c));
+      }
       continue;
     }
     v.jct_seconds.push_back(static_cast<double>(job_completion_ns(run)) / 1e9);
-    std::vector<CollectiveTime> times = collective_times(run);
     v.repetitions.back().collective_samples = sample_collective_times(times, run.repetition);
     for (CollectiveTime& c : times) collectives[run.variant].push_back(std::move(c));
   }

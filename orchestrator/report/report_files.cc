@@ -1,5 +1,7 @@
 #include "orchestrator/report/report_files.h"
 
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 
 #include "orchestrator/report/html_report.h"
@@ -11,7 +13,7 @@ Status write_text(const std::filesystem::path& path, const std::string& text) {
   std::ofstream out(path, std::ios::trunc);
   out << text;
   out.close();
-  if (!out.good()) return unavailable("cannot write " + path.string());
+  if (!out.good()) return unavailable("cannot write " + path.string() + ": " + std::strerror(errno));
   return {};
 }
 
@@ -30,7 +32,9 @@ Result<ReportFiles> write_report_files(const std::filesystem::path& dir, const v
     files.html = dir / "report.html";
     COLLIDE_RETURN_IF_ERROR(write_text(files.html, render_html(report, runs)));
   } else {
-    std::filesystem::remove(dir / "report.html", ec);  // a page from an earlier run would mislead
+    // A page from an earlier run would mislead: one that cannot be removed is an error.
+    std::filesystem::remove(dir / "report.html", ec);
+    if (ec) return unavailable("cannot remove an earlier " + (dir / "report.html").string() + ": " + ec.message());
   }
   return files;
 }

@@ -51,5 +51,23 @@ TEST_F(ReportFilesTest, HtmlTrueOrUnsetWritesThePage) {
   }
 }
 
+// Something in a report file's place that cannot be written over (here a directory) is an error
+// that names the file; so is an earlier page that a run without pages cannot remove.
+TEST_F(ReportFilesTest, AReportFileThatCannotBeWrittenIsAnErrorNamingIt) {
+  for (const std::string name : {"report.json", "report.html"}) {
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_ / name / "inside");
+    auto files = write_report_files(dir_, v1::Outputs(), report_, runs_);
+    ASSERT_FALSE(files.ok()) << name;
+    EXPECT_NE(files.status().message().find((dir_ / name).string()), std::string::npos)
+        << files.status().to_string();
+  }
+  v1::Outputs no_page;
+  no_page.set_html(false);
+  auto files = write_report_files(dir_, no_page, report_, runs_);
+  ASSERT_FALSE(files.ok());
+  EXPECT_NE(files.status().message().find("report.html"), std::string::npos) << files.status().to_string();
+}
+
 }  // namespace
 }  // namespace collide::orchestrator::report

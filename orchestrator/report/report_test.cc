@@ -48,6 +48,24 @@ TEST(ReportTest, CollectiveTimeSpansFirstStartToLastEnd) {
   ASSERT_EQ(iteration_completion_ns(r).size(), 1u);
 }
 
+// A run interrupted part-way: the collectives every rank finished count in the size table like
+// any other; the one only some ranks finished does not, and the run has no JCT.
+TEST(ReportTest, AStoppedRunsFinishedCollectivesReachTheTables) {
+  RunResult stopped = run("loss", 0, 3, 100);
+  stopped.ops.pop_back();  // rank 3 never finished the third all-reduce
+  stopped.failed = true;
+  stopped.interrupted = true;
+  stopped.failure = "collide run was interrupted by a signal";
+  const Report report = build_report("stopped", {stopped});
+  ASSERT_EQ(report.variants.size(), 1u);
+  const VariantSummary& v = report.variants[0];
+  EXPECT_EQ(v.failed_runs, 1u);
+  EXPECT_TRUE(v.jct_seconds.empty());
+  ASSERT_EQ(v.sizes.size(), 1u);
+  EXPECT_EQ(v.sizes[0].count, 2u);
+  EXPECT_DOUBLE_EQ(v.p50_us, 100.0);
+}
+
 FabricLink host_link(uint32_t host, uint32_t nic, uint64_t up, uint64_t down) {
   FabricLink l;
   l.name = "h" + std::to_string(host) + ".nic" + std::to_string(nic) + "-leaf" + std::to_string(nic);

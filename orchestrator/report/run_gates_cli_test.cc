@@ -89,5 +89,25 @@ expect:
   EXPECT_NE(xml.str().find("<system-err>remote agents need --certs"), std::string::npos) << xml.str();
 }
 
+// Results that cannot be written (a file where the results directory goes) fail the run with
+// exit 1 and a message naming the place, before any testbed is built; the JUnit file says why.
+TEST_F(RunGatesCliTest, AResultsDirectoryThatCannotBeMadeIsRefusedWithItsJUnitError) {
+  std::ofstream(dir_ / "out") << "a file, not a directory";
+  const auto r = run(R"(name: unwritable
+testbed:
+  virtual: {name: nowr, hosts: 2, leaves: 1, spines: 1}
+workload:
+  collectives: {kind: all-reduce, bytes: 1MiB}
+runs:
+  baseline: true
+expect:
+  - {variant: baseline, no_failed_runs: true}
+)");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("cannot create the results directory " + (dir_ / "out").string()), std::string::npos)
+      << r.output;
+  EXPECT_NE(junit_cases().find("case|error|"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace collide

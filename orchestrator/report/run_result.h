@@ -82,6 +82,9 @@ struct RunResult {
   std::string variant;  // "baseline" or a variant's name
   uint32_t repetition = 0;
   bool failed = false;
+  // Stopped part-way because collide run was told to stop (SIGTERM, SIGINT): the collectives that
+  // every rank finished before the stop are measured like any other.
+  bool interrupted = false;
   std::string failure;
   std::vector<OpTiming> ops;
   std::vector<FaultWindow> faults;

@@ -198,7 +198,8 @@ TEST_F(AgentRunTest, AKilledAgentFailsTheRunByNameAndLeavesNothingBehind) {
 }
 
 TEST_F(AgentRunTest, SigtermTearsDownTestbedAgentsAndFaultsAndKeepsWhatTheReplaysRecorded) {
-  const std::string scenario = write_scenario(400, "16MiB", /*baseline=*/false);
+  // Small collectives, so that many finish in the seconds before the signal.
+  const std::string scenario = write_scenario(4000, "1MiB", /*baseline=*/false);
   auto run = process::ChildProcess::spawn(
       {COLLIDE_BIN, "run", scenario, "--output", (out_ / "results").string(), "--lease", "2"});
   ASSERT_TRUE(run.ok());
@@ -238,6 +239,9 @@ TEST_F(AgentRunTest, SigtermTearsDownTestbedAgentsAndFaultsAndKeepsWhatTheReplay
   EXPECT_NE(loss["failures"].dump().find("interrupted"), std::string::npos) << loss.dump();
   ASSERT_EQ(loss["repetitions"].size(), 1u);
   EXPECT_GT(loss["repetitions"][0].value("jct_seconds", 0.0), 0.0) << loss.dump();
+  // The collectives both hosts finished before the stop count in the size table.
+  ASSERT_EQ(loss["sizes"].size(), 1u) << loss.dump();
+  EXPECT_GT(std::stoull(loss["sizes"][0].value("count", std::string("0"))), 0u) << loss["sizes"].dump();
 }
 
 }  // namespace

@@ -338,12 +338,14 @@ Result<report::RunResult> RunDriver::drive(const Placement& p, const Run& run, u
 
   std::map<uint32_t, v1::RunProgress> latest;  // each agent's newest progress report
   auto last_line = Clock::now();
+  bool peer_failed = false;  // a host's replay failed and the others were stopped
   const auto deadline = Clock::now() + std::chrono::seconds(static_cast<int64_t>(o_.run_timeout_s) + 60);
   while (completions_.size() < agents_.size()) {
     heartbeat_if_due();
     if (interrupted()) {
       interrupt(agent_failure);
       finish_failed();
+      result.interrupted = true;
       break;
     }
     if (Clock::now() > deadline) {
@@ -384,8 +386,17 @@ Result<report::RunResult> RunDriver::drive(const Placement& p, const Run& run, u
         c.set_failure(fmt::format("{}: {}", a.name(), r.error().message()));
         completions_[a.index] = c;
       }
+      // A host whose replay failed ends the job, as one rank's failure ends an NCCL job: the
+      // others would wait for its ranks until the run timeout. Stop them now; what they recorded
+      // comes back with their completions.
+      if (completions_.count(a.index) != 0 && !completions_[a.index].ok() && !peer_failed) {
+        peer_failed = true;
+        progress(fmt::format("  {}", completions_[a.index].failure()));
+        stop_others(fmt::format("{} failed", a.name()));
+        break;
+      }
     }
-    if (!agent_failure.empty()) break;
+    if (!agent_failure.empty() || peer_failed) break;
     if (Clock::now() - last_line >= 2s) {
       last_line = Clock::now();
       double longest = 0;
@@ -497,7 +508,9 @@ Result<RunOutcome> run_locally(const v1::Scenario& s, const LocalRunOptions& o) 
   placement.world = hosts * placement.per_host;
   placement.trace_timing = s.workload().timing() == v1::Workload::TIMING_TRACE;
   placement.runs_seed = s.runs().seed();
-  std::filesystem::create_directories(o.work_dir);
+  std::error_code made;
+  std::filesystem::create_directories(o.work_dir, made);
+  if (made) return unavailable(fmt::format("cannot create {}: {}", o.work_dir.string(), made.message()));
 
   auto trace = prepare_workload(s, placement.world, o.work_dir);
   if (!trace.ok()) return trace.status();
@@ -601,6 +614,16 @@ Result<RunOutcome> run_locally(const v1::Scenario& s, const LocalRunOptions& o) 
     if (!result.ok()) return result.status();
     outcome.runs.push_back(std::move(result).value());
     if (!outcome.agent_failure.empty()) break;  // the fleet is broken: no further runs
+  }
+  // Taken down here, in the destructors' order (agents and their faults, the links' programs,
+  // then the namespaces), so that a testbed left behind fails the run instead of the next one.
+  agents.clear();
+  balancing.reset();
+  if (bed) {
+    if (Status s = bed->remove(); !s.ok()) {
+      outcome.teardown_failure = s.message();
+      progress(s.message());
+    }
   }
   return outcome;
 }

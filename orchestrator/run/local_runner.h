@@ -37,6 +37,8 @@ struct LocalRunOptions {
 struct RunOutcome {
   std::vector<report::RunResult> runs;
   std::string agent_failure;
+  // Set when the virtual testbed could not be removed afterwards (what is left and why).
+  std::string teardown_failure;
 };
 
 // Runs a scenario through agents. For a virtual testbed (the embedded default) it builds the

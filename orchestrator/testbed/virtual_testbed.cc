@@ -124,12 +124,31 @@ VirtualTestbed::~VirtualTestbed() {
     record_kept(plan_.name);
     return;
   }
-  // Deleting a namespace deletes its veth ends, and with them their peers.
-  for (auto it = created_.rbegin(); it != created_.rend(); ++it) {
-    (void)run_command({"ip", "netns", "del", *it});
-  }
+  if (Status s = remove(); !s.ok()) logging::get("testbed")->error("{}", s.message());
+}
+
+Status VirtualTestbed::remove() {
   // A build refused because the name was taken made nothing, and the record is the other run's.
-  if (!created_.empty()) forget_owner(plan_.name);
+  if (created_.empty()) return {};
+  // Deleting a namespace deletes its veth ends, and with them their peers.
+  std::vector<std::string> left;
+  std::string why;
+  for (auto it = created_.rbegin(); it != created_.rend(); ++it) {
+    Status s = run_checked({"ip", "netns", "del", *it});
+    // One already gone (removed by hand) is what removing it was for.
+    if (s.ok() || !std::filesystem::exists(std::filesystem::path("/run/netns") / *it)) continue;
+    left.insert(left.begin(), *it);
+    if (why.empty()) why = s.message();
+  }
+  created_ = left;
+  if (!left.empty()) {
+    return unavailable(fmt::format(
+        "testbed {}: could not remove namespace(s) {}: {}; the next run of this testbed sweeps "
+        "them, or `collide testbed down {}` does",
+        plan_.name, fmt::join(left, ", "), why, plan_.name));
+  }
+  forget_owner(plan_.name);
+  return {};
 }
 
 Result<std::vector<std::string>> list_testbeds() {

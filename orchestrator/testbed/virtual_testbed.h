@@ -21,6 +21,11 @@ class VirtualTestbed {
   VirtualTestbed& operator=(const VirtualTestbed&) = delete;
 
   const TestbedPlan& plan() const { return plan_; }
+  // Removes the fabric now, every step checked. A namespace that could not be removed is named in
+  // the error and the testbed's owner record stays, so that the next run of this name (once this
+  // process is gone) sweeps what is left instead of refusing to start. The destructor does the
+  // same when this was not called, and can only log a failure.
+  Status remove();
   // Leave the fabric up after this object goes (`collide testbed up`).
   void keep() { keep_ = true; }
 
