@@ -66,6 +66,7 @@ v1::ReplayRequest replay_request(const v1::PrepareRun& r, const HostRunDefaults&
   q.set_trace_file(trace_file);
   *q.mutable_ranks() = r.ranks();
   q.set_ranks_per_host(r.ranks_per_host());
+  *q.mutable_leaf_of_host() = r.leaf_of_host();
   for (size_t n = 0; n < nics.size(); ++n) {
     v1::ReplayNic* nic = q.add_nics();
     nic->set_port(nics[n].port());

@@ -1,15 +1,20 @@
 // `collide compare A B`: two runs' report.json side by side, as ratios B / A with intervals over
 // repetitions and a verdict per variant, collective kind and size.
+#include <chrono>
 #include <fstream>
 #include <iostream>
 #include <memory>
 #include <string>
+#include <vector>
 
+#include <fmt/chrono.h>
 #include <fmt/format.h>
 
 #include "orchestrator/cli/commands.h"
 #include "orchestrator/report/compare.h"
+#include "orchestrator/report/compare_gates.h"
 #include "orchestrator/report/compare_output.h"
+#include "orchestrator/report/junit_xml.h"
 
 namespace collide::cli {
 namespace {
@@ -20,6 +25,8 @@ struct CompareOptions {
   std::string a, b;
   double level = 0.95;
   std::string html, json;
+  std::vector<std::string> expect;  // gates, e.g. "no-worse", "jct-ratio-below=1.2"
+  std::string junit;                // where the gates go as JUnit XML, empty: nowhere
 };
 
 void write_file(const std::string& path, const std::string& text) {
@@ -29,7 +36,37 @@ void write_file(const std::string& path, const std::string& text) {
   if (!out) fail("compare", kExitFailed, fmt::format("{}: cannot write it", path));
 }
 
+// The gates judged and printed, and written as JUnit XML when asked; false when one does not hold
+// or the JUnit file cannot be written.
+bool judge_gates(const report::Comparison& c, const report::CompareGates& gates,
+                 const CompareOptions& opt, std::chrono::system_clock::time_point started) {
+  report::JUnitSuite suite;
+  suite.name = "collide compare";
+  suite.timestamp = fmt::format("{:%Y-%m-%dT%H:%M:%S}",
+                                fmt::gmtime(std::chrono::system_clock::to_time_t(started)));
+  suite.seconds = std::chrono::duration<double>(std::chrono::system_clock::now() - started).count();
+  suite.properties = {{"a", opt.a}, {"b", opt.b}, {"level", fmt::format("{:g}", opt.level)}};
+  suite.cases = report::judge_comparison(c, gates);
+  std::cout << report::expectations_summary(suite.cases);
+  bool hold = report::all_hold(suite.cases);
+  if (!opt.junit.empty()) {
+    if (Status s = report::write_file_atomically(opt.junit, report::junit_xml(suite)); !s.ok()) {
+      std::cerr << "collide compare: " << s.message() << "\n";
+      hold = false;
+    }
+  }
+  return hold;
+}
+
 void run_compare(const CompareOptions& opt) {
+  const auto started = std::chrono::system_clock::now();
+  report::CompareGates gates;
+  for (const std::string& gate : opt.expect) {
+    if (Status s = report::parse_compare_gate(gate, gates); !s.ok()) fail("compare", kExitUsage, s.message());
+  }
+  if (!opt.junit.empty() && !gates.any()) {
+    fail("compare", kExitUsage, "--junit writes the gates: give at least one --expect");
+  }
   auto a = report::read_results(opt.a);
   if (!a.ok()) fail("compare", kExitUsage, "A: " + a.status().message());
   auto b = report::read_results(opt.b);
@@ -39,6 +76,9 @@ void run_compare(const CompareOptions& opt) {
   if (!opt.html.empty()) write_file(opt.html, report::comparison_html(c, *a, *b));
   if (!opt.json.empty()) write_file(opt.json, report::comparison_json(c).dump(2) + "\n");
   std::cout << report::comparison_text(c);
+  if (gates.any() && !judge_gates(c, gates, opt, started)) {
+    fail("compare", kExitFailed, "not every gate holds (see above)");
+  }
 }
 
 }  // namespace
@@ -57,6 +97,13 @@ void add_compare_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--html", opt->html, "also write the two runs side by side as an HTML page");
   cmd->add_option("--json", opt->json, "also write the comparison as JSON");
+  cmd->add_option("--expect", opt->expect,
+                  "a gate on B against A as a stored baseline, per variant (repeatable): no-worse "
+                  "(no JCT, p50 or p99 detectably worse at --level) or jct-ratio-below=RATIO (the "
+                  "upper end of the JCT ratio's interval); exit 1 when one fails or cannot be judged")
+      ->type_name("GATE");
+  cmd->add_option("--junit", opt->junit, "write the gates as JUnit XML to FILE (one case per gate and variant)")
+      ->type_name("FILE");
   cmd->footer(
       "Each repetition is one measurement (its median, its p99, its JCT): the collectives of one "
       "run share its machine's load, so intervals are Student's t over repetitions, on the log "

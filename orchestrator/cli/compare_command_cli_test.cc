@@ -100,5 +100,53 @@ TEST_F(CompareCliTest, UnwritableHtmlFails) {
   EXPECT_NE(out->output.find("c.html: cannot write it"), std::string::npos) << out->output;
 }
 
+// Nightly CI against a stored baseline: B slower by half fails "no-worse" and a JCT bound, exits 1
+// and says so in the JUnit file; the same run against itself holds both and exits 0.
+TEST_F(CompareCliTest, GatesAgainstAStoredBaselineExitOneWhenBIsWorse) {
+  write_report(dir_ / "baseline", 3, 100);
+  write_report(dir_ / "tonight", 3, 150);
+  const fs::path junit = dir_ / "gates.xml";
+  auto worse = process::run_command({COLLIDE_BIN, "compare", (dir_ / "baseline").string(),
+                                     (dir_ / "tonight").string(), "--expect", "no-worse", "--expect",
+                                     "jct-ratio-below=1.2", "--junit", junit.string()});
+  ASSERT_TRUE(worse.ok()) << worse.status().to_string();
+  EXPECT_EQ(worse->exit_code, 1) << worse->output;
+  EXPECT_NE(worse->output.find("expectations: 0 of 2 hold"), std::string::npos) << worse->output;
+  EXPECT_NE(worse->output.find("FAIL   baseline: no worse than A"), std::string::npos) << worse->output;
+  std::ifstream in(junit);
+  const std::string xml((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(xml.find("tests=\"2\""), std::string::npos) << xml;
+  EXPECT_NE(xml.find("failures=\"2\""), std::string::npos) << xml;
+
+  auto same = process::run_command({COLLIDE_BIN, "compare", (dir_ / "baseline").string(),
+                                    (dir_ / "baseline").string(), "--expect", "no-worse", "--expect",
+                                    "jct-ratio-below=1.2", "--junit", junit.string()});
+  ASSERT_TRUE(same.ok()) << same.status().to_string();
+  EXPECT_EQ(same->exit_code, 0) << same->output;
+  EXPECT_NE(same->output.find("expectations: 2 of 2 hold"), std::string::npos) << same->output;
+}
+
+TEST_F(CompareCliTest, GatesThatCannotBeJudgedAreErrorsNotPasses) {
+  write_report(dir_ / "a", 1, 100);
+  write_report(dir_ / "b", 1, 100);
+  auto out = process::run_command({COLLIDE_BIN, "compare", (dir_ / "a").string(), (dir_ / "b").string(),
+                                   "--expect", "no-worse"});
+  ASSERT_TRUE(out.ok()) << out.status().to_string();
+  EXPECT_EQ(out->exit_code, 1) << out->output;
+  EXPECT_NE(out->output.find("ERROR  baseline: no worse than A"), std::string::npos) << out->output;
+  EXPECT_NE(out->output.find("too few repetitions"), std::string::npos) << out->output;
+}
+
+TEST_F(CompareCliTest, AGateThatIsNotOneIsRefused) {
+  write_report(dir_ / "a", 3, 100);
+  for (const char* gate : {"faster", "jct-ratio-below=x", "jct-ratio-below=-1"}) {
+    auto out = process::run_command({COLLIDE_BIN, "compare", (dir_ / "a").string(), (dir_ / "a").string(),
+                                     "--expect", gate});
+    ASSERT_TRUE(out.ok()) << out.status().to_string();
+    EXPECT_EQ(out->exit_code, 2) << gate << ": " << out->output;
+    EXPECT_NE(out->output.find("jct-ratio-below"), std::string::npos) << gate << ": " << out->output;
+  }
+}
+
 }  // namespace
 }  // namespace collide

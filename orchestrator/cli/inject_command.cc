@@ -22,6 +22,7 @@
 #include "injectors/fault_rules.h"
 #include "orchestrator/cli/commands.h"
 #include "orchestrator/cli/inject_link_faults.h"
+#include "orchestrator/cli/inject_pfc_storm.h"
 
 namespace collide::cli {
 namespace {
@@ -69,7 +70,15 @@ struct InjectOptions {
   std::string events;
   bool json = false;
   LinkFaultOptions link;  // --flap, --rate, --sweep
+  PfcStormFlags storm;    // --pfc-storm
 };
+
+// Whether any per-packet fault flag is given (a PFC storm is a command of its own).
+bool wants_packet_faults(const InjectOptions& o) {
+  return !o.loss.empty() || !o.gilbert.empty() || !o.burst.empty() || !o.drop_psn.empty() ||
+         o.every_nth != 0 || o.blackhole || !o.corrupt.empty() || !o.duplicate.empty() ||
+         !o.ecn_mark.empty() || !o.police.empty();
+}
 
 [[noreturn]] void usage(const std::string& message) { fail("inject", kExitUsage, message); }
 
@@ -278,6 +287,12 @@ void print_results(const InjectOptions& o, const inj::FaultInjector& f, uint64_t
 void run_inject(const InjectOptions& o) {
   if (o.link.sweep) return run_link_fault_sweep(o.link, o.netns);
   if (o.dev.empty()) usage("--dev is required (unless --sweep)");
+  if (wants_pfc_storm(o.storm)) {
+    if (wants_packet_faults(o) || wants_link_faults(o.link)) {
+      usage("--pfc-storm sends frames of its own: give it without other faults");
+    }
+    return run_pfc_storm_command(o.storm, o.netns, o.dev, o.duration, o.json);
+  }
   check_link_fault_options(o.link);
   // Everything is checked before anything is loaded or attached.
   // Left out, the faults hold until interrupted; a written 0 is a slip, not a request for forever.
@@ -445,6 +460,7 @@ void add_inject_command(CLI::App& app) {
   cmd->add_option("--allow-prefix", opt->allow_prefix, "prefixes that always pass (either end)");
   cmd->add_option("--lease", opt->lease, "faults go inert this long after the last renewal")
       ->capture_default_str();
+  add_pfc_storm_options(cmd, opt->storm);
   cmd->add_option("--events", opt->events, "write one JSON line per action to this file");
   cmd->add_flag("--json", opt->json, "print the counters as JSON");
   add_link_fault_options(cmd, opt->link);

@@ -27,6 +27,8 @@ struct PlanOptions {
   v1::TransportSettings transport;  // what is left at 0 takes the one default
   std::string slice;                 // "512KiB", "1MB", "65536"
   std::string algorithm = "ring";
+  std::string ring_order = "rank";
+  uint32_t leaves = 0;  // 0: not known; else host h under leaf h % leaves (the virtual testbed's cabling)
   bool per_op = false;
   int64_t only_rank = -1;
   bool json = false;
@@ -53,6 +55,15 @@ nlohmann::json op_json(const coll::OpPlan& p) {
           {"busbw_factor", p.busbw_factor}};
 }
 
+// Bytes between hosts under different leaves: what climbs to the spines (one NIC per host).
+uint64_t between_leaves(const coll::PlanSummary& summary, const coll::Placement& placement) {
+  uint64_t bytes = 0;
+  for (const auto& [pair, sent] : summary.host_pairs()) {
+    if (placement.leaf_of_host[pair.first] != placement.leaf_of_host[pair.second]) bytes += sent;
+  }
+  return bytes;
+}
+
 void run_plan(const PlanOptions& opt) {
   auto reader = traces::TraceReader::open(opt.trace);
   if (!reader.ok()) fail("plan", kExitUsage, reader.status().message());
@@ -63,7 +74,12 @@ void run_plan(const PlanOptions& opt) {
       header.world_size(), opt.ranks_per_host,
       opt.nics_per_host == 0 ? opt.ranks_per_host : opt.nics_per_host);
   if (!placement.ok()) fail("plan", kExitUsage, placement.status().message());
+  for (uint32_t h = 0; opt.leaves > 0 && h < placement->host_count(); ++h) {
+    placement->leaf_of_host.push_back(h % opt.leaves);
+  }
   v1::TransportSettings settings = opt.transport;
+  settings.set_ring_order(opt.ring_order == "topology" ? v1::TransportSettings::RING_ORDER_TOPOLOGY
+                                                       : v1::TransportSettings::RING_ORDER_RANK);
   if (!opt.slice.empty()) {
     auto slice = units::parse_bytes(opt.slice);
     if (!slice.ok()) fail("plan", kExitUsage, "--slice-bytes: " + slice.status().message());
@@ -74,6 +90,9 @@ void run_plan(const PlanOptions& opt) {
   auto resolved = orchestrator::replay::resolve_transport(settings);
   if (!resolved.ok()) fail("plan", kExitUsage, resolved.status().message());
   const coll::ExpandOptions& options = resolved->expand;
+  if (options.ring_order == coll::RingOrder::kTopology && opt.leaves == 0) {
+    fail("plan", kExitUsage, "--ring-order topology groups hosts by leaf: give --leaves");
+  }
   auto expander = coll::Expander::create(header, *placement, options);
   if (!expander.ok()) fail("plan", kExitUsage, opt.trace + ": " + expander.status().message());
 
@@ -134,6 +153,7 @@ void run_plan(const PlanOptions& opt) {
     }
     out["host_pairs"] = std::move(pairs);
     out["total_network_bytes"] = summary.total_network_bytes();
+    if (opt.leaves > 0) out["between_leaves_bytes"] = between_leaves(summary, *placement);
     out["total_pxn_relayed_bytes"] = summary.total_pxn_relayed_bytes();
     if (opt.per_op) out["ops"] = std::move(ops);
     std::cout << out.dump(2) << "\n";
@@ -160,6 +180,11 @@ void run_plan(const PlanOptions& opt) {
   std::cout << fmt::format("\nTotal over the network: {} ({} bytes)\n",
                            human_bytes(summary.total_network_bytes()),
                            summary.total_network_bytes());
+  if (opt.leaves > 0) {
+    const uint64_t crossing = between_leaves(summary, *placement);
+    std::cout << fmt::format("  of which between hosts under different leaves (over the spines): {} "
+                             "({} bytes)\n", human_bytes(crossing), crossing);
+  }
   if (options.pxn) {
     std::cout << fmt::format("  of which relayed by PXN (sent for a host-mate on another rail): "
                              "{} ({} bytes)\n",
@@ -200,6 +225,15 @@ void add_plan_command(CLI::App& app) {
       "--no-pxn", [&t](int64_t) { t.set_pxn_disable(true); },
       "send cross-rail transfers from the sender's own NIC (NCCL_PXN_DISABLE=1; default: PXN "
       "relays them through the host-mate on the receiver's rail)");
+  plan->add_option("--ring-order", opt->ring_order,
+                   "order of a ring's hosts when the trace recorded none: rank, or topology (hosts "
+                   "under one leaf together; needs --leaves)")
+      ->check(CLI::IsMember({"rank", "topology"}))
+      ->capture_default_str();
+  plan->add_option("--leaves", opt->leaves,
+                   "leaves of the fabric, host h under leaf h mod this (as the virtual testbed "
+                   "cables one-NIC hosts): also counts the bytes between leaves")
+      ->check(CLI::Range(1u, 4096u));
   plan->add_flag("--ops", opt->per_op, "also print one line per op");
   plan->add_option("--rank", opt->only_rank, "only this rank's lines");
   plan->add_flag("--json", opt->json, "print JSON instead of tables");

@@ -106,3 +106,37 @@ TEST_F(PlanCommandTest, BadInputIsAClearError) {
 
 }  // namespace
 }  // namespace collide
+
+namespace collide {
+namespace {
+
+// 16 ranks, 4 per host on 4 hosts, 2 leaves (host h under leaf h % 2): in rank order every one
+// of the ring's 4 host boundaries is a leaf boundary; grouped by leaf (topology), 2 of them are.
+TEST_F(PlanCommandTest, TopologyRingOrderHalvesTheBytesBetweenLeaves) {
+  auto rank = process::run_command(
+      {COLLIDE_BIN, "plan", path_, "--ranks-per-host=4", "--leaves=2", "--json"});
+  auto topology = process::run_command({COLLIDE_BIN, "plan", path_, "--ranks-per-host=4",
+                                        "--leaves=2", "--ring-order=topology", "--json"});
+  ASSERT_TRUE(rank.ok() && topology.ok());
+  ASSERT_EQ(rank->exit_code, 0) << rank->output;
+  ASSERT_EQ(topology->exit_code, 0) << topology->output;
+  const auto j_rank = nlohmann::json::parse(rank->output);
+  const auto j_topology = nlohmann::json::parse(topology->output);
+  // Over both channels a host boundary carries 2 (n-1)/n of the buffer.
+  const uint64_t per_crossing = 2 * 15 * ((16u << 20) / 16);
+  EXPECT_EQ(j_rank["total_network_bytes"].get<uint64_t>(), 4 * per_crossing);
+  EXPECT_EQ(j_topology["total_network_bytes"], j_rank["total_network_bytes"]);
+  EXPECT_EQ(j_rank["between_leaves_bytes"].get<uint64_t>(), 4 * per_crossing);
+  EXPECT_EQ(j_topology["between_leaves_bytes"].get<uint64_t>(), 2 * per_crossing);
+}
+
+TEST_F(PlanCommandTest, TopologyRingOrderWithoutLeavesIsRefused) {
+  auto out = process::run_command(
+      {COLLIDE_BIN, "plan", path_, "--ranks-per-host=4", "--ring-order=topology"});
+  ASSERT_TRUE(out.ok());
+  EXPECT_EQ(out->exit_code, 2) << out->output;
+  EXPECT_NE(out->output.find("--leaves"), std::string::npos) << out->output;
+}
+
+}  // namespace
+}  // namespace collide

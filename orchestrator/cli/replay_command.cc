@@ -188,6 +188,8 @@ nlohmann::json counters_json(const eng::EngineCounters& c) {
           {"naks_received", c.requesters.naks},
           {"timeouts", c.requesters.timeouts},
           {"cnps_received", c.requesters.cnps},
+          {"pause_frames", c.pause_frames},
+          {"paused_ns", c.paused_ns},
           {"packets_received", c.responders.packets_received},
           {"payload_bytes_received", c.responders.bytes_received},
           {"duplicates", c.responders.duplicates},

@@ -122,6 +122,10 @@ eng::EngineConfig engine_config(const v1::ReplayRequest& r, const TransportOptio
       t.dcqcn, r.dcqcn_line_rate_gbps() > 0 ? r.dcqcn_line_rate_gbps() : kDcqcnLineRateGbps);
   c.verify_payload = r.verify_payload();
   c.pace_gbps = r.pace_gbps();
+  // A pause quantum is 512 bit times at the link's speed: the shaped rate where there is one.
+  c.pfc.line_gbps = r.pace_gbps() > 0 ? r.pace_gbps()
+                    : r.dcqcn_line_rate_gbps() > 0 ? r.dcqcn_line_rate_gbps()
+                                                   : kDcqcnLineRateGbps;
   c.pace_burst = r.pace_burst() > 0 ? r.pace_burst() : kPaceBurst;
   c.honor_compute_gaps = r.trace_timing();
   c.entropy_seed = r.entropy_seed();
@@ -163,6 +167,7 @@ Result<std::unique_ptr<ReplaySession>> ReplaySession::prepare(const v1::ReplayRe
   const auto nic_count = static_cast<uint32_t>(request.nics_size());
   auto placement = coll::Placement::uniform(world, request.ranks_per_host(), nic_count);
   if (!placement.ok()) return placement.status();
+  placement->leaf_of_host.assign(request.leaf_of_host().begin(), request.leaf_of_host().end());
   auto addressing = addressing_of(request, *placement, world);
   if (!addressing.ok()) return addressing.status();
 
@@ -354,6 +359,8 @@ v1::RunCompletion completion_of(const SessionOutcome& o, uint32_t run_index) {
     out->set_ecn_marked(n.counters.responders.ecn_marked);
     out->set_cnps_sent(n.counters.responders.cnps_sent);
     out->set_cnps_received(n.counters.requesters.cnps);
+    out->set_pause_frames(n.counters.pause_frames);
+    out->set_paused_ns(n.counters.paused_ns);
   }
   c.set_port(o.ports_described());
   for (const eng::HookWindow& w : o.hook_windows) {

@@ -65,6 +65,9 @@ Result<TransportOptions> resolve(const v1::TransportSettings& settings) {
   o.expand.all_reduce = t.all_reduce() == v1::TransportSettings::ALL_REDUCE_TREE
                             ? replayer::collectives::AllReduceAlgorithm::kTree
                             : replayer::collectives::AllReduceAlgorithm::kRing;
+  o.expand.ring_order = t.ring_order() == v1::TransportSettings::RING_ORDER_TOPOLOGY
+                            ? replayer::collectives::RingOrder::kTopology
+                            : replayer::collectives::RingOrder::kRank;
   COLLIDE_RETURN_IF_ERROR(replayer::transport::validate(o.qp));
   COLLIDE_RETURN_IF_ERROR(replayer::collectives::validate(o.expand));
   return o;

@@ -160,12 +160,12 @@ Result<v1::Results> read_results(const std::string& path) {
   return results;
 }
 
-const char* verdict_name(Verdict v) {
+const char* verdict_name(CompareVerdict v) {
   switch (v) {
-    case Verdict::kBetter: return "better";
-    case Verdict::kWorse: return "worse";
-    case Verdict::kNoDifference: return "no detectable difference";
-    case Verdict::kTooFewRuns: return "too few repetitions";
+    case CompareVerdict::kBetter: return "better";
+    case CompareVerdict::kWorse: return "worse";
+    case CompareVerdict::kNoDifference: return "no detectable difference";
+    case CompareVerdict::kTooFewRuns: return "too few repetitions";
   }
   return "?";
 }
@@ -215,7 +215,7 @@ RatioInterval ratio_interval(const std::vector<double>& a, const std::vector<dou
   const double half = student_t_quantile(0.5 + level / 2, r.dof) * std::sqrt(se2);
   r.low = std::exp(d - half);
   r.high = std::exp(d + half);
-  r.verdict = r.low > 1 ? Verdict::kWorse : r.high < 1 ? Verdict::kBetter : Verdict::kNoDifference;
+  r.verdict = r.low > 1 ? CompareVerdict::kWorse : r.high < 1 ? CompareVerdict::kBetter : CompareVerdict::kNoDifference;
   return r;
 }
 

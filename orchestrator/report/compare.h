@@ -16,14 +16,14 @@ namespace collide::orchestrator::report {
 // A run's results: `path` is report.json itself or the results directory `collide run` wrote it to.
 Result<v1::Results> read_results(const std::string& path);
 
-enum class Verdict {
+enum class CompareVerdict {
   kBetter,        // B's time is shorter than A's: the interval lies below 1
   kWorse,         // B's time is longer: the interval lies above 1
   kNoDifference,  // the interval holds 1
   kTooFewRuns,    // no interval: fewer than 2 repetitions on both sides, or 3 in all
 };
 
-const char* verdict_name(Verdict v);
+const char* verdict_name(CompareVerdict v);
 
 // B / A of a positive quantity measured once per repetition.
 struct RatioInterval {
@@ -31,7 +31,7 @@ struct RatioInterval {
   double ratio = 0;           // b / a
   double low = 0, high = 0;   // the interval of the ratio at the chosen level; 0 without one
   double dof = 0;             // degrees of freedom of the t quantile used
-  Verdict verdict = Verdict::kTooFewRuns;
+  CompareVerdict verdict = CompareVerdict::kTooFewRuns;
 };
 
 // The interval of B / A from one value per repetition and side (each > 0). See compare.cc for why

@@ -7,8 +7,8 @@ namespace collide::orchestrator::report {
 namespace {
 
 std::string cells(const RatioInterval& r, int digits) {
-  const char* css = r.verdict == Verdict::kWorse    ? "worse"
-                    : r.verdict == Verdict::kBetter ? "better"
+  const char* css = r.verdict == CompareVerdict::kWorse    ? "worse"
+                    : r.verdict == CompareVerdict::kBetter ? "better"
                                                     : "same";
   return fmt::format("<td>{:.{}f}</td><td>{:.{}f}</td><td>{}</td><td class=\"{}\">{}</td>", r.a,
                      digits, r.b, digits, html_escape(ratio_text(r)), css,

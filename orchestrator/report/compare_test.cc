@@ -67,21 +67,21 @@ TEST(CompareTest, ClearlySlowerRunIsWorseAndFasterIsBetter) {
   const v1::Results a = synthetic_run({}, 1), b = synthetic_run(slow, 2);
   const Comparison worse = compare_results(a, b, 0.95, "a", "b");
   const CompareRow& w = only_row(worse);
-  EXPECT_EQ(w.p50.verdict, Verdict::kWorse) << comparison_text(worse);
+  EXPECT_EQ(w.p50.verdict, CompareVerdict::kWorse) << comparison_text(worse);
   EXPECT_GT(w.p50.low, 1);
   EXPECT_NEAR(w.p50.ratio, 1.5, 0.1);
-  EXPECT_EQ(w.p99.verdict, Verdict::kWorse);
+  EXPECT_EQ(w.p99.verdict, CompareVerdict::kWorse);
   EXPECT_GT(w.p99.low, 1);
-  EXPECT_EQ(worse.variants[0].jct.verdict, Verdict::kWorse);
+  EXPECT_EQ(worse.variants[0].jct.verdict, CompareVerdict::kWorse);
   EXPECT_EQ(w.repetitions_a, 5u);
   EXPECT_EQ(w.count_b, 1000u);
 
   const Comparison better = compare_results(b, a, 0.95, "b", "a");
   const CompareRow& bt = only_row(better);
-  EXPECT_EQ(bt.p50.verdict, Verdict::kBetter);
+  EXPECT_EQ(bt.p50.verdict, CompareVerdict::kBetter);
   EXPECT_LT(bt.p50.high, 1);
-  EXPECT_EQ(bt.p99.verdict, Verdict::kBetter);
-  EXPECT_EQ(better.variants[0].jct.verdict, Verdict::kBetter);
+  EXPECT_EQ(bt.p99.verdict, CompareVerdict::kBetter);
+  EXPECT_EQ(better.variants[0].jct.verdict, CompareVerdict::kBetter);
   EXPECT_NE(comparison_text(better).find("better"), std::string::npos);
 }
 
@@ -96,7 +96,7 @@ TEST(CompareTest, SameSetupUnderMachineNoiseShowsNoDifference) {
     const Comparison c =
         compare_results(synthetic_run(noisy, 100 + seed), synthetic_run(noisy, 200 + seed), 0.95, "a", "b");
     const CompareRow& row = only_row(c);
-    if (row.p50.verdict == Verdict::kNoDifference) {
+    if (row.p50.verdict == CompareVerdict::kNoDifference) {
       ++no_difference;
       EXPECT_LE(row.p50.low, 1);
       EXPECT_GE(row.p50.high, 1);
@@ -108,11 +108,11 @@ TEST(CompareTest, SameSetupUnderMachineNoiseShowsNoDifference) {
 TEST(CompareTest, SameDistributionIsNoDetectableDifference) {
   const Comparison c = compare_results(synthetic_run({}, 7), synthetic_run({}, 8), 0.95, "a", "b");
   const CompareRow& row = only_row(c);
-  EXPECT_EQ(row.p50.verdict, Verdict::kNoDifference) << comparison_text(c);
+  EXPECT_EQ(row.p50.verdict, CompareVerdict::kNoDifference) << comparison_text(c);
   EXPECT_LT(row.p50.low, 1);
   EXPECT_GT(row.p50.high, 1);
-  EXPECT_EQ(row.p99.verdict, Verdict::kNoDifference) << comparison_text(c);
-  EXPECT_EQ(c.variants[0].jct.verdict, Verdict::kNoDifference) << comparison_text(c);
+  EXPECT_EQ(row.p99.verdict, CompareVerdict::kNoDifference) << comparison_text(c);
+  EXPECT_EQ(c.variants[0].jct.verdict, CompareVerdict::kNoDifference) << comparison_text(c);
 }
 
 // The same collectives, but each repetition on a machine that is faster or slower as a whole:
@@ -128,7 +128,7 @@ TEST(CompareTest, RunLevelShiftWithFewRepetitionsWidensTheInterval) {
   const double calm_width = std::log(calm_row.p50.high / calm_row.p50.low);
   const double shifting_width = std::log(shifting_row.p50.high / shifting_row.p50.low);
   EXPECT_GT(shifting_width, 3 * calm_width);
-  EXPECT_EQ(shifting_row.p50.verdict, Verdict::kNoDifference);
+  EXPECT_EQ(shifting_row.p50.verdict, CompareVerdict::kNoDifference);
 }
 
 TEST(CompareTest, IntervalsFollowTheLevel) {
@@ -146,7 +146,7 @@ TEST(CompareTest, OneRepetitionPerSideGivesNoVerdict) {
   RunShape slow = once;
   slow.median_us = 300;
   const Comparison c = compare_results(synthetic_run(once, 1), synthetic_run(slow, 2), 0.95, "a", "b");
-  EXPECT_EQ(only_row(c).p50.verdict, Verdict::kTooFewRuns);
+  EXPECT_EQ(only_row(c).p50.verdict, CompareVerdict::kTooFewRuns);
   EXPECT_NEAR(only_row(c).p50.ratio, 3, 0.3);
   EXPECT_NE(comparison_text(c).find("too few repetitions"), std::string::npos);
   // Two on one side and one on the other: a pooled variance, 1 degree of freedom.
@@ -154,7 +154,7 @@ TEST(CompareTest, OneRepetitionPerSideGivesNoVerdict) {
   twice.repetitions = 2;
   const Comparison d = compare_results(synthetic_run(twice, 1), synthetic_run(slow, 2), 0.95, "a", "b");
   EXPECT_EQ(only_row(d).p50.dof, 1);
-  EXPECT_NE(only_row(d).p50.verdict, Verdict::kTooFewRuns);
+  EXPECT_NE(only_row(d).p50.verdict, CompareVerdict::kTooFewRuns);
 }
 
 TEST(CompareTest, SideWithoutCompletedRepetitionsHasNoValue) {
@@ -163,7 +163,7 @@ TEST(CompareTest, SideWithoutCompletedRepetitionsHasNoValue) {
   for (v1::RepetitionResult& r : *b.mutable_variants(0)->mutable_repetitions()) r.set_failed(true);
   const Comparison c = compare_results(a, b, 0.95, "a", "b");
   EXPECT_EQ(c.variants[0].completed_b, 0u);
-  EXPECT_EQ(c.variants[0].jct.verdict, Verdict::kTooFewRuns);
+  EXPECT_EQ(c.variants[0].jct.verdict, CompareVerdict::kTooFewRuns);
   EXPECT_TRUE(c.variants[0].rows.empty());
   ASSERT_EQ(c.variants[0].rows_only_in_a.size(), 1u);
   const std::string text = comparison_text(c);
@@ -202,12 +202,12 @@ TEST(CompareTest, SlowdownOverItsOwnBaselineCancelsARunsLoad) {
   EXPECT_FALSE(same.variants[0].has_slowdown);
   const VariantComparison& loss = same.variants[1];
   ASSERT_TRUE(loss.has_slowdown);
-  EXPECT_EQ(loss.jct.verdict, Verdict::kWorse) << comparison_text(same);
-  EXPECT_EQ(loss.slowdown.verdict, Verdict::kNoDifference) << comparison_text(same);
+  EXPECT_EQ(loss.jct.verdict, CompareVerdict::kWorse) << comparison_text(same);
+  EXPECT_EQ(loss.slowdown.verdict, CompareVerdict::kNoDifference) << comparison_text(same);
   EXPECT_NEAR(loss.slowdown.a, 1.5, 0.1);
 
   const Comparison worse = compare_results(paired_run(61, 1.0, 1.5), paired_run(62, 1.4, 2.0), 0.95, "a", "b");
-  EXPECT_EQ(worse.variants[1].slowdown.verdict, Verdict::kWorse) << comparison_text(worse);
+  EXPECT_EQ(worse.variants[1].slowdown.verdict, CompareVerdict::kWorse) << comparison_text(worse);
   EXPECT_GT(worse.variants[1].slowdown.low, 1);
   EXPECT_NE(comparison_text(worse).find("JCT / its repetition's baseline JCT"), std::string::npos);
   EXPECT_TRUE(comparison_json(worse)["variants"][1].contains("slowdown_vs_baseline"));

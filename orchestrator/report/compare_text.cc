@@ -23,7 +23,7 @@ std::string line(const std::string& what, const std::string& stat, const RatioIn
 
 nlohmann::json ratio_json(const RatioInterval& r) {
   nlohmann::json j = {{"a", r.a}, {"b", r.b}, {"ratio", r.ratio}, {"verdict", verdict_name(r.verdict)}};
-  if (r.verdict != Verdict::kTooFewRuns) {
+  if (r.verdict != CompareVerdict::kTooFewRuns) {
     j["interval"] = {r.low, r.high};
     j["dof"] = r.dof;
   }
@@ -38,7 +38,7 @@ nlohmann::json key_json(const RowKey& k) {
 
 std::string ratio_text(const RatioInterval& r) {
   if (!(r.ratio > 0)) return "-";
-  if (r.verdict == Verdict::kTooFewRuns) return fmt::format("{:.3f} (-)", r.ratio);
+  if (r.verdict == CompareVerdict::kTooFewRuns) return fmt::format("{:.3f} (-)", r.ratio);
   return fmt::format("{:.3f} ({:.3f}..{:.3f})", r.ratio, r.low, r.high);
 }
 

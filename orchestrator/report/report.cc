@@ -311,6 +311,8 @@ v1::Results to_results(const Report& report) {
         o.set_ecn_marked_packets(n.ecn_marked);
         o.set_cnps_sent(n.cnps_sent);
         o.set_cnps_received(n.cnps_received);
+        o.set_pause_frames(n.pause_frames);
+        o.set_paused_ns(n.paused_ns);
       }
       for (const PortStats& p : rep.ports) to_proto(p, *rr.add_ports());
     }

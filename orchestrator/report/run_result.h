@@ -76,6 +76,8 @@ struct NicTraffic {
   uint64_t ecn_marked = 0;        // data packets received marked CE
   uint64_t cnps_sent = 0;
   uint64_t cnps_received = 0;
+  uint64_t pause_frames = 0;  // PFC frames that paused RoCE's priority at this NIC
+  uint64_t paused_ns = 0;     // time they held its sending
 };
 
 struct RunResult {

@@ -95,6 +95,8 @@ struct Placement {
   uint64_t runs_seed = 0;          // Runs.seed: varies the faults' random draws
   OpCatalog catalog;               // what completion records leave out: datatype, iteration...
   RealHostPlacement real;          // empty on a virtual testbed
+  // The leaf each host hangs under (a topology-aware ring order groups by it); empty: not known.
+  std::vector<uint32_t> leaf_of_host;
 };
 
 // A fault's window as its agent measured it, onto this process's clock; a fault armed on several
@@ -145,6 +147,7 @@ v1::PrepareRun prepare_request(const Placement& p, const AgentHandle& a, const R
     r.set_netns(tb::host_namespace(p.bed->name, a.host));
     r.set_lcore(a.host % 2);
   }
+  for (uint32_t leaf : p.leaf_of_host) r.add_leaf_of_host(leaf);
   return r;
 }
 
@@ -460,7 +463,8 @@ Result<report::RunResult> RunDriver::drive(const Placement& p, const Run& run, u
     for (const v1::NicCounters& n : c.nics()) {
       result.nics.push_back({a.host, n.nic(), n.tx_frames(), n.tx_bytes(), n.rx_frames(), n.packets_sent(),
                              n.retransmitted_packets(), n.packets_received(), n.out_of_order(),
-                             n.ecn_marked(), n.cnps_sent(), n.cnps_received()});
+                             n.ecn_marked(), n.cnps_sent(), n.cnps_received(), n.pause_frames(),
+                             n.paused_ns()});
     }
     result.packets_sent += c.packets_sent();
     result.retransmitted_packets += c.retransmitted_packets();
@@ -534,6 +538,7 @@ Result<RunOutcome> run_locally(const v1::Scenario& s, const LocalRunOptions& o) 
     bed = std::move(created).value();
     placement.testbed = spec;
     placement.bed = &bed->plan();
+    placement.leaf_of_host = tb::leaf_group_of_hosts(spec);
     const auto certs = o.work_dir / "certs";
     COLLIDE_RETURN_IF_ERROR(control::generate_certs(certs));
     std::vector<LocalAgentSpec> local;
@@ -559,6 +564,13 @@ Result<RunOutcome> run_locally(const v1::Scenario& s, const LocalRunOptions& o) 
                              i.mac(), i.mtu(), i.speed_mbps() ? fmt::format("{} Mb/s", i.speed_mbps()) : "unknown"));
       }
       described[a.index] = std::move(d).value();
+    }
+    if (std::all_of(s.testbed().agents().begin(), s.testbed().agents().end(),
+                    [](const v1::Agent& a) { return a.has_leaf(); })) {
+      placement.leaf_of_host.assign(hosts, 0);
+      for (const v1::Agent& a : s.testbed().agents()) {
+        if (a.host() < hosts) placement.leaf_of_host[a.host()] = a.leaf();
+      }
     }
     auto real = place_on_real_hosts(s, agents, described, placement.per_host);
     if (!real.ok()) return real.status();

@@ -164,6 +164,28 @@ Status check_real_host_fault(const v1::Fault& f, const v1::Testbed& t, const std
   return {};
 }
 
+// A topology-aware ring order puts the hosts of one leaf together: on real hosts only the
+// scenario can say which leaf each host is cabled to (a virtual testbed knows its own).
+Status check_ring_order_leaves(const v1::Scenario& s, const Checker& c) {
+  const auto topology = [](const v1::TransportSettings& t) {
+    return t.ring_order() == v1::TransportSettings::RING_ORDER_TOPOLOGY;
+  };
+  std::string field = topology(s.transport()) ? "transport.ring_order" : "";
+  for (int i = 0; i < s.runs().variants_size() && field.empty(); ++i) {
+    if (topology(s.runs().variants(i).transport())) {
+      field = fmt::format("runs.variants[{}].transport.ring_order", i);
+    }
+  }
+  if (field.empty()) return {};
+  for (int i = 0; i < s.testbed().agents_size(); ++i) {
+    if (!s.testbed().agents(i).has_leaf()) {
+      return c.error(field, fmt::format("topology needs the leaf of every host: give "
+                                        "testbed.agents[{}] a leaf", i));
+    }
+  }
+  return {};
+}
+
 Status check(const v1::Scenario& s, const Checker& c) {
   if (s.name().empty()) return c.error("name", "a scenario needs a name");
   if (auto p = bounds_problem(s)) return c.error(p->field, p->what);
@@ -288,6 +310,7 @@ Status check(const v1::Scenario& s, const Checker& c) {
       }
     }
   }
+  if (Status leaves = check_ring_order_leaves(s, c); !leaves.ok()) return leaves;
   if (!s.runs().baseline() && s.runs().variants_size() == 0) {
     return c.error("runs", "nothing to run: set baseline or add variants");
   }

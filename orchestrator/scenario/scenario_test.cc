@@ -80,6 +80,36 @@ TEST_F(ScenarioTest, RealTestbedRefusesAVariantsLoadBalancingWithFileLineAndFiel
       << s.status().message();
 }
 
+TEST_F(ScenarioTest, RealTestbedNeedsEveryHostsLeafForATopologyRingOrder) {
+  const std::string path = write(kTwoRealHosts + R"(runs:
+  variants:
+    - name: grouped
+      transport:
+        ring_order: topology
+)");
+  auto s = load_scenario(path);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find(path + ":14: runs.variants[0].transport.ring_order: topology "
+                                             "needs the leaf of every host: give testbed.agents[0] a leaf"),
+            std::string::npos)
+      << s.status().message();
+
+  // The same hosts, each with its leaf.
+  std::string with_leaves = kTwoRealHosts;
+  const auto first = with_leaves.find("interfaces: [eth1]}");
+  with_leaves.replace(first, 19, "interfaces: [eth1], leaf: 0}");
+  const auto second = with_leaves.find("interfaces: [eth1]}");
+  with_leaves.replace(second, 19, "interfaces: [eth1], leaf: 1}");
+  auto ok = load_scenario(write(with_leaves + R"(transport:
+  ring_order: topology
+runs:
+  baseline: true
+)"));
+  ASSERT_TRUE(ok.ok()) << ok.status().to_string();
+  EXPECT_EQ(ok->transport().ring_order(), v1::TransportSettings::RING_ORDER_TOPOLOGY);
+  EXPECT_EQ(ok->testbed().agents(1).leaf(), 1u);
+}
+
 TEST_F(ScenarioTest, DemoHasItsDefaultsAndVariants) {
   auto s = load_scenario(std::string(COLLIDE_CONFIGS_DIR) + "/demo.yaml");
   ASSERT_TRUE(s.ok()) << s.status().to_string();

@@ -1,5 +1,6 @@
 #include "orchestrator/testbed/testbed_plan.h"
 
+#include <algorithm>
 #include <map>
 #include <regex>
 
@@ -31,6 +32,14 @@ std::string host_namespace(const std::string& testbed, uint32_t host) {
 
 uint32_t leaf_of_nic(uint32_t host, uint32_t nic, uint32_t nics_per_host, uint32_t rail_groups) {
   return (host % rail_groups) * nics_per_host + nic;
+}
+
+std::vector<uint32_t> leaf_group_of_hosts(const v1::VirtualTestbedSpec& spec) {
+  const uint32_t nics = std::max(1u, spec.nics_per_host());
+  const uint32_t groups = std::max(1u, spec.leaves() / nics);
+  std::vector<uint32_t> out(spec.hosts());
+  for (uint32_t h = 0; h < spec.hosts(); ++h) out[h] = leaf_of_nic(h, 0, nics, groups) / nics;
+  return out;
 }
 
 uint32_t rank_address(uint32_t host, uint32_t nic, uint32_t slot) {

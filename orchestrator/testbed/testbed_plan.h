@@ -86,6 +86,11 @@ Result<TestbedPlan> plan_testbed(const v1::VirtualTestbedSpec& spec);
 // to that group's leaf r. One NIC per host makes every leaf a group: host h on leaf h % leaves.
 uint32_t leaf_of_nic(uint32_t host, uint32_t nic, uint32_t nics_per_host, uint32_t rail_groups);
 
+// Which leaf each host hangs under, by host: with one NIC its leaf, with rails its rail group (the
+// leaves its NICs share with the hosts whose rail traffic stays under them). What a
+// topology-aware ring order groups hosts by.
+std::vector<uint32_t> leaf_group_of_hosts(const v1::VirtualTestbedSpec& spec);
+
 // The namespace of host `host` of testbed `testbed` ("<testbed>-h<host>").
 std::string host_namespace(const std::string& testbed, uint32_t host);
 

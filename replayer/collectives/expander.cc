@@ -78,7 +78,7 @@ Result<const std::vector<uint32_t>*> Expander::order_of(const v1::Communicator& 
   auto key = std::make_pair(comm.id(), key_channel);
   auto it = orders_.find(key);
   if (it == orders_.end()) {
-    auto order = ring_order(comm, placement_, key_channel);
+    auto order = ring_order(comm, placement_, key_channel, options_.ring_order);
     if (!order.ok()) return order.status();
     it = orders_.emplace(std::move(key), std::move(order).value()).first;
   }

@@ -10,6 +10,7 @@
 #include "common/result.h"
 #include "replayer/collectives/placement.h"
 #include "replayer/collectives/pxn_relays.h"
+#include "replayer/collectives/ring_order.h"
 #include "replayer/collectives/step.h"
 
 namespace collide::replayer::collectives {
@@ -34,6 +35,7 @@ struct ExpandOptions {
   // Sends/recvs and all-to-allv go direct either way: their relay has no op of its own that
   // names the transfer (a real proxy thread relays them, not the relay's stream).
   bool pxn = true;
+  RingOrder ring_order = RingOrder::kRank;
 };
 
 Status validate(const ExpandOptions& options);

@@ -11,6 +11,9 @@ namespace collide::replayer::collectives {
 struct Placement {
   std::vector<uint32_t> host_of_rank;
   std::vector<uint32_t> nic_of_rank;
+  // The leaf switch each host hangs under (with rails: its rail group), by host; empty when not
+  // known. Only a topology-aware ring order (RingOrder::kTopology) reads it.
+  std::vector<uint32_t> leaf_of_host;
 
   // `ranks_per_host` consecutive ranks per host, rank i on NIC i % nics_per_host (rail-aligned).
   static Result<Placement> uniform(uint32_t world_size, uint32_t ranks_per_host,

@@ -87,6 +87,7 @@ Result<std::unique_ptr<Engine>> Engine::create(EngineConfig config, const v1::Tr
   if (config.burst == 0) return invalid_argument("burst must be at least one frame");
   e->pacer_ = Pacer(pacing, e->clock_());
   e->hooks_ = FaultHooks(config.drain_pauses, config.send_delays);
+  e->pfc_ = PfcPause(config.pfc);
   e->rx_frames_.resize(config.burst);
   return e;
 }
@@ -228,6 +229,16 @@ void Engine::start_ready_steps(Nanos now, bool& progress) {
 
 void Engine::handle_frame(const backend::Frame& frame, Nanos now) {
   ++counters_.rx_frames;
+  if (wire::is_mac_control({frame.data, frame.len})) {
+    // Flow control from the switch port we are cabled to: honoured as a NIC does.
+    auto pause = wire::decode_pause({frame.data, frame.len});
+    if (pause.ok()) {
+      pfc_.on_frame(*pause, now);
+    } else {
+      ++counters_.rx_foreign;
+    }
+    return;
+  }
   auto decoded = transport::decode_frame({frame.data, frame.len}, config_.verify_payload);
   if (!decoded.ok()) {
     ++counters_.rx_foreign;
@@ -328,6 +339,8 @@ void Engine::hand_to_port(std::span<backend::Frame> frames, Nanos now) {
 }
 
 void Engine::transmit(Nanos now, bool& progress) {
+  // Paused by PFC: nothing of RoCE's priority leaves, as a NIC's paused transmit queue holds.
+  if (pfc_.holds(now)) return;
   // Held frames whose delay is over queue for the port behind anything it has not taken yet.
   while (!delayed_.empty() && delayed_.front().first <= now) {
     unsent_.push_back(delayed_.front().second);
@@ -446,6 +459,7 @@ std::optional<Nanos> Engine::next_deadline() const {
   if (!local_.empty()) consider(local_.top().at);
   if (!handovers_.empty()) consider(clock_());
   if (!delayed_.empty()) consider(delayed_.front().first);
+  consider(pfc_.until());
   if (!hooks_.empty()) consider(hooks_.next_change(clock_()));
   for (const auto& [rank, runner] : runners_) consider(runner.wake_at());
   for (const auto& c : connections_) {
@@ -524,6 +538,8 @@ std::vector<OpRecord> Engine::take_records() {
 
 EngineCounters Engine::counters() const {
   EngineCounters total = counters_;
+  total.pause_frames = pfc_.counters().pause_frames;
+  total.paused_ns = pfc_.counters().paused_ns;
   for (const auto& c : connections_) {
     total.requesters += c->requester.counters();
     total.responders += c->responder.counters();

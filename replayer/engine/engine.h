@@ -23,6 +23,7 @@
 #include "replayer/engine/local_exchange.h"
 #include "replayer/engine/op_record.h"
 #include "replayer/engine/pacer.h"
+#include "replayer/engine/pfc_pause.h"
 #include "replayer/engine/rank_runner.h"
 #include "replayer/transport/dcqcn.h"
 #include "replayer/transport/frame_codec.h"
@@ -44,6 +45,9 @@ struct EngineConfig {
   // Slow receiver and slow sender (fault_hooks.h), counted from the first poll.
   std::vector<DrainPause> drain_pauses;
   std::vector<SendDelay> send_delays;
+  // Priority flow control from the switch port: which priority RoCE rides, and the link speed
+  // that makes a pause quantum's length.
+  PfcConfig pfc;
 };
 
 // How ranks are reached: each rank has its own IPv4 address (several ranks may share a NIC), and
@@ -62,6 +66,8 @@ struct EngineCounters {
   uint64_t tx_bytes = 0;
   uint64_t rx_paused_polls = 0;    // polls that left the receive ring alone (drain pause)
   uint64_t tx_delayed_frames = 0;  // frames held back by a send delay
+  uint64_t pause_frames = 0;       // PFC (or 802.3x) frames received that paused RoCE's priority
+  uint64_t paused_ns = 0;          // time sending was held by them
   transport::RequesterCounters requesters;  // summed over QPs
   transport::ResponderCounters responders;
 };
@@ -210,6 +216,7 @@ class Engine {
   std::deque<PendingControl> control_;
   std::vector<backend::Frame> unsent_;  // built, not yet taken by the port
   FaultHooks hooks_;
+  PfcPause pfc_;
   // Frames held by a send delay, oldest first, with the time each may go to the port.
   std::deque<std::pair<transport::Nanos, backend::Frame>> delayed_;
   Pacer pacer_;                         // the port's line rate (off unless pace_gbps > 0)

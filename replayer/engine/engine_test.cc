@@ -16,6 +16,7 @@
 #include "common/bytes.h"
 #include "replayer/engine/flow_tag_codec.h"
 #include "replayer/engine/heap_frame_for_tests.h"
+#include "replayer/wire/pfc_frame.h"
 #include "replayer/wire/roce_frame.h"
 
 namespace collide::replayer::engine {
@@ -42,6 +43,7 @@ struct FakeWire {
   uint64_t same_instant[2] = {0, 0};
   uint64_t max_same_instant[2] = {0, 0};
   uint64_t bytes_submitted[2] = {0, 0};
+  std::vector<Nanos> submitted_at[2];  // when each side handed each frame to its port
   std::deque<std::pair<Nanos, std::vector<uint8_t>>> queue[2];
 
   std::optional<Nanos> next_arrival() const {
@@ -67,6 +69,7 @@ class FakePort : public backend::PacketPort {
       wire_.max_same_instant[side_] =
           std::max(wire_.max_same_instant[side_], ++wire_.same_instant[side_]);
       wire_.bytes_submitted[side_] += f.len;
+      wire_.submitted_at[side_].push_back(wire_.now);
       const uint64_t number = wire_.submitted++;
       const bool lost = wire_.drop.count(number) ||
                         std::uniform_real_distribution<double>(0, 1)(wire_.rng) < wire_.loss;
@@ -254,6 +257,43 @@ TEST_P(EngineTest, LossIsRecoveredAndEveryDropRetransmitted) {
   // Drops hit ACKs too, which cost no resend when a later ACK covers them.
   EXPECT_GT(resent, 0u);
   EXPECT_EQ(run.a.pattern_errors + run.b.pattern_errors, 0u);
+}
+
+// The switch port pauses host A's priority 3 with the longest PFC time: A sends nothing for the
+// pause (3.36 ms at 10 Gb/s), the job then completes, and A counts the frame and the time held.
+TEST_P(EngineTest, APfcPauseFromTheSwitchHoldsEverythingTheHostSends) {
+  FakeWire wire;
+  constexpr Nanos kPauseAt = 3'000;  // the job takes about 9 us on this wire unpaused
+  constexpr double kLineGbps = 10;
+  const Nanos pause_ns = wire::pause_quanta_ns(0xffff, kLineGbps);
+  wire::PauseFrame pause;
+  pause.enabled = 1 << 3;
+  pause.quanta[3] = 0xffff;
+  std::vector<uint8_t> frame(wire::kMacControlFrameSize);
+  ASSERT_TRUE(wire::encode_pfc(pause, frame).ok());
+  wire.queue[0].push_back({kPauseAt, frame});  // arrives at host A mid-transfer
+  const auto run = run_two_hosts(wire, {all_reduce(4 << 20)}, GetParam(), 10'000'000'000ull, false,
+                                 [&](EngineConfig& c) {
+                                   c.pfc.priority = 3;
+                                   c.pfc.line_gbps = kLineGbps;
+                                 });
+  ASSERT_TRUE(run.failure.empty()) << run.failure;
+  ASSERT_EQ(run.records.size(), 4u);
+  EXPECT_EQ(run.a.pause_frames, 1u);
+  EXPECT_EQ(run.a.paused_ns, pause_ns);
+  EXPECT_EQ(run.b.pause_frames, 0u);
+  EXPECT_EQ(run.b.paused_ns, 0u);
+  // A was sending when the pause came, sent nothing while it held, and sent again after it.
+  const auto& sent = wire.submitted_at[0];
+  const auto during = std::count_if(sent.begin(), sent.end(), [&](Nanos t) {
+    return t > kPauseAt && t < kPauseAt + pause_ns;
+  });
+  EXPECT_EQ(during, 0);
+  EXPECT_TRUE(std::any_of(sent.begin(), sent.end(), [&](Nanos t) { return t < kPauseAt; }));
+  EXPECT_TRUE(std::any_of(sent.begin(), sent.end(), [&](Nanos t) { return t >= kPauseAt + pause_ns; }));
+  EXPECT_GE(run.end, kPauseAt + pause_ns);
+  const uint64_t crossing = 2 * (2 * 3 * ((4u << 20) / 4));
+  EXPECT_EQ(run.a.responders.bytes_received + run.b.responders.bytes_received, crossing);
 }
 
 TEST_P(EngineTest, BlackholeFailsTheJobWithNcclsError) {

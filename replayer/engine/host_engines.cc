@@ -268,6 +268,8 @@ EngineCounters& operator+=(EngineCounters& total, const EngineCounters& more) {
   total.tx_bytes += more.tx_bytes;
   total.rx_paused_polls += more.rx_paused_polls;
   total.tx_delayed_frames += more.tx_delayed_frames;
+  total.pause_frames += more.pause_frames;
+  total.paused_ns += more.paused_ns;
   total.requesters += more.requesters;
   total.responders += more.responders;
   return total;

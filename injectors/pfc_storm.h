@@ -1,0 +1,38 @@
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+#include "common/result.h"
+
+// A PFC storm from a host's NIC: PFC pause frames for the chosen priorities, sent at a fixed rate
+// for a window, as a NIC or switch chip that keeps pausing does. Aimed at the switch port the NIC
+// is cabled to, it shows whether that switch's PFC watchdog detects the storm and how fast it
+// restores the queue. Frames go out through a packet socket on the interface (the kernel's own
+// stack neither sends nor forwards MAC control frames), from the interface's own MAC.
+namespace collide::injectors {
+
+struct PfcStormOptions {
+  uint8_t priorities = 1 << 3;  // bit i: pause priority i (RoCE's lossless class is often 3)
+  uint16_t quanta = 0xffff;     // each frame's pause time, in 512 bit times
+  double frames_per_second = 1000;
+  std::chrono::nanoseconds duration{0};  // must be positive: a storm always ends
+};
+
+struct PfcStormResult {
+  uint64_t frames_sent = 0;
+  uint64_t frames_failed = 0;  // refused by the socket (e.g. the device queue full or down)
+  double seconds = 0;          // from the first frame to the end
+};
+
+Status validate(const PfcStormOptions& options);
+
+// Sends the storm on `dev` (in the calling thread's namespace) until the duration ends or `stop`
+// is set. Frames keep to their schedule (absolute send times, no drift); one that would be later
+// than a whole period is skipped, not sent in a burst.
+Result<PfcStormResult> run_pfc_storm(const std::string& dev, const PfcStormOptions& options,
+                                     const std::atomic<bool>* stop = nullptr);
+
+}  // namespace collide::injectors
