@@ -107,7 +107,11 @@ Status write_private_file(const std::filesystem::path& path, Write write) {
   if (!bio || write(bio.get()) != 1) return openssl_error(fmt::format("encoding {}", path.string()));
   char* data = nullptr;
   const long size = BIO_get_mem_data(bio.get(), &data);
-  std::filesystem::remove(path);
+  // A file left by an earlier run goes first, so the new one is created 0600 (not opened with
+  // the old mode); one that cannot go is an error naming it, never an exception.
+  if (std::error_code ec; !std::filesystem::remove(path, ec) && ec) {
+    return errno_status(ec.value(), fmt::format("replacing {}", path.string()));
+  }
   const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   if (fd < 0) return errno_status(errno, fmt::format("creating {}", path.string()));
   fchmod(fd, 0600);  // the umask cannot widen it, but an old file's mode could differ
