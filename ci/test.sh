@@ -46,6 +46,11 @@ quarantined=(
   # each, on 2 cores) were starved and missed frames or timeouts; not yet confirmed. Quarantined
   # until the engines' own losses are counted apart from the fabric's.
   'RailsRunTest\.LossOnOneNicsCableTouchesOnlyItsRail$'
+  # Its thresholds sit inside the spread of what one run measures: the baseline's drops at the
+  # receiver's port were 227k ppm in one CI run against the >= 500k it asks (629k-780k other
+  # runs), and the DCQCN variant kept 6.5k ppm in another, with the code before this change as
+  # well. Quarantined until its figures come from several repetitions with an interval.
+  'IncastEcnTest\.DcqcnAnswersTheMarksAndTheBottleneckStopsDropping$'
 )
 if [ ${#quarantined[@]} -eq 0 ]; then
   ctest --test-dir "$build" -LE unit --output-on-failure
