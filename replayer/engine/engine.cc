@@ -340,8 +340,7 @@ void Engine::hand_to_port(std::span<backend::Frame> frames, Nanos now) {
 
 void Engine::transmit(Nanos now, bool& progress) {
   // Paused by PFC: nothing of RoCE's priority leaves, as a NIC's paused transmit queue holds.
-  // Looked at only once a pause has come: a port that never pauses costs nothing here.
-  if (pfc_.counters().pause_frames > 0 && pfc_.holds(now)) return;
+  if (pfc_.holds(now)) return;
   // Held frames whose delay is over queue for the port behind anything it has not taken yet.
   while (!delayed_.empty() && delayed_.front().first <= now) {
     unsent_.push_back(delayed_.front().second);
@@ -460,7 +459,7 @@ std::optional<Nanos> Engine::next_deadline() const {
   if (!local_.empty()) consider(local_.top().at);
   if (!handovers_.empty()) consider(clock_());
   if (!delayed_.empty()) consider(delayed_.front().first);
-  if (pfc_.counters().pause_frames > 0) consider(pfc_.until());
+  consider(pfc_.until());
   if (!hooks_.empty()) consider(hooks_.next_change(clock_()));
   for (const auto& [rank, runner] : runners_) consider(runner.wake_at());
   for (const auto& c : connections_) {
