@@ -345,7 +345,7 @@ v1::RunCompletion completion_of(const SessionOutcome& o, uint32_t run_index) {
   k.set_ecn_marked(o.counters.responders.ecn_marked);
   k.set_cnps_received(o.counters.requesters.cnps);
   for (const NicOutcome& n : o.nics) {
-    v1::NicCounters* out = c.add_nics();
+    v1::NicTraffic* out = c.add_nics();
     out->set_nic(n.nic);
     out->set_port(n.port_description);
     out->set_tx_frames(n.counters.tx_frames);
@@ -355,12 +355,16 @@ v1::RunCompletion completion_of(const SessionOutcome& o, uint32_t run_index) {
     out->set_retransmitted_packets(n.counters.requesters.retransmitted_packets);
     out->set_payload_bytes_received(n.counters.responders.bytes_received);
     out->set_packets_received(n.counters.responders.packets_received);
-    out->set_out_of_order(n.counters.responders.out_of_order);
-    out->set_ecn_marked(n.counters.responders.ecn_marked);
+    out->set_out_of_order_packets(n.counters.responders.out_of_order);
+    out->set_ecn_marked_packets(n.counters.responders.ecn_marked);
     out->set_cnps_sent(n.counters.responders.cnps_sent);
     out->set_cnps_received(n.counters.requesters.cnps);
     out->set_pause_frames(n.counters.pause_frames);
     out->set_paused_ns(n.counters.paused_ns);
+    out->set_timeouts(n.counters.requesters.timeouts);
+    out->set_naks_received(n.counters.requesters.naks);
+    out->set_duplicates_received(n.counters.responders.duplicates);
+    out->set_port_rx_dropped(n.port_counters.rx_dropped);
   }
   c.set_port(o.ports_described());
   for (const eng::HookWindow& w : o.hook_windows) {

@@ -19,6 +19,7 @@ void add(SwitchTraffic& sum, const SwitchTraffic& more) {
   sum.bytes_to_below += more.bytes_to_below;
   sum.bytes_from_above += more.bytes_from_above;
   sum.bytes_to_above += more.bytes_to_above;
+  sum.host_ring_drops += more.host_ring_drops;
 }
 
 }  // namespace
@@ -26,6 +27,12 @@ void add(SwitchTraffic& sum, const SwitchTraffic& more) {
 uint64_t FabricTotals::spine_bytes() const {
   uint64_t sum = 0;
   for (const SwitchTraffic& s : spines) sum += s.bytes_from_below;
+  return sum;
+}
+
+uint64_t FabricTotals::host_ring_drops() const {
+  uint64_t sum = 0;
+  for (const SwitchTraffic& s : leaves) sum += s.host_ring_drops;
   return sum;
 }
 
@@ -38,6 +45,7 @@ FabricTotals fabric_totals(const std::vector<FabricLink>& links) {
       // The leaf's port is the link's upper end.
       leaf.bytes_from_below += l.upper_end.rx_bytes;
       leaf.bytes_to_below += l.upper_end.tx_bytes;
+      leaf.host_ring_drops += l.upper_end.tx_dropped;
     } else {
       leaf.bytes_to_above += l.lower_end.tx_bytes;
       leaf.bytes_from_above += l.lower_end.rx_bytes;

@@ -21,6 +21,10 @@ struct SwitchTraffic {
   uint64_t bytes_to_below = 0;     // leaves: to their hosts; spines: to the leaves
   uint64_t bytes_from_above = 0;   // leaves: from the spines
   uint64_t bytes_to_above = 0;     // leaves: to the spines
+  // Leaves: frames their host ports could not hand to a host because its receive ring was full.
+  // The host lost them, not the fabric: its NIC engines and the kernel fell behind (too few cores
+  // for the NICs), and the resends they caused are no fault's doing.
+  uint64_t host_ring_drops = 0;
 };
 
 struct FabricTotals {
@@ -29,6 +33,7 @@ struct FabricTotals {
   bool empty() const { return leaves.empty() && spines.empty(); }
   // Everything the spines received: the bytes that crossed between leaves.
   uint64_t spine_bytes() const;
+  uint64_t host_ring_drops() const;
 };
 
 // The switches' totals over `links` (each counted at its switch-side end).

@@ -98,6 +98,7 @@ void to_proto(const FabricTotals& t, v1::FabricTraffic& out) {
       o.set_bytes_to_below(s.bytes_to_below);
       o.set_bytes_from_above(s.bytes_from_above);
       o.set_bytes_to_above(s.bytes_to_above);
+      o.set_host_ring_drops(s.host_ring_drops);
     }
   }
   out.set_spine_bytes(t.spine_bytes());
@@ -120,6 +121,8 @@ void to_proto(const LinkEndCounters& c, v1::LinkEndCounters& out) {
   out.set_tx_packets(c.tx_packets);
   out.set_rx_bytes(c.rx_bytes);
   out.set_rx_packets(c.rx_packets);
+  out.set_tx_dropped(c.tx_dropped);
+  out.set_rx_dropped(c.rx_dropped);
 }
 
 void to_proto(const CollectiveSamples& c, v1::CollectiveTimeSamples& out) {
@@ -151,9 +154,9 @@ Report build_report(const std::string& scenario, const std::vector<RunResult>& r
     v.packets_sent += run.packets_sent;
     v.retransmitted_packets += run.retransmitted_packets;
     v.timeouts += run.timeouts;
-    for (const NicTraffic& n : run.nics) {
-      v.packets_received += n.packets_received;
-      v.out_of_order_packets += n.out_of_order;
+    for (const v1::NicTraffic& n : run.nics) {
+      v.packets_received += n.packets_received();
+      v.out_of_order_packets += n.out_of_order_packets();
     }
     v.repetitions.push_back(summarize_repetition(run));
     add_fabric_totals(v.fabric, v.repetitions.back().fabric);
@@ -297,23 +300,7 @@ v1::Results to_results(const Report& report) {
       if (!rep.fabric.empty()) to_proto(rep.fabric, *rr.mutable_fabric());
       for (const CollectiveSamples& c : rep.collective_samples) to_proto(c, *rr.add_collective_times());
       if (!rep.ecmp.empty()) to_proto(rep.ecmp, *rr.mutable_ecmp());
-      for (const NicTraffic& n : rep.nics) {
-        v1::NicTraffic& o = *rr.add_nics();
-        o.set_host(n.host);
-        o.set_nic(n.nic);
-        o.set_tx_frames(n.tx_frames);
-        o.set_tx_bytes(n.tx_bytes);
-        o.set_rx_frames(n.rx_frames);
-        o.set_packets_sent(n.packets_sent);
-        o.set_retransmitted_packets(n.retransmitted_packets);
-        o.set_packets_received(n.packets_received);
-        o.set_out_of_order_packets(n.out_of_order);
-        o.set_ecn_marked_packets(n.ecn_marked);
-        o.set_cnps_sent(n.cnps_sent);
-        o.set_cnps_received(n.cnps_received);
-        o.set_pause_frames(n.pause_frames);
-        o.set_paused_ns(n.paused_ns);
-      }
+      for (const v1::NicTraffic& n : rep.nics) *rr.add_nics() = n;
       for (const PortStats& p : rep.ports) to_proto(p, *rr.add_ports());
     }
     if (!v.fabric.empty()) to_proto(v.fabric, *r.mutable_fabric());

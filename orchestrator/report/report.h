@@ -51,7 +51,7 @@ struct RepetitionSummary {
   std::vector<FaultWindow> faults;  // windows relative to the run's first op
   std::vector<FabricLink> fabric_links;  // a virtual testbed's links over the run
   FabricTotals fabric;
-  std::vector<NicTraffic> nics;
+  std::vector<v1::NicTraffic> nics;
   std::vector<CollectiveSamples> collective_samples;  // per kind and size, for `collide compare`
   EcmpBalance ecmp;  // how evenly the fabric's equal-cost links shared the run's bytes
   std::vector<PortStats> ports;

@@ -11,6 +11,24 @@ namespace {
 
 // Four ranks doing `n` all-reduces of 1 MB one after the other, each taking `us` microseconds,
 // with rank skew of 10 us at each start.
+// A NIC as a replay reports it: the counters every test shares, the rest set by the test.
+v1::NicTraffic nic_traffic(uint32_t host, uint32_t nic) {
+  v1::NicTraffic n;
+  n.set_host(host);
+  n.set_nic(nic);
+  n.set_tx_frames(10);
+  n.set_tx_bytes(10240);
+  n.set_rx_frames(9);
+  n.set_packets_sent(8);
+  return n;
+}
+
+v1::NicTraffic with_received(v1::NicTraffic n, uint64_t packets, uint64_t out_of_order) {
+  n.set_packets_received(packets);
+  n.set_out_of_order_packets(out_of_order);
+  return n;
+}
+
 RunResult run(const std::string& variant, uint32_t rep, int n, double us) {
   RunResult r;
   r.variant = variant;
@@ -94,7 +112,8 @@ TEST(ReportTest, FabricTotalsPerLeafRailAndSpineOverRepetitions) {
                     uplink(0, 0, 10, 20), uplink(1, 0, 0, 0), uplink(0, 1, 30, 40)};
   RunResult b = run("baseline", 1, 1, 100);
   b.fabric_links = {host_link(0, 0, 1, 2)};
-  b.nics = {{1, 2, 10, 10240, 9, 8, 3}};
+  b.nics = {nic_traffic(1, 2)};
+  b.nics[0].set_retransmitted_packets(3);
   const Report rep = build_report("unit", {a, b});
   const FabricTotals& first = rep.variants[0].repetitions[0].fabric;
   ASSERT_EQ(first.leaves.size(), 2u);
@@ -125,6 +144,30 @@ TEST(ReportTest, FabricTotalsPerLeafRailAndSpineOverRepetitions) {
   EXPECT_NE(text.find("6001"), std::string::npos) << text;
   // No testbed counters, no table.
   EXPECT_EQ(fabric_table(build_report("unit", {run("baseline", 0, 1, 100)})), "");
+}
+
+TEST(ReportTest, FramesAHostsFullReceiveRingCostAreCountedApartFromTheFabric) {
+  RunResult a = run("baseline", 0, 1, 100);
+  a.fabric_links = {host_link(0, 0, 5000, 1000), host_link(1, 0, 1000, 5000), uplink(0, 0, 10, 20)};
+  a.fabric_links[1].upper_end.tx_dropped = 7;  // leaf0's port towards host 1: host 1's ring was full
+  a.fabric_links[2].lower_end.tx_dropped = 100;  // an uplink's drops are the fabric's, not a host's
+  RunResult b = run("baseline", 1, 1, 100);
+  b.fabric_links = {host_link(0, 0, 1, 2)};
+  b.fabric_links[0].upper_end.tx_dropped = 2;
+  const Report rep = build_report("unit", {a, b});
+  EXPECT_EQ(rep.variants[0].repetitions[0].fabric.host_ring_drops(), 7u);
+  EXPECT_EQ(rep.variants[0].fabric.host_ring_drops(), 9u);
+  const nlohmann::json j = report_json(rep);
+  EXPECT_EQ(j["variants"][0]["fabric"]["leaves"][0]["host_ring_drops"], "9");
+  EXPECT_EQ(j["variants"][0]["repetitions"][0]["fabric_links"][1]["upper"]["tx_dropped"], "7");
+  const std::string text = fabric_table(rep);
+  EXPECT_NE(text.find("baseline: 9 frames dropped by leaf ports because a host's receive ring was full"),
+            std::string::npos)
+      << text;
+  // None dropped, nothing said.
+  RunResult quiet = run("baseline", 0, 1, 100);
+  quiet.fabric_links = {host_link(0, 0, 5000, 1000)};
+  EXPECT_EQ(fabric_table(build_report("unit", {quiet})).find("receive ring"), std::string::npos);
 }
 
 TEST(ReportTest, JctPerIteration) {
@@ -294,7 +337,10 @@ TEST(ReportTest, HtmlIsSelfContainedWithChartsAndFaultWindows) {
 
 TEST(ReportTest, EachNicsCongestionNotificationCountsReachTheJson) {
   RunResult a = run("dcqcn", 0, 1, 100);
-  a.nics = {{0, 0, 10, 10240, 9, 8, 0, 600, 30, 40, 7, 0}, {1, 0, 10, 10240, 9, 8, 0, 0, 0, 0, 0, 7}};
+  a.nics = {with_received(nic_traffic(0, 0), 600, 30), nic_traffic(1, 0)};
+  a.nics[0].set_ecn_marked_packets(40);
+  a.nics[0].set_cnps_sent(7);
+  a.nics[1].set_cnps_received(7);
   const nlohmann::json j = report_json(build_report("unit", {a}));
   const auto& nics = j["variants"][0]["repetitions"][0]["nics"];
   EXPECT_EQ(nics[0]["ecn_marked_packets"], "40");
@@ -304,9 +350,9 @@ TEST(ReportTest, EachNicsCongestionNotificationCountsReachTheJson) {
 
 TEST(ReportTest, OutOfOrderRateSumsTheNicsOfEveryRepetition) {
   RunResult a = run("spray", 0, 1, 100);
-  a.nics = {{0, 0, 10, 10240, 9, 8, 0, 600, 30}, {1, 0, 10, 10240, 9, 8, 0, 400, 20}};
+  a.nics = {with_received(nic_traffic(0, 0), 600, 30), with_received(nic_traffic(1, 0), 400, 20)};
   RunResult b = run("spray", 1, 1, 100);
-  b.nics = {{0, 0, 10, 10240, 9, 8, 0, 1000, 50}};
+  b.nics = {with_received(nic_traffic(0, 0), 1000, 50)};
   RunResult quiet = run("baseline", 0, 1, 100);  // its NICs counted nothing: no row
   const Report rep = build_report("unit", {quiet, a, b});
   const VariantSummary& spray = rep.variants[1];

@@ -6,6 +6,7 @@
 
 #include "orchestrator/report/port_stats.h"
 
+#include "collide/results.pb.h"
 #include "collide/trace.pb.h"
 
 // What one run (a variant, one repetition) produced, as the report reads it: every op of every
@@ -46,6 +47,11 @@ struct LinkEndCounters {
   uint64_t tx_packets = 0;
   uint64_t rx_bytes = 0;
   uint64_t rx_packets = 0;
+  // Frames the interface dropped. A switch port's tx_dropped towards a host counts the frames the
+  // host's receive ring had no room for (a veth hands frames to its peer's ring; a real NIC's
+  // would count them as missed): the host lost them, not the fabric.
+  uint64_t tx_dropped = 0;
+  uint64_t rx_dropped = 0;
 };
 
 // One link of a virtual testbed and what it carried during a run. The lower end is the host NIC
@@ -62,24 +68,6 @@ struct FabricLink {
   LinkEndCounters upper_end;
 };
 
-// What one NIC's engine sent and received over a run, as the replay counted it.
-struct NicTraffic {
-  uint32_t host = 0;
-  uint32_t nic = 0;
-  uint64_t tx_frames = 0;
-  uint64_t tx_bytes = 0;
-  uint64_t rx_frames = 0;
-  uint64_t packets_sent = 0;  // data packets, first transmissions and retransmissions
-  uint64_t retransmitted_packets = 0;
-  uint64_t packets_received = 0;  // data packets
-  uint64_t out_of_order = 0;      // data packets beyond a hole in their QP's PSNs
-  uint64_t ecn_marked = 0;        // data packets received marked CE
-  uint64_t cnps_sent = 0;
-  uint64_t cnps_received = 0;
-  uint64_t pause_frames = 0;  // PFC frames that paused RoCE's priority at this NIC
-  uint64_t paused_ns = 0;     // time they held its sending
-};
-
 struct RunResult {
   std::string variant;  // "baseline" or a variant's name
   uint32_t repetition = 0;
@@ -94,7 +82,7 @@ struct RunResult {
   uint64_t timeouts = 0;
   uint64_t packets_sent = 0;
   std::vector<FabricLink> fabric_links;  // a virtual testbed's links; empty on real hosts
-  std::vector<NicTraffic> nics;          // every host's NICs, as their engines counted
+  std::vector<v1::NicTraffic> nics;      // every host's NICs, as their engines counted
   std::vector<PortStats> ports;          // a virtual testbed's switch ports, sampled through the run
 };
 

@@ -91,6 +91,14 @@ std::string fabric_table(const Report& report) {
                          s.bytes_from_below, s.bytes_to_below, "-", "-");
     }
   }
+  for (const VariantSummary& v : report.variants) {
+    if (const uint64_t drops = v.fabric.host_ring_drops(); drops > 0) {
+      out += fmt::format("  {}: {} frames dropped by leaf ports because a host's receive ring was full: the "
+                         "hosts lost them, not the fabric (too few cores for their NIC engines), and the "
+                         "resends they caused count in this variant's results\n",
+                         v.name, drops);
+    }
+  }
   return out;
 }
 

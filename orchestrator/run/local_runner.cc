@@ -460,11 +460,9 @@ Result<report::RunResult> RunDriver::drive(const Placement& p, const Run& run, u
       t.failed = op.failed();
       result.ops.push_back(t);
     }
-    for (const v1::NicCounters& n : c.nics()) {
-      result.nics.push_back({a.host, n.nic(), n.tx_frames(), n.tx_bytes(), n.rx_frames(), n.packets_sent(),
-                             n.retransmitted_packets(), n.packets_received(), n.out_of_order(),
-                             n.ecn_marked(), n.cnps_sent(), n.cnps_received(), n.pause_frames(),
-                             n.paused_ns()});
+    for (const v1::NicTraffic& n : c.nics()) {
+      result.nics.push_back(n);
+      result.nics.back().set_host(a.host);
     }
     result.packets_sent += c.packets_sent();
     result.retransmitted_packets += c.retransmitted_packets();

@@ -23,8 +23,9 @@ report::LinkEndCounters delta(const CounterSnapshot& before, const CounterSnapsh
     return c;
   };
   const report::LinkEndCounters b = find(before), a = find(after);
-  return {since(b.tx_bytes, a.tx_bytes), since(b.tx_packets, a.tx_packets),
-          since(b.rx_bytes, a.rx_bytes), since(b.rx_packets, a.rx_packets)};
+  return {since(b.tx_bytes, a.tx_bytes),     since(b.tx_packets, a.tx_packets),
+          since(b.rx_bytes, a.rx_bytes),     since(b.rx_packets, a.rx_packets),
+          since(b.tx_dropped, a.tx_dropped), since(b.rx_dropped, a.rx_dropped)};
 }
 
 }  // namespace
@@ -53,7 +54,8 @@ Result<std::map<std::string, report::LinkEndCounters>> parse_link_stats(const st
     };
     report::LinkEndCounters c;
     for (auto [dir, field, into] : {std::tuple{"tx", "bytes", &c.tx_bytes}, {"tx", "packets", &c.tx_packets},
-                                    {"rx", "bytes", &c.rx_bytes}, {"rx", "packets", &c.rx_packets}}) {
+                                    {"rx", "bytes", &c.rx_bytes}, {"rx", "packets", &c.rx_packets},
+                                    {"tx", "dropped", &c.tx_dropped}, {"rx", "dropped", &c.rx_dropped}}) {
       auto n = number(dir, field);
       if (!n.ok()) return n.status();
       *into = *n;

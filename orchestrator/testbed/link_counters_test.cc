@@ -8,15 +8,16 @@ namespace {
 
 // The shape `ip -s -j link show` prints (iproute2 6.x), trimmed to what is read.
 std::string interface_json(const std::string& name, uint64_t tx_bytes, uint64_t tx_packets,
-                           uint64_t rx_bytes, uint64_t rx_packets) {
+                           uint64_t rx_bytes, uint64_t rx_packets, uint64_t tx_dropped = 0,
+                           uint64_t rx_dropped = 0) {
   return fmt::format(
-      R"({{"ifindex":2,"ifname":"{}","flags":["BROADCAST","UP"],"mtu":1500,"stats64":{{"rx":{{"bytes":{},"packets":{},"errors":0,"dropped":0}},"tx":{{"bytes":{},"packets":{},"errors":0}}}}}})",
-      name, rx_bytes, rx_packets, tx_bytes, tx_packets);
+      R"({{"ifindex":2,"ifname":"{}","flags":["BROADCAST","UP"],"mtu":1500,"stats64":{{"rx":{{"bytes":{},"packets":{},"errors":0,"dropped":{}}},"tx":{{"bytes":{},"packets":{},"errors":0,"dropped":{}}}}}}})",
+      name, rx_bytes, rx_packets, rx_dropped, tx_bytes, tx_packets, tx_dropped);
 }
 
 TEST(LinkCountersTest, ParsesEveryInterfacesStats) {
   auto parsed = parse_link_stats("[" + interface_json("lo", 0, 0, 0, 0) + "," +
-                                 interface_json("eth2", 4096, 4, 1000, 10) + "]");
+                                 interface_json("eth2", 4096, 4, 1000, 10, 3, 2) + "]");
   ASSERT_TRUE(parsed.ok()) << parsed.status().to_string();
   ASSERT_EQ(parsed->size(), 2u);
   const report::LinkEndCounters& eth2 = parsed->at("eth2");
@@ -24,6 +25,8 @@ TEST(LinkCountersTest, ParsesEveryInterfacesStats) {
   EXPECT_EQ(eth2.tx_packets, 4u);
   EXPECT_EQ(eth2.rx_bytes, 1000u);
   EXPECT_EQ(eth2.rx_packets, 10u);
+  EXPECT_EQ(eth2.tx_dropped, 3u);
+  EXPECT_EQ(eth2.rx_dropped, 2u);
 }
 
 TEST(LinkCountersTest, RefusesWhatIsNotCounters) {
@@ -32,7 +35,8 @@ TEST(LinkCountersTest, RefusesWhatIsNotCounters) {
   auto no_stats = parse_link_stats(R"([{"ifname":"eth0"}])");
   ASSERT_FALSE(no_stats.ok());
   EXPECT_NE(no_stats.status().message().find("eth0 without stats64"), std::string::npos);
-  auto negative = parse_link_stats(R"([{"ifname":"eth0","stats64":{"rx":{"bytes":-1,"packets":0},"tx":{"bytes":0,"packets":0}}}])");
+  auto negative = parse_link_stats(
+      R"([{"ifname":"eth0","stats64":{"rx":{"bytes":-1,"packets":0,"dropped":0},"tx":{"bytes":0,"packets":0,"dropped":0}}}])");
   ASSERT_FALSE(negative.ok());
   EXPECT_NE(negative.status().message().find("stats64.rx.bytes"), std::string::npos);
 }

@@ -105,7 +105,11 @@ uint64_t shaper_burst_bytes(const PortQueue& q, uint32_t mtu) {
 std::vector<std::vector<std::string>> port_qdisc_commands(const std::string& netns,
                                                           const std::string& ifname,
                                                           const PortQueue& q, uint32_t mtu) {
-  if (q.gbps <= 0) return {};
+  if (q.gbps <= 0) {
+    if (q.tier != kTierLeafDown) return {};
+    return {{"tc", "-n", netns, "qdisc", "replace", "dev", ifname, "root", "handle", "1:", "pfifo", "limit",
+             std::to_string(kHostPortQueueFrames)}};
+  }
   std::vector<std::string> tbf = {"tc", "-n", netns, "qdisc", "replace", "dev", ifname,
                                   "root", "handle", "1:", "tbf"};
   if (!q.profiled) {

@@ -46,11 +46,24 @@ TEST(PortQueueTest, WithoutProfilesEveryPortKeepsThePlainShaper) {
             "latency 20ms");
   v1::VirtualTestbedSpec unshaped = two_tier();
   unshaped.set_host_link_gbps(0);
+  unshaped.set_fabric_link_gbps(0);
   auto flat = plan_testbed(unshaped);
   ASSERT_TRUE(flat.ok());
   const LinkEnd* nic = end_named(*flat, "tb-h0", "eth0");
   ASSERT_NE(nic, nullptr);
   EXPECT_TRUE(port_qdisc_commands(nic->netns, nic->ifname, nic->queue, 1500).empty());
+  // Unshaped, a leaf's port towards a host still queues (frames wait when the host's ring is
+  // full) and its uplinks do not.
+  const LinkEnd* flat_leaf_port = end_named(*flat, "tb-leaf0", "p0");
+  ASSERT_NE(flat_leaf_port, nullptr);
+  auto queue = port_qdisc_commands(flat_leaf_port->netns, flat_leaf_port->ifname, flat_leaf_port->queue, 1500);
+  ASSERT_EQ(queue.size(), 1u);
+  EXPECT_EQ(joined(queue[0]), "tc -n tb-leaf0 qdisc replace dev p0 root handle 1: pfifo limit 1024");
+  for (const PlannedLink& l : flat->links) {
+    if (l.a.queue.tier == kTierLeafUp) {
+      EXPECT_TRUE(port_qdisc_commands(l.a.netns, l.a.ifname, l.a.queue, 1500).empty()) << l.a.ifname;
+    }
+  }
 }
 
 TEST(PortQueueTest, EachTierGetsItsProfileAsQdiscs) {
