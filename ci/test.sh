@@ -32,12 +32,6 @@ echo "== privileged tests (COLLIDE_REQUIRE_PRIVILEGED=${COLLIDE_REQUIRE_PRIVILEG
 # retried until it passes. Quarantined tests run after the others; their result is reported and
 # does not fail the build. One ctest regular expression per test, each with its reason above it.
 quarantined=(
-  # Asserts that rails without the fault resend nothing, in the baseline too. A baseline once
-  # resent 271 of 18,839 packets on host 1's NIC 0 with no fault anywhere, so rail 0 differed
-  # from itself, not from the fault. Most likely its 16 NIC engines (4 hosts x 4 NICs, a thread
-  # each, on 2 cores) were starved and missed frames or timeouts; not yet confirmed. Quarantined
-  # until the engines' own losses are counted apart from the fabric's.
-  'RailsRunTest\.LossOnOneNicsCableTouchesOnlyItsRail$'
   # Its thresholds sit inside the spread of what one run measures: the baseline's drops at the
   # receiver's port were 227k ppm in one CI run against the >= 500k it asks (629k-780k other
   # runs), and the DCQCN variant kept 6.5k ppm in another, with the code before this change as
