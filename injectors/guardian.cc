@@ -140,6 +140,7 @@ void remove_quietly(const fs::path& path) {
     }
     remove_quietly(state_file(owner_dir, it->first));
   }
+  remove_quietly(owner_dir / kGuardianFile);
   std::error_code ec;
   fs::remove(owner_dir, ec);  // only succeeds once empty
   _exit(0);
@@ -232,6 +233,19 @@ fs::path owner_state_dir(const fs::path& state_dir, int pid, uint64_t start_time
   return state_dir / fmt::format("{}.{}", pid, start_time);
 }
 
+bool process_alive(int pid, uint64_t start_time) {
+  const auto start = process_start_time(pid);
+  if (!start || *start != start_time) return false;
+  // A zombie undoes nothing: an orphaned guardian stays one until init reaps it, and the init of
+  // a container may never do that.
+  std::ifstream in(fmt::format("/proc/{}/stat", pid));
+  std::string stat;
+  std::getline(in, stat);
+  const size_t close = stat.rfind(')');
+  const char state = close != std::string::npos && close + 2 < stat.size() ? stat[close + 2] : '?';
+  return state != 'Z' && state != 'X';
+}
+
 std::optional<uint64_t> process_start_time(int pid) {
   std::ifstream in(fmt::format("/proc/{}/stat", pid));
   std::string stat;
@@ -285,6 +299,12 @@ Result<std::unique_ptr<Guardian>> Guardian::start(GuardianOptions options) {
   close(fds[0]);
   guardian->child_pid_ = child;
   guardian->pipe_fd_ = fds[1];
+  // A sweep leaves the state of a dead owner to its guardian while that one lives.
+  if (const auto child_start = process_start_time(child); child_start) {
+    write_state_file(guardian->owner_dir_ / kGuardianFile,
+                     fmt::format("{} {}", child, *child_start))
+        .ok();
+  }
   logging::get("faults")->debug("fault guardian {} started; state in {}", child,
                                 guardian->owner_dir_.string());
   return guardian;
@@ -298,6 +318,7 @@ Guardian::~Guardian() {
     while (waitpid(child_pid_, &status, 0) < 0 && errno == EINTR) {
     }
   }
+  remove_quietly(owner_dir_ / kGuardianFile);
   std::error_code ec;
   fs::remove(owner_dir_, ec);
 }

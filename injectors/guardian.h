@@ -57,6 +57,13 @@ struct GuardianOptions {
 std::filesystem::path owner_state_dir(const std::filesystem::path& state_dir, int pid,
                                       uint64_t start_time);
 
+// The file in an owner's directory that names its guardian ("<pid> <start time>"): while the
+// guardian lives, the owner's undos are its to perform, even after the owner died.
+inline constexpr const char* kGuardianFile = "guardian";
+
+// Whether the process named by pid and start time is running (a zombie is not).
+bool process_alive(int pid, uint64_t start_time);
+
 // The start time of a process (field 22 of /proc/<pid>/stat, in clock ticks since boot), or
 // nullopt if no such process exists. Together with the pid it names a process unambiguously.
 std::optional<uint64_t> process_start_time(int pid);

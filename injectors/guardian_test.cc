@@ -138,6 +138,21 @@ TEST(NetnsCommand, AddsTheNamespaceOnlyWhenGiven) {
   EXPECT_EQ(netns_command("ip", "a", {"link"}), (std::vector<std::string>{"ip", "-n", "a", "link"}));
 }
 
+// An orphaned guardian killed with its tree stays a zombie until init reaps it; it undoes nothing,
+// so its owner's state is the sweep's to finish.
+TEST(ProcessAlive, AZombieIsNotAlive) {
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) _exit(0);
+  const auto start = process_start_time(child);
+  ASSERT_TRUE(start.has_value());
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // exited, not reaped
+  EXPECT_FALSE(process_alive(child, *start));
+  EXPECT_TRUE(process_alive(getpid(), *process_start_time(getpid())));
+  EXPECT_FALSE(process_alive(getpid(), *process_start_time(getpid()) + 1));
+  waitpid(child, nullptr, 0);
+}
+
 TEST(ProcessStartTime, KnowsThisProcessAndNotAMissingOne) {
   EXPECT_TRUE(process_start_time(getpid()).has_value());
   EXPECT_FALSE(process_start_time(0x3fffffff).has_value());

@@ -1,5 +1,9 @@
 #include "injectors/state_sweep.h"
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <map>
 #include <regex>
@@ -64,7 +68,7 @@ bool sweep_owner(const fs::path& owner, int pid, bool alive, StateSweepReport& r
         report.live_devices.emplace(action->netns, device);
       }
       report.kept.push_back(
-          fmt::format("{} (collide process {} is still running)", action->description, pid));
+          fmt::format("{} (collide process {} or its guardian is still running)", action->description, pid));
       continue;
     }
     const auto failures = perform_undo(*action);
@@ -76,6 +80,39 @@ bool sweep_owner(const fs::path& owner, int pid, bool alive, StateSweepReport& r
   return all_read;
 }
 
+// Whether the guardian the owner named is running (it then performs the owner's undos itself).
+bool guardian_alive(const fs::path& owner) {
+  std::error_code ec;
+  if (!fs::exists(owner / kGuardianFile, ec)) return false;
+  auto text = read_state_file(owner / kGuardianFile);
+  if (!text.ok()) return false;
+  const size_t space = text->find(' ');
+  if (space == std::string::npos) return false;
+  auto pid = parse_number<int>(text->substr(0, space), "guardian pid");
+  std::string start_text = text->substr(space + 1);
+  while (!start_text.empty() && start_text.back() == '\n') start_text.pop_back();
+  auto start = parse_number<uint64_t>(start_text, "guardian start time");
+  return pid.ok() && start.ok() && process_alive(*pid, *start);
+}
+
+// Held while sweeping, so that collide processes starting together (the agents of one run) do
+// not perform the same undo twice.
+class FolderLock {
+ public:
+  explicit FolderLock(const fs::path& folder)
+      : fd_(open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) {
+    if (fd_ >= 0) flock(fd_, LOCK_EX);
+  }
+  ~FolderLock() {
+    if (fd_ >= 0) close(fd_);
+  }
+  FolderLock(const FolderLock&) = delete;
+  FolderLock& operator=(const FolderLock&) = delete;
+
+ private:
+  int fd_;
+};
+
 }  // namespace
 
 StateSweepReport sweep_state(const fs::path& state_dir) {
@@ -86,6 +123,7 @@ StateSweepReport sweep_state(const fs::path& state_dir) {
     report.errors.push_back(checked.message());
     return report;
   }
+  FolderLock lock(state_dir);
   static const std::regex kOwner(R"((\d+)\.(\d+))");
   for (const fs::directory_entry& entry : fs::directory_iterator(state_dir, ec)) {
     const fs::path& owner = entry.path();
@@ -101,8 +139,9 @@ StateSweepReport sweep_state(const fs::path& state_dir) {
       report.errors.push_back(checked.message());
       continue;
     }
-    const auto start = process_start_time(*pid);
-    const bool alive = start && std::to_string(*start) == m[2].str();
+    auto start = parse_number<uint64_t>(m.str(2), owner.string() + ": owner start time");
+    const bool alive =
+        (start.ok() && process_alive(*pid, *start)) || guardian_alive(owner);
     const bool all_read = sweep_owner(owner, *pid, alive, report);
     if (alive) continue;
     if (all_read) {
