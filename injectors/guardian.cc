@@ -24,6 +24,7 @@
 #include "common/parse_number.h"
 #include "common/process.h"
 #include "injectors/state_file.h"
+#include "injectors/xdp_record.h"
 
 namespace collide::injectors {
 namespace {
@@ -207,7 +208,21 @@ Result<UndoAction> decode_undo(const std::string& text) {
 std::vector<std::string> perform_undo(const UndoAction& action) {
   std::vector<std::string> failures;
   for (const UndoStep& step : action.steps) {
-    const std::vector<std::string> command = undo_argv(action.netns, step);
+    int xdp_mode = 0;
+    if (step.op == UndoOp::kDetachXdp) {
+      // Only the program that was recorded: the id may since belong to someone else's.
+      auto attached = xdp_attachment(action.netns, step.dev);
+      if (!attached.ok() || attached->prog_id != step.prog_id) {
+        if (attached.ok() && attached->prog_id != 0) {
+          failures.push_back(fmt::format("{}: {} now holds XDP program {}, not {}: left alone",
+                                         action.description, step.dev, attached->prog_id,
+                                         step.prog_id));
+        }
+        continue;
+      }
+      xdp_mode = attached->mode;
+    }
+    const std::vector<std::string> command = undo_argv(action.netns, step, xdp_mode);
     auto result = process::run_command(command);
     if (!result.ok()) {
       failures.push_back(fmt::format("{}: `{}`: {}", action.description, fmt::join(command, " "),

@@ -19,7 +19,7 @@ namespace {
 
 using nlohmann::json;
 
-constexpr std::array<std::pair<UndoOp, const char*>, 7> kOpNames = {{
+constexpr std::array<std::pair<UndoOp, const char*>, 8> kOpNames = {{
     {UndoOp::kDeleteQdisc, "delete-qdisc"},
     {UndoOp::kDeleteClsact, "delete-clsact"},
     {UndoOp::kDeleteIngressRedirect, "delete-ingress-redirect"},
@@ -27,6 +27,7 @@ constexpr std::array<std::pair<UndoOp, const char*>, 7> kOpNames = {{
     {UndoOp::kSetLinkUp, "set-link-up"},
     {UndoOp::kReplaceAddress, "replace-address"},
     {UndoOp::kReplaceRoute, "replace-route"},
+    {UndoOp::kDetachXdp, "detach-xdp"},
 }};
 
 const char* op_name(UndoOp op) {
@@ -172,6 +173,12 @@ UndoStep UndoStep::replace_address(std::string dev, AddressSpec address) {
   s.address = std::move(address);
   return s;
 }
+UndoStep UndoStep::detach_xdp(std::string dev, uint32_t prog_id) {
+  UndoStep s = on_device(UndoOp::kDetachXdp, std::move(dev));
+  s.prog_id = prog_id;
+  return s;
+}
+
 UndoStep UndoStep::replace_route(RouteSpec route) {
   UndoStep s;
   s.op = UndoOp::kReplaceRoute;
@@ -211,6 +218,9 @@ Status check_step(const UndoStep& step) {
     }
     case UndoOp::kReplaceRoute:
       return check_route(step.route);
+    case UndoOp::kDetachXdp:
+      if (step.prog_id == 0) return bad("prog_id", "0", "a BPF program id");
+      return {};
     case UndoOp::kDeleteClsact:
     case UndoOp::kDeleteIngressRedirect:
     case UndoOp::kSetLinkUp:
@@ -219,7 +229,8 @@ Status check_step(const UndoStep& step) {
   return invalid_argument("unknown undo operation");
 }
 
-std::vector<std::string> undo_argv(const std::string& netns, const UndoStep& step) {
+std::vector<std::string> undo_argv(const std::string& netns, const UndoStep& step,
+                                   int xdp_mode) {
   switch (step.op) {
     case UndoOp::kDeleteQdisc: {
       std::vector<std::string> args = {"qdisc", "del", "dev", step.dev};
@@ -250,6 +261,10 @@ std::vector<std::string> undo_argv(const std::string& netns, const UndoStep& ste
     }
     case UndoOp::kReplaceRoute:
       return netns_command("ip", netns, route_args(step.route));
+    case UndoOp::kDetachXdp: {
+      const char* keyword = xdp_mode == 2 ? "xdpgeneric" : xdp_mode == 3 ? "xdpoffload" : "xdpdrv";
+      return netns_command("ip", netns, {"link", "set", "dev", step.dev, keyword, "off"});
+    }
   }
   return {};
 }
@@ -258,6 +273,7 @@ json encode_step(const UndoStep& step) {
   json j = {{"op", op_name(step.op)}};
   if (step.op != UndoOp::kReplaceRoute) j["dev"] = step.dev;
   if (step.op == UndoOp::kDeleteQdisc) j["parent"] = step.parent;
+  if (step.op == UndoOp::kDetachXdp) j["prog_id"] = step.prog_id;
   if (step.op == UndoOp::kReplaceAddress) {
     j["family"] = family(step.address.ipv6);
     j["cidr"] = step.address.cidr;
@@ -293,6 +309,12 @@ Result<UndoStep> decode_step(const json& j) {
     step.op = known->first;
     step.dev = text(j, "dev");
     step.parent = text(j, "parent");
+    if (step.op == UndoOp::kDetachXdp) {
+      if (!j.at("prog_id").is_number_unsigned() || j.at("prog_id").get<uint64_t>() > UINT32_MAX) {
+        return bad("prog_id", j.at("prog_id").dump(), "a BPF program id");
+      }
+      step.prog_id = j.at("prog_id").get<uint32_t>();
+    }
     if (step.op == UndoOp::kReplaceAddress) {
       auto ipv6 = ipv6_of(j);
       if (!ipv6.ok()) return ipv6.status();

@@ -23,6 +23,7 @@ enum class UndoOp {
   kSetLinkUp,              // ip link set dev D up
   kReplaceAddress,         // ip -4|-6 addr replace A dev D [broadcast B] [scope S]
   kReplaceRoute,           // ip -4|-6 route replace <the route as `ip -j route` showed it>
+  kDetachXdp,              // ip link set dev D xdp off, only while program <prog_id> is attached
 };
 
 struct AddressSpec {
@@ -59,6 +60,7 @@ struct UndoStep {
   std::string parent;  // kDeleteQdisc: "root" or a parent handle such as "1:2"
   AddressSpec address;
   RouteSpec route;
+  uint32_t prog_id = 0;  // kDetachXdp
 
   static UndoStep delete_qdisc(std::string dev, std::string parent);
   static UndoStep delete_clsact(std::string dev);
@@ -67,11 +69,14 @@ struct UndoStep {
   static UndoStep set_link_up(std::string dev);
   static UndoStep replace_address(std::string dev, AddressSpec address);
   static UndoStep replace_route(RouteSpec route);
+  static UndoStep detach_xdp(std::string dev, uint32_t prog_id);
 };
 
 // The command that performs a step in a namespace ("" = the host's). The step must have passed
-// check_step (decode_step does that).
-std::vector<std::string> undo_argv(const std::string& netns, const UndoStep& step);
+// check_step (decode_step does that). For kDetachXdp, `xdp_mode` is the attach mode the kernel
+// reports (injectors/xdp_record.h), since each mode is removed by its own keyword.
+std::vector<std::string> undo_argv(const std::string& netns, const UndoStep& step,
+                                   int xdp_mode = 1);
 
 // Every name and address a step holds has the shape its operation needs, so that no field can
 // be read by iproute2 as an option or a keyword. The message names the field.

@@ -27,6 +27,10 @@ TEST(UndoStep, BuildsTheCommandOfEachOperation) {
             (Argv{"ip", "-n", "a", "link", "del", "dev", "collide-ifb3"}));
   EXPECT_EQ(undo_argv("a", UndoStep::set_link_up("v0")),
             (Argv{"ip", "-n", "a", "link", "set", "dev", "v0", "up"}));
+  EXPECT_EQ(undo_argv("a", UndoStep::detach_xdp("v0", 42), 1),
+            (Argv{"ip", "-n", "a", "link", "set", "dev", "v0", "xdpdrv", "off"}));
+  EXPECT_EQ(undo_argv("a", UndoStep::detach_xdp("v0", 42), 2),
+            (Argv{"ip", "-n", "a", "link", "set", "dev", "v0", "xdpgeneric", "off"}));
 }
 
 TEST(UndoStep, RoundTripsEveryOperation) {
@@ -40,7 +44,7 @@ TEST(UndoStep, RoundTripsEveryOperation) {
       UndoStep::delete_ingress_redirect("v0"), UndoStep::delete_ifb("collide-ifb0"),
       UndoStep::set_link_up("v0"),
       UndoStep::replace_address("v0", {true, "fd00::1/64", "", "link"}),
-      UndoStep::replace_route(route)};
+      UndoStep::replace_route(route), UndoStep::detach_xdp("v0", 42)};
   for (const UndoStep& step : steps) {
     auto decoded = decode_step(encode_step(step));
     ASSERT_TRUE(decoded.ok()) << encode_step(step).dump() << ": " << decoded.status().message();
@@ -75,6 +79,10 @@ TEST(UndoStep, RefusesFieldsThatCouldBeReadAsOptionsOrKeywords) {
             "dst \"fd00::/8\" is not \"default\" or an address of the route's family");
   EXPECT_EQ(refusal(R"({"op":"replace-route","family":"inet","dst":"default","metric":-1})"),
             "metric \"-1\" is not a count");
+  EXPECT_EQ(refusal(R"({"op":"detach-xdp","dev":"v0","prog_id":0})"),
+            "prog_id \"0\" is not a BPF program id");
+  EXPECT_EQ(refusal(R"({"op":"detach-xdp","dev":"v0","prog_id":"1; reboot"})"),
+            "prog_id \"\"1; reboot\"\" is not a BPF program id");
   EXPECT_EQ(refusal(R"({"op":"replace-route","family":"ipx","dst":"default"})"),
             "family \"ipx\" is not inet or inet6");
 }
