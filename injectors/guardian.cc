@@ -23,6 +23,8 @@
 #include "common/logging.h"
 #include "common/parse_number.h"
 #include "common/process.h"
+#include "injectors/state_file.h"
+#include "injectors/xdp_record.h"
 
 namespace collide::injectors {
 namespace {
@@ -36,22 +38,20 @@ volatile sig_atomic_t g_parent_signal = 0;
 void on_terminate(int) { g_terminate = 1; }
 void on_parent_death(int) { g_parent_signal = 1; }
 
-fs::path state_file(const fs::path& owner_dir, uint64_t id) {
-  return owner_dir / fmt::format("{}.json", id);
+// The version of the undo record: steps as data. Earlier records held commands.
+constexpr int kUndoFormat = 2;
+
+// Text from a record, safe to print: no control characters, bounded.
+std::string printable(std::string text) {
+  if (text.size() > 200) text.resize(200);
+  for (char& c : text) {
+    if (c < ' ' || c == 0x7f) c = '?';
+  }
+  return text;
 }
 
-// Writes via a temporary name and a rename, so a sweep never reads half a file.
-Status write_state_file(const fs::path& path, const std::string& text) {
-  const fs::path tmp = path.string() + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << text << "\n";
-    if (!out) return internal_error(fmt::format("writing {}", tmp.string()));
-  }
-  std::error_code ec;
-  fs::rename(tmp, path, ec);
-  if (ec) return internal_error(fmt::format("renaming {}: {}", tmp.string(), ec.message()));
-  return {};
+fs::path state_file(const fs::path& owner_dir, uint64_t id) {
+  return owner_dir / fmt::format("{}.json", id);
 }
 
 void remove_quietly(const fs::path& path) {
@@ -141,6 +141,7 @@ void remove_quietly(const fs::path& path) {
     }
     remove_quietly(state_file(owner_dir, it->first));
   }
+  remove_quietly(owner_dir / kGuardianFile);
   std::error_code ec;
   fs::remove(owner_dir, ec);  // only succeeds once empty
   _exit(0);
@@ -161,10 +162,13 @@ std::vector<std::string> netns_command(const std::string& tool, const std::strin
 }
 
 std::string encode_undo(const UndoAction& action) {
-  nlohmann::json j = {{"description", action.description},
+  nlohmann::json steps = nlohmann::json::array();
+  for (const UndoStep& step : action.steps) steps.push_back(encode_step(step));
+  nlohmann::json j = {{"format", kUndoFormat},
+                      {"description", action.description},
                       {"netns", action.netns},
                       {"devices", action.devices},
-                      {"commands", action.commands}};
+                      {"steps", std::move(steps)}};
   return j.dump();  // one line: the pipe protocol is line based
 }
 
@@ -172,12 +176,28 @@ Result<UndoAction> decode_undo(const std::string& text) {
   try {
     const nlohmann::json j = nlohmann::json::parse(text);
     UndoAction action;
-    action.description = j.at("description").get<std::string>();
+    action.description = printable(j.at("description").get<std::string>());
+    if (!j.contains("format") && j.contains("commands")) {
+      return failed_precondition(fmt::format(
+          "an undo record of an earlier collide, which held commands to run; collide no longer "
+          "runs commands from state files. It says \"{}\": if that change is still in place, "
+          "undo it by hand with ip or tc",
+          action.description));
+    }
+    if (j.at("format").get<int>() != kUndoFormat) {
+      return invalid_argument(fmt::format("undo record format {} (this collide reads {})",
+                                          j.at("format").dump(), kUndoFormat));
+    }
     action.netns = j.at("netns").get<std::string>();
+    if (!action.netns.empty() && !is_netns_name(action.netns)) {
+      return invalid_argument(fmt::format("netns \"{}\" is not a namespace name",
+                                          printable(action.netns)));
+    }
     action.devices = j.at("devices").get<std::vector<std::string>>();
-    action.commands = j.at("commands").get<std::vector<std::vector<std::string>>>();
-    for (const auto& command : action.commands) {
-      if (command.empty()) return invalid_argument("undo record holds an empty command");
+    for (const nlohmann::json& step : j.at("steps")) {
+      auto decoded = decode_step(step);
+      if (!decoded.ok()) return decoded.status();
+      action.steps.push_back(std::move(decoded).value());
     }
     return action;
   } catch (const nlohmann::json::exception& e) {
@@ -187,7 +207,22 @@ Result<UndoAction> decode_undo(const std::string& text) {
 
 std::vector<std::string> perform_undo(const UndoAction& action) {
   std::vector<std::string> failures;
-  for (const auto& command : action.commands) {
+  for (const UndoStep& step : action.steps) {
+    int xdp_mode = 0;
+    if (step.op == UndoOp::kDetachXdp) {
+      // Only the program that was recorded: the id may since belong to someone else's.
+      auto attached = xdp_attachment(action.netns, step.dev);
+      if (!attached.ok() || attached->prog_id != step.prog_id) {
+        if (attached.ok() && attached->prog_id != 0) {
+          failures.push_back(fmt::format("{}: {} now holds XDP program {}, not {}: left alone",
+                                         action.description, step.dev, attached->prog_id,
+                                         step.prog_id));
+        }
+        continue;
+      }
+      xdp_mode = attached->mode;
+    }
+    const std::vector<std::string> command = undo_argv(action.netns, step, xdp_mode);
     auto result = process::run_command(command);
     if (!result.ok()) {
       failures.push_back(fmt::format("{}: `{}`: {}", action.description, fmt::join(command, " "),
@@ -213,6 +248,19 @@ fs::path owner_state_dir(const fs::path& state_dir, int pid, uint64_t start_time
   return state_dir / fmt::format("{}.{}", pid, start_time);
 }
 
+bool process_alive(int pid, uint64_t start_time) {
+  const auto start = process_start_time(pid);
+  if (!start || *start != start_time) return false;
+  // A zombie undoes nothing: an orphaned guardian stays one until init reaps it, and the init of
+  // a container may never do that.
+  std::ifstream in(fmt::format("/proc/{}/stat", pid));
+  std::string stat;
+  std::getline(in, stat);
+  const size_t close = stat.rfind(')');
+  const char state = close != std::string::npos && close + 2 < stat.size() ? stat[close + 2] : '?';
+  return state != 'Z' && state != 'X';
+}
+
 std::optional<uint64_t> process_start_time(int pid) {
   std::ifstream in(fmt::format("/proc/{}/stat", pid));
   std::string stat;
@@ -236,12 +284,9 @@ Result<std::unique_ptr<Guardian>> Guardian::start(GuardianOptions options) {
   if (!start_time) return internal_error("cannot read this process's start time from /proc");
   std::unique_ptr<Guardian> guardian(new Guardian());
   guardian->owner_dir_ = owner_state_dir(options.state_dir, self, *start_time);
-  std::error_code ec;
-  fs::create_directories(guardian->owner_dir_, ec);
-  if (ec) {
-    return errno_status(ec.value(), fmt::format("creating the fault state directory {}",
-                                                guardian->owner_dir_.string()));
-  }
+  // Checked as the sweep will check them: state it would refuse could not undo anything.
+  COLLIDE_RETURN_IF_ERROR(make_state_folder(options.state_dir, fs::perms(0755)));
+  COLLIDE_RETURN_IF_ERROR(make_state_folder(guardian->owner_dir_, fs::perms(0700)));
 
   int fds[2];
   // Close-on-exec: a program collide starts must not hold the write end, or the guardian would
@@ -269,6 +314,12 @@ Result<std::unique_ptr<Guardian>> Guardian::start(GuardianOptions options) {
   close(fds[0]);
   guardian->child_pid_ = child;
   guardian->pipe_fd_ = fds[1];
+  // A sweep leaves the state of a dead owner to its guardian while that one lives.
+  if (const auto child_start = process_start_time(child); child_start) {
+    write_state_file(guardian->owner_dir_ / kGuardianFile,
+                     fmt::format("{} {}", child, *child_start))
+        .ok();
+  }
   logging::get("faults")->debug("fault guardian {} started; state in {}", child,
                                 guardian->owner_dir_.string());
   return guardian;
@@ -282,6 +333,7 @@ Guardian::~Guardian() {
     while (waitpid(child_pid_, &status, 0) < 0 && errno == EINTR) {
     }
   }
+  remove_quietly(owner_dir_ / kGuardianFile);
   std::error_code ec;
   fs::remove(owner_dir_, ec);
 }
@@ -313,6 +365,11 @@ Status Guardian::send(const std::string& line) {
 }
 
 Result<uint64_t> Guardian::register_undo(const UndoAction& action) {
+  for (const UndoStep& step : action.steps) {
+    if (Status checked = check_step(step); !checked.ok()) {
+      return checked.with_context(fmt::format("undo of {}", action.description));
+    }
+  }
   std::lock_guard lock(mutex_);
   const uint64_t id = next_id_++;
   const std::string encoded = encode_undo(action);

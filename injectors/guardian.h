@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "common/result.h"
+#include "injectors/undo_step.h"
 
 // Faults must never outlive the run that injected them. Before collide changes a link or adds a
 // qdisc it registers how to undo that change with a Guardian: a forked child process that holds
@@ -19,16 +20,17 @@
 //
 // Each pending undo is also written to a state directory (default /run/collide) under the owner's
 // pid and start time, so that a start-up sweep can finish the job if the guardian itself died.
+// Undos are data (injectors/undo_step.h), never commands: what runs is built by collide.
 namespace collide::injectors {
 
-// How to put one change back: commands run in order (no shell), each failure tolerated, so an
-// undo can run when the change was only half made, or made twice.
+// How to put one change back: steps performed in order, each failure tolerated, so an undo can
+// run when the change was only half made, or made twice.
 struct UndoAction {
   std::string description;  // for people: "veth0 in netns a: tbf 200 Mbit/s egress"
   std::string netns;        // where the change lives ("" = the host's namespace)
   std::vector<std::string> devices;  // devices the change touches (a sweep leaves them alone
                                      // while the owner lives)
-  std::vector<std::vector<std::string>> commands;
+  std::vector<UndoStep> steps;
 };
 
 // argv of an iproute2 tool ("ip", "tc") acting in a namespace: {tool, "-n", netns, args...}, or
@@ -36,23 +38,31 @@ struct UndoAction {
 std::vector<std::string> netns_command(const std::string& tool, const std::string& netns,
                                        std::vector<std::string> args);
 
-// Serialised form shared by the pipe protocol and the state files (one JSON object).
+// Serialised form shared by the pipe protocol and the state files (one JSON object). Decoding
+// checks every step (decode_step) and refuses the command lists that earlier versions wrote.
 std::string encode_undo(const UndoAction& action);
 Result<UndoAction> decode_undo(const std::string& text);
 
-// Runs every command of an undo; returns a message per command that failed (empty = all fine).
+// Performs every step of an undo; returns a message per step that failed (empty = all fine).
 std::vector<std::string> perform_undo(const UndoAction& action);
-
-struct GuardianOptions {
-  std::filesystem::path state_dir = "/run/collide";
-};
 
 // The default state directory: $COLLIDE_STATE_DIR when set, else /run/collide.
 std::filesystem::path default_state_dir();
 
+struct GuardianOptions {
+  std::filesystem::path state_dir = default_state_dir();
+};
+
 // The directory in which a process with this pid and start time keeps its pending undos.
 std::filesystem::path owner_state_dir(const std::filesystem::path& state_dir, int pid,
                                       uint64_t start_time);
+
+// The file in an owner's directory that names its guardian ("<pid> <start time>"): while the
+// guardian lives, the owner's undos are its to perform, even after the owner died.
+inline constexpr const char* kGuardianFile = "guardian";
+
+// Whether the process named by pid and start time is running (a zombie is not).
+bool process_alive(int pid, uint64_t start_time);
 
 // The start time of a process (field 22 of /proc/<pid>/stat, in clock ticks since boot), or
 // nullopt if no such process exists. Together with the pid it names a process unambiguously.

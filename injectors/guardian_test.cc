@@ -5,7 +5,9 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -32,14 +34,45 @@ bool wait_for_file(const fs::path& path, std::chrono::milliseconds timeout) {
   return fs::exists(path);
 }
 
+// Undos run `ip` and `tc`, found on PATH. These tests put a stand-in `ip` first on PATH that
+// touches a file named after the device it was asked to bring up (and fails for "fail0"), so
+// that what ran can be seen without root.
+class FakeIp {
+ public:
+  explicit FakeIp(const fs::path& dir) : dir_(dir), bin_(dir.string() + "-bin") {
+    fs::create_directories(bin_);
+    const fs::path script = bin_ / "ip";
+    // `ip link set dev NAME up`: NAME is the second-last argument.
+    std::ofstream(script) << "#!/bin/sh\n"
+                             "dev=$(echo \"$*\" | awk '{print $(NF-1)}')\n"
+                             "[ \"$dev\" = fail0 ] && exit 1\n"
+                             "touch \""
+                          << dir_.string() << "/$dev\"\n";
+    fs::permissions(script, fs::perms(0755));
+    const char* path = std::getenv("PATH");
+    old_path_ = path ? path : "";
+    setenv("PATH", (bin_.string() + ":" + old_path_).c_str(), 1);
+  }
+  ~FakeIp() {
+    setenv("PATH", old_path_.c_str(), 1);
+    fs::remove_all(bin_);
+  }
+
+ private:
+  fs::path dir_, bin_;
+  std::string old_path_;
+};
+
+// An undo whose effect is the file dir/<dev> (with FakeIp in place).
 UndoAction touch(const fs::path& path) {
-  return UndoAction{"touch " + path.filename().string(), "", {}, {{"touch", path.string()}}};
+  return UndoAction{"link " + path.filename().string() + " down", "", {},
+                    {UndoStep::set_link_up(path.filename().string())}};
 }
 
 TEST(UndoRecord, RoundTripsThroughItsEncoding) {
   UndoAction action{"veth0 in a: egress tbf", "a", {"veth0", "collide-ifb0"},
-                    {{"tc", "-n", "a", "qdisc", "del", "dev", "veth0", "root"},
-                     {"ip", "link", "set", "dev", "name with space", "up"}}};
+                    {UndoStep::delete_qdisc("veth0", "root"), UndoStep::delete_ifb("collide-ifb0"),
+                     UndoStep::set_link_up("veth0")}};
   const std::string encoded = encode_undo(action);
   EXPECT_EQ(encoded.find('\n'), std::string::npos) << "the pipe protocol is one record per line";
   auto decoded = decode_undo(encoded);
@@ -47,23 +80,55 @@ TEST(UndoRecord, RoundTripsThroughItsEncoding) {
   EXPECT_EQ(decoded->description, action.description);
   EXPECT_EQ(decoded->netns, action.netns);
   EXPECT_EQ(decoded->devices, action.devices);
-  EXPECT_EQ(decoded->commands, action.commands);
+  ASSERT_EQ(decoded->steps.size(), 3u);
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(undo_argv("a", decoded->steps[i]), undo_argv("a", action.steps[i]));
+  }
 }
 
 TEST(UndoRecord, RejectsMalformedRecords) {
   EXPECT_FALSE(decode_undo("{").ok());
-  EXPECT_FALSE(decode_undo(R"({"description":"x"})").ok());
-  EXPECT_FALSE(decode_undo(R"({"description":"x","netns":"","devices":[],"commands":[[]]})").ok());
-  EXPECT_FALSE(decode_undo(R"({"description":1,"netns":"","devices":[],"commands":[]})").ok());
+  EXPECT_FALSE(decode_undo(R"({"format":2,"description":"x"})").ok());
+  EXPECT_FALSE(decode_undo(R"({"format":2,"description":1,"netns":"","devices":[],"steps":[]})").ok());
+  EXPECT_FALSE(decode_undo(R"({"format":3,"description":"x","netns":"","devices":[],"steps":[]})").ok());
+  auto bad_netns = decode_undo(R"({"format":2,"description":"x","netns":"-all","devices":[],"steps":[]})");
+  ASSERT_FALSE(bad_netns.ok());
+  EXPECT_NE(bad_netns.status().message().find("netns \"-all\""), std::string::npos);
 }
 
-TEST(UndoRecord, PerformReportsEachFailingCommand) {
+// Earlier versions recorded argv lists; a record of that kind is refused, never run.
+TEST(UndoRecord, RefusesARecordOfCommands) {
+  auto decoded = decode_undo(
+      R"({"description":"link a0 down","netns":"","devices":[],"commands":[["touch","/x"]]})");
+  ASSERT_FALSE(decoded.ok());
+  EXPECT_NE(decoded.status().message().find("no longer runs commands"), std::string::npos)
+      << decoded.status().message();
+  EXPECT_NE(decoded.status().message().find("link a0 down"), std::string::npos);
+}
+
+TEST(UndoRecord, PerformReportsEachFailingStep) {
   const fs::path dir = fresh_dir("perform");
-  UndoAction action{"mixed", "", {}, {{"false"}, {"touch", (dir / "ran").string()}}};
+  FakeIp fake(dir);
+  UndoAction action{"mixed", "", {},
+                    {UndoStep::set_link_up("fail0"), UndoStep::set_link_up("ran0")}};
   const auto failures = perform_undo(action);
   ASSERT_EQ(failures.size(), 1u);
-  EXPECT_NE(failures[0].find("`false` exited with 1"), std::string::npos) << failures[0];
-  EXPECT_TRUE(fs::exists(dir / "ran")) << "a failing command must not stop the ones after it";
+  EXPECT_NE(failures[0].find("`ip link set dev fail0 up` exited with 1"), std::string::npos)
+      << failures[0];
+  EXPECT_TRUE(fs::exists(dir / "ran0")) << "a failing step must not stop the ones after it";
+  fs::remove_all(dir);
+}
+
+TEST(Guardian, RefusesAStepThatFailsItsChecks) {
+  const fs::path dir = fresh_dir("check");
+  auto guardian = Guardian::start({dir});
+  ASSERT_TRUE(guardian.ok()) << guardian.status().to_string();
+  auto id = (*guardian)->register_undo(UndoAction{"x", "", {}, {UndoStep::delete_ifb("eth0")}});
+  ASSERT_FALSE(id.ok());
+  EXPECT_NE(id.status().message().find("dev \"eth0\" is not a collide ifb device"),
+            std::string::npos)
+      << id.status().message();
+  guardian->reset();
   fs::remove_all(dir);
 }
 
@@ -73,6 +138,21 @@ TEST(NetnsCommand, AddsTheNamespaceOnlyWhenGiven) {
   EXPECT_EQ(netns_command("ip", "a", {"link"}), (std::vector<std::string>{"ip", "-n", "a", "link"}));
 }
 
+// An orphaned guardian killed with its tree stays a zombie until init reaps it; it undoes nothing,
+// so its owner's state is the sweep's to finish.
+TEST(ProcessAlive, AZombieIsNotAlive) {
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) _exit(0);
+  const auto start = process_start_time(child);
+  ASSERT_TRUE(start.has_value());
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // exited, not reaped
+  EXPECT_FALSE(process_alive(child, *start));
+  EXPECT_TRUE(process_alive(getpid(), *process_start_time(getpid())));
+  EXPECT_FALSE(process_alive(getpid(), *process_start_time(getpid()) + 1));
+  waitpid(child, nullptr, 0);
+}
+
 TEST(ProcessStartTime, KnowsThisProcessAndNotAMissingOne) {
   EXPECT_TRUE(process_start_time(getpid()).has_value());
   EXPECT_FALSE(process_start_time(0x3fffffff).has_value());
@@ -80,6 +160,7 @@ TEST(ProcessStartTime, KnowsThisProcessAndNotAMissingOne) {
 
 TEST(Guardian, CleanStopUndoesInTheParentAndLeavesNoState) {
   const fs::path dir = fresh_dir("clean");
+  FakeIp fake(dir);
   fs::path owner;
   int guardian_pid = -1;
   {
@@ -107,6 +188,7 @@ TEST(Guardian, CleanStopUndoesInTheParentAndLeavesNoState) {
 // The point of the guardian: a process killed with SIGKILL cannot clean up, its guardian does.
 TEST(Guardian, UndoesEverythingWhenItsParentIsKilled) {
   const fs::path dir = fresh_dir("killed");
+  FakeIp fake(dir);
   const pid_t child = fork();
   ASSERT_GE(child, 0);
   if (child == 0) {
@@ -144,6 +226,7 @@ TEST(Guardian, UndoesEverythingWhenItsParentIsKilled) {
 
 TEST(Guardian, SurvivesSigintAndUndoesOnSigterm) {
   const fs::path dir = fresh_dir("signals");
+  FakeIp fake(dir);
   auto guardian = Guardian::start({dir});
   ASSERT_TRUE(guardian.ok());
   ASSERT_TRUE((*guardian)->register_undo(touch(dir / "t")).ok());

@@ -40,58 +40,43 @@ bool route_uses(const json& route, const std::string& ifname) {
   return false;
 }
 
-// The `ip route replace` arguments that recreate one route as `ip -j route` printed it.
-std::vector<std::string> route_args(const json& route, std::string* text) {
-  std::vector<std::string> args;
-  const std::string type = string_field(route, "type");
-  if (!type.empty() && type != "unicast") args.push_back(type);
-  args.push_back(string_field(route, "dst"));
-  *text = args.back();
+// The route as `ip -j route` printed it, for `ip route replace` to recreate; `text` for people.
+RouteSpec route_spec(const json& route, bool ipv6, std::string* text) {
+  RouteSpec r;
+  r.ipv6 = ipv6;
+  r.type = string_field(route, "type");
+  r.dst = string_field(route, "dst");
+  *text = r.dst;
   if (auto hops = route.find("nexthops"); hops != route.end() && hops->is_array()) {
     for (const json& hop : *hops) {
-      args.push_back("nexthop");
-      if (const std::string gw = string_field(hop, "gateway"); !gw.empty()) {
-        args.insert(args.end(), {"via", gw});
-        *text += " nexthop via " + gw;
+      RouteHop h{string_field(hop, "gateway"), string_field(hop, "dev"), std::nullopt};
+      if (!h.gateway.empty()) *text += " nexthop via " + h.gateway;
+      if (auto weight = hop.find("weight"); weight != hop.end() && weight->is_number_unsigned()) {
+        h.weight = weight->get<uint32_t>();
       }
-      if (const std::string dev = string_field(hop, "dev"); !dev.empty()) {
-        args.insert(args.end(), {"dev", dev});
-      }
-      if (auto weight = hop.find("weight"); weight != hop.end() && weight->is_number()) {
-        args.insert(args.end(), {"weight", std::to_string(weight->get<int>())});
-      }
+      r.nexthops.push_back(std::move(h));
     }
   } else {
-    if (const std::string gw = string_field(route, "gateway"); !gw.empty()) {
-      args.insert(args.end(), {"via", gw});
-      *text += " via " + gw;
-    }
-    args.insert(args.end(), {"dev", string_field(route, "dev")});
+    r.gateway = string_field(route, "gateway");
+    if (!r.gateway.empty()) *text += " via " + r.gateway;
+    r.dev = string_field(route, "dev");
   }
-  if (const std::string proto = string_field(route, "protocol"); !proto.empty()) {
-    args.insert(args.end(), {"proto", proto});
+  r.protocol = string_field(route, "protocol");
+  r.scope = string_field(route, "scope");
+  r.prefsrc = string_field(route, "prefsrc");
+  if (auto metric = route.find("metric"); metric != route.end() && metric->is_number_unsigned()) {
+    r.metric = metric->get<uint64_t>();
   }
-  if (const std::string scope = string_field(route, "scope"); !scope.empty()) {
-    args.insert(args.end(), {"scope", scope});
-  }
-  if (const std::string src = string_field(route, "prefsrc"); !src.empty()) {
-    args.insert(args.end(), {"src", src});
-  }
-  if (auto metric = route.find("metric"); metric != route.end() && metric->is_number()) {
-    args.insert(args.end(), {"metric", std::to_string(metric->get<uint64_t>())});
-  }
-  if (const std::string table = string_field(route, "table"); !table.empty()) {
-    args.insert(args.end(), {"table", table});
-  }
+  r.table = string_field(route, "table");
   if (auto flags = route.find("flags"); flags != route.end() && flags->is_array()) {
     for (const json& flag : *flags) {
-      if (flag.is_string() && flag.get<std::string>() == "onlink") args.push_back("onlink");
+      if (flag.is_string() && flag.get<std::string>() == "onlink") r.onlink = true;
     }
   }
-  return args;
+  return r;
 }
 
-Status add_routes(LinkSnapshot& snapshot, const json& routes, const char* family) {
+Status add_routes(LinkSnapshot& snapshot, const json& routes, bool ipv6) {
   for (const json& route : routes) {
     if (!route.is_object()) return data_loss("ip route: an entry is not an object");
     if (!route_uses(route, snapshot.ifname)) continue;
@@ -103,11 +88,13 @@ Status add_routes(LinkSnapshot& snapshot, const json& routes, const char* family
     if (type == "local" || type == "broadcast" || type == "multicast") continue;
     if (string_field(route, "dst").empty()) return data_loss("ip route: a route has no dst");
     std::string text;
-    std::vector<std::string> args = {family, "route", "replace"};
-    std::vector<std::string> rest = route_args(route, &text);
-    args.insert(args.end(), rest.begin(), rest.end());
+    UndoStep step = UndoStep::replace_route(route_spec(route, ipv6, &text));
+    // A route collide could not put back must stop the flap before the link goes down.
+    if (Status checked = check_step(step); !checked.ok()) {
+      return checked.with_context(fmt::format("route {}", text));
+    }
     snapshot.routes.push_back(text);
-    snapshot.restore_commands.push_back(netns_command("ip", snapshot.netns, std::move(args)));
+    snapshot.restore.push_back(std::move(step));
   }
   return {};
 }
@@ -133,8 +120,7 @@ Result<LinkSnapshot> snapshot_from_json(const std::string& netns, const std::str
   LinkSnapshot snapshot;
   snapshot.netns = netns;
   snapshot.ifname = ifname;
-  snapshot.restore_commands.push_back(
-      netns_command("ip", netns, {"link", "set", "dev", ifname, "up"}));
+  snapshot.restore.push_back(UndoStep::set_link_up(ifname));
 
   auto links = parse_json(addr_json, "ip addr");
   if (!links.ok()) return links.status();
@@ -155,17 +141,11 @@ Result<LinkSnapshot> snapshot_from_json(const std::string& netns, const std::str
       // IPv6 link-local addresses come back by themselves with the link.
       if (family == "inet6" && string_field(info, "scope") == "link") continue;
       const std::string cidr = fmt::format("{}/{}", local, prefix->get<int>());
-      std::vector<std::string> args = {family == "inet6" ? "-6" : "-4", "addr", "replace", cidr,
-                                       "dev", ifname};
-      if (const std::string brd = string_field(info, "broadcast"); !brd.empty()) {
-        args.insert(args.end(), {"broadcast", brd});
-      }
-      if (const std::string scope = string_field(info, "scope");
-          !scope.empty() && scope != "global") {
-        args.insert(args.end(), {"scope", scope});
-      }
+      AddressSpec address{family == "inet6", cidr, string_field(info, "broadcast"),
+                          string_field(info, "scope")};
+      if (address.scope == "global") address.scope.clear();
       snapshot.addresses.push_back(cidr);
-      snapshot.restore_commands.push_back(netns_command("ip", netns, std::move(args)));
+      snapshot.restore.push_back(UndoStep::replace_address(ifname, std::move(address)));
     }
   }
   if (!found) {
@@ -175,10 +155,10 @@ Result<LinkSnapshot> snapshot_from_json(const std::string& netns, const std::str
 
   auto routes4 = parse_json(routes4_json, "ip -4 route");
   if (!routes4.ok()) return routes4.status();
-  COLLIDE_RETURN_IF_ERROR(add_routes(snapshot, *routes4, "-4"));
+  COLLIDE_RETURN_IF_ERROR(add_routes(snapshot, *routes4, false));
   auto routes6 = parse_json(routes6_json, "ip -6 route");
   if (!routes6.ok()) return routes6.status();
-  COLLIDE_RETURN_IF_ERROR(add_routes(snapshot, *routes6, "-6"));
+  COLLIDE_RETURN_IF_ERROR(add_routes(snapshot, *routes6, true));
   return snapshot;
 }
 
@@ -230,7 +210,7 @@ Result<std::unique_ptr<LinkDown>> LinkDown::take_down(Guardian& guardian, LinkSn
   undo.description = fmt::format("link {}{} down", ifname, netns.empty() ? "" : " in " + netns);
   undo.netns = netns;
   undo.devices = {ifname};
-  undo.commands = snapshot.restore_commands;
+  undo.steps = snapshot.restore;
   auto id = guardian.register_undo(undo);
   if (!id.ok()) return id.status();
   std::unique_ptr<LinkDown> down(new LinkDown(guardian, std::move(snapshot), *id));

@@ -27,7 +27,7 @@ struct LinkSnapshot {
   std::vector<std::string> routes;     // "10.8.0.0/16 via 10.0.0.2", likewise
   // Link up, then `ip addr replace` of each address, then `ip route replace` of each route that
   // the kernel does not recreate by itself (connected and local routes it does).
-  std::vector<std::vector<std::string>> restore_commands;
+  std::vector<UndoStep> restore;
 };
 
 // Builds a snapshot from `ip -j addr show dev X` and the `ip -j -4/-6 route show table all`

@@ -50,7 +50,12 @@ TEST(LinkSnapshot, RestoresAddressesAndTheRoutesTheKernelWillNot) {
       {"ip", "-n", "ns1", "-6", "route", "replace", "fd01::/64", "via", "fd00::2", "dev", "va",
        "metric", "1024"},
   };
-  EXPECT_EQ(snapshot->restore_commands, expected);
+  std::vector<Argv> restore;
+  for (const UndoStep& step : snapshot->restore) {
+    EXPECT_TRUE(check_step(step).ok()) << check_step(step).to_string();
+    restore.push_back(undo_argv("ns1", step));
+  }
+  EXPECT_EQ(restore, expected);
 }
 
 TEST(LinkSnapshot, KnowsALinkThatIsAlreadyDown) {

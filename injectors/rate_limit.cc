@@ -128,10 +128,7 @@ Status RateLimit::apply_egress(const std::string& netns, const std::string& ifna
   std::vector<std::string> where =
       parent == "root" ? std::vector<std::string>{"root"} : std::vector<std::string>{"parent",
                                                                                      parent};
-  std::vector<std::string> del = {"qdisc", "del", "dev", ifname};
-  del.insert(del.end(), where.begin(), where.end());
-  del.insert(del.end(), {"handle", kCollideQdiscHandle});
-  undo.commands = {netns_command("tc", netns, del)};
+  undo.steps = {UndoStep::delete_qdisc(ifname, parent)};
   auto id = guardian_.register_undo(undo);
   if (!id.ok()) return id.status();
   undo_ids_.push_back(*id);
@@ -189,7 +186,7 @@ Status RateLimit::apply_ingress(const std::string& netns, const std::string& ifn
                                    candidate);
     undo.netns = netns;
     undo.devices = {candidate};
-    undo.commands = {netns_command("ip", netns, {"link", "del", "dev", candidate})};
+    undo.steps = {UndoStep::delete_ifb(candidate)};
     auto id = guardian_.register_undo(undo);
     if (!id.ok()) return id.status();
     auto created = process::run_command(
@@ -219,11 +216,8 @@ Status RateLimit::apply_ingress(const std::string& netns, const std::string& ifn
                                  netns.empty() ? "" : " in " + netns, ifb_);
   undo.netns = netns;
   undo.devices = {ifname};
-  undo.commands = {netns_command("tc", netns, {"filter", "del", "dev", ifname, "ingress", "pref",
-                                               std::to_string(kCollideFilterPref)})};
-  if (!have_ingress_hook) {
-    undo.commands.push_back(netns_command("tc", netns, {"qdisc", "del", "dev", ifname, "clsact"}));
-  }
+  undo.steps = {UndoStep::delete_ingress_redirect(ifname)};
+  if (!have_ingress_hook) undo.steps.push_back(UndoStep::delete_clsact(ifname));
   auto id = guardian_.register_undo(undo);
   if (!id.ok()) return id.status();
   undo_ids_.push_back(*id);

@@ -1,11 +1,8 @@
 #include "injectors/sweep.h"
 
 #include <algorithm>
-#include <fstream>
-#include <map>
 #include <regex>
 #include <set>
-#include <sstream>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -16,6 +13,7 @@
 #include "common/process.h"
 #include "injectors/guardian.h"
 #include "injectors/rate_limit.h"
+#include "injectors/state_sweep.h"
 #include "injectors/tc_link.h"
 
 namespace collide::injectors {
@@ -43,69 +41,6 @@ std::string where(const std::string& netns) {
 }
 
 using Owned = std::set<std::pair<std::string, std::string>>;  // (netns, device)
-
-// Undoes what dead owners left in the state directory; collects what live owners hold.
-void sweep_state_dir(const fs::path& state_dir, SweepReport& report, Owned& live) {
-  std::error_code ec;
-  if (!fs::is_directory(state_dir, ec)) return;
-  static const std::regex kOwner(R"((\d+)\.(\d+))");
-  for (const fs::directory_entry& owner : fs::directory_iterator(state_dir, ec)) {
-    std::smatch m;
-    const std::string name = owner.path().filename().string();
-    if (!owner.is_directory() || !std::regex_match(name, m, kOwner)) continue;
-    auto pid = parse_number<int>(m.str(1), owner.path().string() + ": owner pid");
-    if (!pid.ok()) {
-      report.errors.push_back(pid.status().message());
-      continue;
-    }
-    const auto start = process_start_time(*pid);
-    const bool alive = start && std::to_string(*start) == m[2].str();
-
-    // Pending undos, newest first (the file names are increasing ids).
-    std::map<uint64_t, fs::path, std::greater<>> records;
-    for (const fs::directory_entry& file : fs::directory_iterator(owner.path(), ec)) {
-      const std::string stem = file.path().stem().string();
-      if (file.path().extension() != ".json" || stem.empty() ||
-          !std::all_of(stem.begin(), stem.end(), ::isdigit)) {
-        continue;
-      }
-      auto id = parse_number<uint64_t>(stem, file.path().string() + ": record id");
-      if (!id.ok()) {
-        report.errors.push_back(id.status().message());
-        continue;
-      }
-      records[*id] = file.path();
-    }
-    for (const auto& [id, path] : records) {
-      std::ifstream in(path);
-      std::stringstream text;
-      text << in.rdbuf();
-      auto action = decode_undo(text.str());
-      if (!action.ok()) {
-        report.errors.push_back(fmt::format("{}: {}", path.string(), action.status().message()));
-        continue;
-      }
-      if (!action->netns.empty() && !fs::exists("/run/netns/" + action->netns)) {
-        report.removed.push_back(fmt::format("dropped the record of {} (namespace {} is gone)",
-                                             action->description, action->netns));
-        fs::remove(path, ec);
-        continue;
-      }
-      if (alive) {
-        for (const std::string& device : action->devices) live.emplace(action->netns, device);
-        report.kept.push_back(
-            fmt::format("{} (collide process {} is still running)", action->description, *pid));
-        continue;
-      }
-      const auto failures = perform_undo(*action);
-      report.removed.push_back(fmt::format("undid {} (left by process {})", action->description,
-                                           *pid));
-      for (const std::string& failure : failures) report.errors.push_back(failure);
-      fs::remove(path, ec);
-    }
-    if (!alive) fs::remove_all(owner.path(), ec);
-  }
-}
 
 std::string run_output(const std::vector<std::string>& argv) {
   auto result = process::run_command(argv);
@@ -273,9 +208,12 @@ std::vector<Leftover> collide_ifbs(const std::string& netns, const std::string& 
 
 Result<SweepReport> sweep(const SweepOptions& options) {
   SweepReport report;
-  Owned live;
-  sweep_state_dir(options.state_dir.empty() ? default_state_dir() : options.state_dir, report,
-                  live);
+  StateSweepReport state =
+      sweep_state(options.state_dir.empty() ? default_state_dir() : options.state_dir);
+  report.removed = std::move(state.removed);
+  report.kept = std::move(state.kept);
+  report.errors = std::move(state.errors);
+  const Owned& live = state.live_devices;
   const std::vector<std::string> namespaces =
       options.namespaces ? *options.namespaces : all_namespaces();
   for (const std::string& netns : namespaces) {

@@ -10,7 +10,8 @@
 // The start-up sweep: removes whatever an earlier collide left behind on this host and in its
 // named network namespaces when both the run and its guardian died. It
 //  - performs the pending undos that dead owners left in the state directory (this brings links
-//    collide took down back up, with their addresses and routes);
+//    collide took down back up, with their addresses and routes, and detaches the XDP programs
+//    of killed AF_XDP replays);
 //  - deletes qdiscs with collide's handle (c011:), ingress u32 filters with collide's priority,
 //    clsact BPF filters with collide's handle (0xc011de), ifb devices named collide-ifb<N>, and a
 //    clsact that is left empty by those deletions;

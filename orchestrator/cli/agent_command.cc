@@ -8,8 +8,10 @@
 #include <fmt/format.h>
 
 #include "common/parse_number.h"
+#include "injectors/guardian.h"
 #include "orchestrator/agent/agent_server.h"
 #include "orchestrator/cli/commands.h"
+#include "orchestrator/cli/start_sweep.h"
 
 namespace collide::cli {
 namespace {
@@ -69,6 +71,7 @@ void run(const AgentCliOptions& opt) {
   o.interfaces = opt.interfaces;
   o.eal_args = opt.eal_args;
   o.engine_cores = opt.engine_cores;
+  sweep_at_start("agent", injectors::default_state_dir());
   auto server = orchestrator::agent::AgentServer::create(o);
   if (!server.ok()) fail("agent", kExitFailed, server.status().message());
   std::signal(SIGTERM, on_signal);

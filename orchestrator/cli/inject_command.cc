@@ -20,9 +20,11 @@
 #include "common/netns.h"
 #include "injectors/fault_injector.h"
 #include "injectors/fault_rules.h"
+#include "injectors/guardian.h"
 #include "orchestrator/cli/commands.h"
 #include "orchestrator/cli/inject_link_faults.h"
 #include "orchestrator/cli/inject_pfc_storm.h"
+#include "orchestrator/cli/start_sweep.h"
 
 namespace collide::cli {
 namespace {
@@ -287,6 +289,8 @@ void print_results(const InjectOptions& o, const inj::FaultInjector& f, uint64_t
 void run_inject(const InjectOptions& o) {
   if (o.link.sweep) return run_link_fault_sweep(o.link, o.netns);
   if (o.dev.empty()) usage("--dev is required (unless --sweep)");
+  sweep_at_start("inject", o.link.state_dir.empty() ? inj::default_state_dir()
+                                                    : std::filesystem::path(o.link.state_dir));
   if (wants_pfc_storm(o.storm)) {
     if (wants_packet_faults(o) || wants_link_faults(o.link)) {
       usage("--pfc-storm sends frames of its own: give it without other faults");

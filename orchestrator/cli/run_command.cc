@@ -11,7 +11,9 @@
 
 #include <fmt/format.h>
 
+#include "injectors/guardian.h"
 #include "orchestrator/cli/commands.h"
+#include "orchestrator/cli/start_sweep.h"
 #include "orchestrator/metrics/http_endpoint.h"
 #include "orchestrator/report/report_files.h"
 #include "orchestrator/report/report.h"
@@ -91,6 +93,7 @@ void run(const RunOptions& opt) {
     }
     fail("run", kExitUsage, why);
   }
+  sweep_at_start("run", injectors::default_state_dir());
   orchestrator::LocalRunOptions local;
   local.collide_binary = self_path();
   local.work_dir = out / "work";

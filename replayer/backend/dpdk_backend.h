@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "injectors/xdp_record.h"
 #include "replayer/backend/packet_port.h"
 #include "replayer/dpdk/dpdk_port.h"
 
@@ -33,11 +34,16 @@ class DpdkBackendPort : public PacketPort {
   const dpdk::DpdkPort& dpdk_port() const { return *port_; }
   // i < queue_count(); with one queue, the port itself.
   PacketPort& queue(size_t index) override;
+  // Kept until the port has closed: the record of the XDP program AF_XDP attached.
+  void keep_until_closed(std::unique_ptr<injectors::XdpRecord> record) {
+    xdp_record_ = std::move(record);
+  }
 
  private:
   // A view of queue `queue` of a port that another DpdkBackendPort owns too.
   DpdkBackendPort(std::shared_ptr<dpdk::DpdkPort> port, uint16_t queue);
 
+  std::unique_ptr<injectors::XdpRecord> xdp_record_;  // declared first: it goes after the port
   std::shared_ptr<dpdk::DpdkPort> port_;
   uint16_t queue_ = 0;
   bool is_view_ = false;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -10,6 +11,9 @@
 #ifdef COLLIDE_HAVE_DPDK
 #include <rte_mbuf.h>
 
+#include "common/logging.h"
+#include "injectors/guardian.h"
+#include "injectors/xdp_record.h"
 #include "replayer/backend/dpdk_backend.h"
 #include "replayer/dpdk/eal.h"
 #include "replayer/dpdk/eal_args.h"
@@ -87,6 +91,27 @@ Status wait_for_links(const std::vector<std::unique_ptr<PacketPort>>& ports,
   return {};
 }
 
+// The kernel keeps the XDP program of an AF_XDP port after a SIGKILL: it is recorded for the
+// sweep. A port whose program could not be recorded still works; the sweep then cannot help.
+void record_xdp_program(const std::string& device, DpdkBackendPort& port) {
+  auto spec = dpdk::parse_device(device);
+  std::string iface;
+  // devargs: "iface=eth0,start_queue=0,...".
+  for (std::string_view rest = spec.ok() ? std::string_view(spec->devargs) : ""; !rest.empty();) {
+    const size_t comma = rest.find(',');
+    const std::string_view arg = rest.substr(0, comma);
+    if (arg.starts_with("iface=")) iface = std::string(arg.substr(6));
+    rest = comma == std::string_view::npos ? "" : rest.substr(comma + 1);
+  }
+  auto record = injectors::XdpRecord::create(iface, injectors::default_state_dir());
+  if (!record.ok()) {
+    logging::get("dpdk")->warn("{}: the XDP program on {} is not recorded for a sweep: {}",
+                               device, iface, record.status().message());
+    return;
+  }
+  port.keep_until_closed(std::move(record).value());
+}
+
 Result<std::unique_ptr<PacketPort>> open_dpdk(const std::string& device,
                                               const PortOptions& options) {
   v1::DpdkPortConfig config = options.dpdk;
@@ -104,7 +129,9 @@ Result<std::unique_ptr<PacketPort>> open_dpdk(const std::string& device,
       std::max<uint32_t>(options.max_frame_bytes, 2048) + RTE_PKTMBUF_HEADROOM));
   auto port = dpdk::DpdkPort::open(config);
   if (!port.ok()) return port.status();
-  return std::unique_ptr<PacketPort>(new DpdkBackendPort(std::move(port).value()));
+  auto backend = std::make_unique<DpdkBackendPort>(std::move(port).value());
+  if (backend->dpdk_port().driver() == "net_af_xdp") record_xdp_program(device, *backend);
+  return std::unique_ptr<PacketPort>(std::move(backend));
 }
 #else
 Result<std::unique_ptr<PacketPort>> open_dpdk(const std::string& device, const PortOptions&) {

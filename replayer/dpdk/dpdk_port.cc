@@ -17,6 +17,7 @@
 #include <fmt/format.h>
 
 #include "common/logging.h"
+#include "replayer/dpdk/bpffs.h"
 #include "replayer/dpdk/eal.h"
 #include "replayer/dpdk/port_defaults.h"
 
@@ -77,6 +78,14 @@ Result<std::unique_ptr<DpdkPort>> DpdkPort::open(const v1::DpdkPortConfig& confi
   port->name_ = device->name;
   port->queues_ = static_cast<uint16_t>(queues);
 
+  if (port->name_.starts_with(kAfXdpDriver)) {
+    auto mounted = ensure_bpffs();
+    if (!mounted.ok()) {
+      log->warn("{}; libxdp falls back to a single XDP program", mounted.status().message());
+    } else if (*mounted) {
+      log->info("mounted a BPF filesystem at /sys/fs/bpf for libxdp's dispatcher");
+    }
+  }
   uint16_t port_id = 0;
   if (rte_eth_dev_get_port_by_name(port->name_.c_str(), &port_id) != 0) {
     const int rc = rte_dev_probe(device->probe_string().c_str());

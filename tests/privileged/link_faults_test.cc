@@ -387,7 +387,7 @@ TEST_F(LinkFaultsTest, SweepRemovesPlantedLeftoversAndKeepsLiveOnes) {
   const fs::path dead_owner = inj::owner_state_dir(state_dir_, 1, 1);
   fs::create_directories(dead_owner);
   std::ofstream(dead_owner / "1.json")
-      << inj::encode_undo({"link a0 down", ns, {"a0"}, snapshot->restore_commands});
+      << inj::encode_undo({"link a0 down", ns, {"a0"}, snapshot->restore});
   ASSERT_TRUE(run_checked({"ip", "-n", ns, "link", "set", "a0", "down"}).ok());
   // An ifb that a live collide process (this test) has registered.
   ASSERT_TRUE(run_checked({"ip", "-n", ns, "link", "add", "collide-ifb8", "type", "ifb"}).ok());
@@ -395,8 +395,8 @@ TEST_F(LinkFaultsTest, SweepRemovesPlantedLeftoversAndKeepsLiveOnes) {
       inj::owner_state_dir(state_dir_, getpid(), inj::process_start_time(getpid()).value());
   fs::create_directories(live_owner);
   std::ofstream(live_owner / "1.json")
-      << inj::encode_undo({"ifb collide-ifb8", ns, {"collide-ifb8"},
-                           {{"ip", "-n", ns, "link", "del", "dev", "collide-ifb8"}}});
+      << inj::encode_undo(
+             {"ifb collide-ifb8", ns, {"collide-ifb8"}, {inj::UndoStep::delete_ifb("collide-ifb8")}});
 
   auto sweep = run_command({COLLIDE_BIN, "inject", "--sweep", "--netns", ns, "--state-dir",
                             state_dir_.string()});
