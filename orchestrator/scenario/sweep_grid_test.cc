@@ -142,6 +142,22 @@ TEST(SweepGridTest, ABadSweptValueIsRefusedAsTheFieldWouldRefuseItWithItsPoint) 
   EXPECT_THAT(wrong_unit.status().message(), HasSubstr("sweep.yaml:6: workload.collectives.bytes: unit 'ms' does not fit"));
 }
 
+TEST(SweepGridTest, ALinkFlapsDurationSweepsInNanosecondsAndAZeroIsRefusedAsAFlapRefusesIt) {
+  std::string flap = scenario("0");
+  flap.replace(flap.find("kind: loss"), 10, "kind: link-flap");
+  auto grid = grid_of(std::string(flap).replace(flap.find("duration_ns: 0"), 14, "duration_ns: {sweep: [50ms, 200ms]}"));
+  ASSERT_TRUE(grid.ok()) << grid.status().to_string();
+  ASSERT_EQ(grid->points.size(), 2u);
+  EXPECT_EQ(grid->points[1].scenario.faults(0).duration_ns(), 200'000'000u);
+  EXPECT_DOUBLE_EQ(grid->points[1].settings[0].value(), 2e8);
+  EXPECT_EQ(grid->points[1].settings[0].field(), "faults[0].duration_ns");
+
+  auto zero = grid_of(std::string(flap).replace(flap.find("duration_ns: 0"), 14, "duration_ns: {sweep: [50ms, 0]}"));
+  ASSERT_FALSE(zero.ok());
+  EXPECT_THAT(zero.status().message(), HasSubstr("sweep.yaml:12: faults[0].duration_ns: a flap or blackhole needs a duration"));
+  EXPECT_THAT(zero.status().message(), HasSubstr("point 2 of 2: faults[0].duration_ns=0"));
+}
+
 TEST(SweepGridTest, SweepsWrittenWronglyAreRefusedWithFileLineAndField) {
   auto unsweepable = grid_of(scenario("1%").replace(scenario("1%").find("hosts: 2"), 8, "hosts: {sweep: [2, 3]}"));
   ASSERT_FALSE(unsweepable.ok());
