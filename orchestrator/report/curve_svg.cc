@@ -25,6 +25,9 @@ struct Scale {
   }
 };
 
+// Whole numbers from 1000 up (microseconds: "157000", not "1.57e+05"), three digits below.
+std::string tick_text(double v) { return v >= 1000 ? fmt::format("{:.0f}", v) : fmt::format("{:.3g}", v); }
+
 }  // namespace
 
 std::string curve_svg(const CurveChart& chart) {
@@ -58,8 +61,8 @@ std::string curve_svg(const CurveChart& chart) {
   for (int i = 0; i <= 4; ++i) {
     const double v = y.hi * i / 4;
     svg += fmt::format("<line x1=\"{0}\" x2=\"{1}\" y1=\"{2:.1f}\" y2=\"{2:.1f}\" stroke=\"#ddd\"/>"
-                       "<text class=\"y-tick\" x=\"{3}\" y=\"{4:.1f}\" text-anchor=\"end\">{5:.3g}</text>",
-                       kLeft, kLeft + plot_w, y(v), kLeft - 6, y(v) + 4, v);
+                       "<text class=\"y-tick\" x=\"{3}\" y=\"{4:.1f}\" text-anchor=\"end\">{5}</text>",
+                       kLeft, kLeft + plot_w, y(v), kLeft - 6, y(v) + 4, tick_text(v));
   }
   for (const auto& [value, text] : ticks) {
     svg += fmt::format("<line x1=\"{0:.1f}\" x2=\"{0:.1f}\" y1=\"{1}\" y2=\"{2}\" stroke=\"#333\"/>"

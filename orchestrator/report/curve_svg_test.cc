@@ -91,6 +91,13 @@ TEST(CurveSvgTest, AxisLabelsTicksTitleAndLegendArePresent) {
   EXPECT_EQ(intervals, 1u);
 }
 
+TEST(CurveSvgTest, LargeTickValuesAreWholeNumbersNotExponents) {
+  const std::string svg = curve_svg(loss_chart({{1, 100000, "1"}, {2, 142557.4, "2"}}));
+  EXPECT_THAT(svg, ::testing::Not(HasSubstr("e+0")));
+  // The top tick is 1.1 x the largest value.
+  EXPECT_THAT(svg, HasSubstr(">156813</text>"));
+}
+
 TEST(CurveSvgTest, AChartWithoutPointsIsStillAnSvgElement) {
   CurveChart chart = loss_chart({});
   const std::string svg = curve_svg(chart);
