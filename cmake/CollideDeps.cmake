@@ -29,6 +29,17 @@ if(COLLIDE_WITH_EBPF)
   endif()
 endif()
 
+# Sweep curves as PNG beside report.html: librsvg draws the report's SVG with cairo. Without it
+# the curves are still in report.html.
+pkg_check_modules(RSVG IMPORTED_TARGET librsvg-2.0 cairo)
+if(RSVG_FOUND)
+  set(COLLIDE_WITH_RSVG ON)
+else()
+  set(COLLIDE_WITH_RSVG OFF)
+  message(WARNING "librsvg-2.0 not found (install librsvg2-dev): sweep curves will be in report.html "
+                  "but not written as PNG files")
+endif()
+
 if(COLLIDE_BUILD_TESTS)
   find_package(GTest REQUIRED)
 endif()

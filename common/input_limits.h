@@ -36,6 +36,12 @@ inline constexpr uint64_t kMaxOpRecords = uint64_t{1} << 24;
 // measured), so 10000 is most of a day; a longer soak is several scenarios, each with its report.
 inline constexpr uint32_t kMaxRepetitions = 10'000;
 
+// Points of a scenario's sweep (the product of its swept lists). Each point is a whole scenario
+// run: its testbed built, its baseline and variants run for every repetition (a tiny one takes
+// about 10 s here); 64 points is a night's work at that size, and a product of lists typed too
+// long (10 x 10 x 10) is a slip to catch before anything runs.
+inline constexpr uint32_t kMaxSweepPoints = 64;
+
 // Training iterations of a generated workload (synth, collectives, incast). The generated trace
 // grows with them; other limits above bound what a run holds, this one a typing slip (4e9).
 inline constexpr uint32_t kMaxIterations = 100'000;

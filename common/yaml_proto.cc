@@ -250,16 +250,31 @@ Status parse_yaml_string(const std::string& text, const std::string& source_name
   }
 }
 
-Status parse_yaml_file(const std::string& path, google::protobuf::Message& message,
-                       FieldLines* lines) {
-  const Context ctx{path, lines};
+Status parse_yaml_node(const YAML::Node& root, const std::string& source_name,
+                       google::protobuf::Message& message, FieldLines* lines) {
+  const Context ctx{source_name, lines};
   try {
-    return parse_node(YAML::LoadFile(path), ctx, message);
+    return parse_node(root, ctx, message);
+  } catch (const YAML::Exception& e) {
+    return invalid_argument(fmt::format("{}:{}: not valid YAML: {}", source_name, e.mark.line + 1, e.msg));
+  }
+}
+
+Result<YAML::Node> read_yaml_file(const std::string& path) {
+  try {
+    return YAML::LoadFile(path);
   } catch (const YAML::BadFile&) {
     return not_found(fmt::format("{}: cannot read the file", path));
   } catch (const YAML::Exception& e) {
     return invalid_argument(fmt::format("{}:{}: not valid YAML: {}", path, e.mark.line + 1, e.msg));
   }
+}
+
+Status parse_yaml_file(const std::string& path, google::protobuf::Message& message,
+                       FieldLines* lines) {
+  auto document = read_yaml_file(path);
+  if (!document.ok()) return document.status();
+  return parse_yaml_node(*document, path, message, lines);
 }
 
 }  // namespace collide::config

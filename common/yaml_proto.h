@@ -7,6 +7,10 @@
 
 #include "common/result.h"
 
+namespace YAML {
+class Node;
+}
+
 // Configs are YAML for people and protobuf messages for code. This maps a YAML document onto any
 // message by its descriptor: mappings to messages (keys are field names), sequences to repeated
 // fields, scalars to numbers, booleans, strings and enums (by value name, with or without the
@@ -23,5 +27,11 @@ Status parse_yaml_file(const std::string& path, google::protobuf::Message& messa
                        FieldLines* lines = nullptr);
 Status parse_yaml_string(const std::string& text, const std::string& source_name,
                          google::protobuf::Message& message, FieldLines* lines = nullptr);
+// The file as a YAML document; errors name the file and the line (the caller includes yaml-cpp).
+Result<YAML::Node> read_yaml_file(const std::string& path);
+// A document already loaded (and perhaps edited, as a sweep edits one point's values in); lines
+// are the nodes' own marks.
+Status parse_yaml_node(const YAML::Node& root, const std::string& source_name,
+                       google::protobuf::Message& message, FieldLines* lines = nullptr);
 
 }  // namespace collide::config

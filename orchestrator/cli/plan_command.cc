@@ -1,5 +1,6 @@
 // `collide plan`: expands a trace for a placement, without running it, and prints what each rank
 // and each collective puts on the network and how much each pair of hosts exchanges.
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -9,6 +10,7 @@
 
 #include "common/units.h"
 #include "orchestrator/cli/commands.h"
+#include "orchestrator/cli/plan_sweep.h"
 #include "orchestrator/replay/transport_options.h"
 #include "replayer/collectives/expander.h"
 #include "replayer/collectives/plan_summary.h"
@@ -199,7 +201,9 @@ void add_plan_command(CLI::App& app) {
   auto opt = std::make_shared<PlanOptions>();
   CLI::App* plan = app.add_subcommand(
       "plan", "Expand a trace into the flows each rank puts on the wire, without running it");
-  plan->add_option("trace", opt->trace, "collide trace file")->required();
+  plan->add_option("trace", opt->trace,
+                   "collide trace file, or a scenario (.yaml): then the points of its sweep are listed")
+      ->required();
   plan->add_option("--ranks-per-host", opt->ranks_per_host, "consecutive ranks per host")
       ->check(CLI::Range(1u, 4096u))
       ->capture_default_str();
@@ -237,7 +241,14 @@ void add_plan_command(CLI::App& app) {
   plan->add_flag("--ops", opt->per_op, "also print one line per op");
   plan->add_option("--rank", opt->only_rank, "only this rank's lines");
   plan->add_flag("--json", opt->json, "print JSON instead of tables");
-  plan->callback([opt] { run_plan(*opt); });
+  plan->callback([opt] {
+    const std::filesystem::path input(opt->trace);
+    if (input.extension() == ".yaml" || input.extension() == ".yml") {
+      plan_scenario_grid(opt->trace, opt->json);
+      return;
+    }
+    run_plan(*opt);
+  });
 }
 
 }  // namespace collide::cli

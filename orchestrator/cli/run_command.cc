@@ -10,6 +10,7 @@
 #include <memory>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "injectors/guardian.h"
 #include "orchestrator/cli/commands.h"
@@ -21,6 +22,9 @@
 #include "orchestrator/report/text_summary.h"
 #include "orchestrator/run/local_runner.h"
 #include "orchestrator/scenario/scenario.h"
+#include "orchestrator/scenario/sweep_grid.h"
+#include "orchestrator/report/sweep_files.h"
+#include "orchestrator/report/sweep_report.h"
 
 namespace collide::cli {
 namespace {
@@ -75,16 +79,106 @@ std::string failed_runs(const std::vector<orchestrator::report::RunResult>& runs
   return fmt::format("{} of {} run(s) failed:{}", failed, runs.size(), out);
 }
 
+// What one scenario run (a whole scenario, or one point of a sweep) came to.
+struct PointOutcome {
+  bool ran = false;  // false: it could not run at all, `failure` says why
+  orchestrator::report::Report report;
+  std::string failure;  // failed runs, an agent's failure, a testbed left behind, unwritten files
+  bool hold = true;     // every expectation holds
+};
+
+// Runs a scenario into `out`: its report files written, its summary and expectations printed.
+PointOutcome run_point(const v1::Scenario& scenario, const std::vector<v1::SweepSetting>& settings,
+                       const std::filesystem::path& out, orchestrator::LocalRunOptions local,
+                       const orchestrator::report::GateRun& gate) {
+  PointOutcome point;
+  local.work_dir = out / "work";
+  auto outcome = orchestrator::run_locally(scenario, local);
+  if (!outcome.ok()) {
+    judge_expectations(scenario, nullptr, outcome.status().message(), gate);
+    point.failure = outcome.status().message();
+    return point;
+  }
+  point.ran = true;
+  point.report = orchestrator::report::build_report(scenario.name(), outcome->runs);
+  point.report.description = scenario.description();
+  point.report.sweep_point = settings;
+  const v1::Results results = orchestrator::report::to_results(point.report);
+  auto files = orchestrator::report::write_report_files(out, scenario.outputs(), point.report, outcome->runs);
+  if (!files.ok()) {
+    point.hold = judge_expectations(scenario, &results, files.status().message(), gate);
+    point.failure = files.status().message();
+    return point;
+  }
+  std::cout << orchestrator::report::run_summary(point.report, files->html.string(), files->json.string());
+  point.failure = !outcome->agent_failure.empty() ? outcome->agent_failure : failed_runs(outcome->runs);
+  if (!outcome->teardown_failure.empty()) {
+    point.failure += (point.failure.empty() ? "" : "\n") + outcome->teardown_failure;
+  }
+  point.hold = judge_expectations(scenario, &results, point.failure, gate);
+  return point;
+}
+
+// Each point of the grid runs as a scenario of its own into point-<k>/, then the sweep's files
+// (sweep.json, report.html with the curves, the curves as PNG) go beside them.
+void run_sweep(const orchestrator::ScenarioGrid& grid, const std::filesystem::path& out,
+               const orchestrator::LocalRunOptions& local, const orchestrator::report::GateRun& gate) {
+  const v1::Scenario& first = grid.points.front().scenario;
+  v1::SweepResults sweep;
+  sweep.set_scenario(first.name());
+  sweep.set_description(first.description());
+  for (const auto& f : grid.fields) sweep.add_fields(f.field);
+  std::string failures;
+  bool hold = true;
+  for (size_t k = 0; k < grid.points.size(); ++k) {
+    const orchestrator::SweepPoint& at = grid.points[k];
+    const std::string directory = fmt::format("point-{}", k + 1);
+    std::cerr << fmt::format("collide run: sweep point {} of {}: {}\n", k + 1, grid.points.size(),
+                             orchestrator::point_label(at.settings));
+    PointOutcome point = run_point(at.scenario, at.settings, out / directory, local, gate);
+    v1::SweepPointResults results;
+    if (point.ran) {
+      results = orchestrator::report::sweep_point_results(point.report, directory);
+    } else {
+      for (const auto& s : at.settings) *results.add_settings() = s;
+      results.set_directory(directory);
+    }
+    results.set_failure(point.failure);
+    *sweep.add_points() = std::move(results);
+    if (!point.failure.empty()) {
+      failures += fmt::format("\n  point {} ({}): {}", k + 1, orchestrator::point_label(at.settings), point.failure);
+    }
+    hold = hold && point.hold;
+    if (local.interrupted != nullptr && local.interrupted->load()) {
+      failures += fmt::format("\n  interrupted after point {} of {}", k + 1, grid.points.size());
+      break;
+    }
+  }
+  auto files = orchestrator::report::write_sweep_files(out, first.outputs(), sweep);
+  if (!files.ok()) fail("run", kExitFailed, files.status().message());
+  std::cout << fmt::format("sweep: {} of {} points over {}\n  results: {}\n", sweep.points_size(), grid.points.size(),
+                           fmt::join(sweep.fields(), ", "), files->json.string());
+  if (!files->html.empty()) std::cout << "  report:  " << files->html.string() << "\n";
+  for (const auto& png : files->pngs) std::cout << "  curve:   " << png.string() << "\n";
+  if (!files->png_note.empty()) std::cout << "  " << files->png_note << "\n";
+  if (!failures.empty()) fail("run", kExitFailed, "the sweep did not run cleanly:" + failures);
+  if (!hold) fail("run", kExitFailed, "not every expectation holds at every point (see above)");
+}
+
 void run(const RunOptions& opt) {
   const orchestrator::report::GateRun gate{opt.scenario, opt.junit, std::chrono::system_clock::now()};
-  auto scenario = orchestrator::load_scenario(opt.scenario);
-  if (!scenario.ok()) {
-    if (Status s = orchestrator::report::write_junit_for_bad_scenario(gate, scenario.status().message()); !s.ok()) {
+  auto grid = orchestrator::load_scenario_grid(opt.scenario);
+  if (!grid.ok()) {
+    if (Status s = orchestrator::report::write_junit_for_bad_scenario(gate, grid.status().message()); !s.ok()) {
       std::cerr << "collide run: " << s.message() << "\n";
     }
-    fail("run", kExitUsage, scenario.status().message());
+    fail("run", kExitUsage, grid.status().message());
   }
-  const std::filesystem::path out = opt.output.empty() ? scenario->outputs().directory() : opt.output;
+  if (grid->swept() && !opt.junit.empty()) {
+    fail("run", kExitUsage, "--junit is not written for a sweep (each point judges its expectations and prints them)");
+  }
+  const v1::Scenario& scenario = grid->points.front().scenario;
+  const std::filesystem::path out = opt.output.empty() ? scenario.outputs().directory() : opt.output;
   // Checked before anything runs: a place results cannot go is refused like a bad option.
   if (std::error_code made; !std::filesystem::create_directories(out, made) && made) {
     const std::string why = fmt::format("cannot create the results directory {}: {}", out.string(), made.message());
@@ -96,7 +190,6 @@ void run(const RunOptions& opt) {
   sweep_at_start("run", injectors::default_state_dir());
   orchestrator::LocalRunOptions local;
   local.collide_binary = self_path();
-  local.work_dir = out / "work";
   local.run_timeout_s = opt.timeout_s;
   local.progress = [](const std::string& line) { std::cerr << "collide run: " << line << "\n"; };
   local.certs_dir = opt.certs;
@@ -119,30 +212,15 @@ void run(const RunOptions& opt) {
                                    const std::map<std::string, std::string>& labels,
                                    double value) { registry.set(name, labels, value); };
   }
-  auto outcome = orchestrator::run_locally(*scenario, local);
-  if (!outcome.ok()) {
-    judge_expectations(*scenario, nullptr, outcome.status().message(), gate);
-    fail("run", kExitFailed, outcome.status().message());
+  if (grid->swept()) {
+    run_sweep(*grid, out, local, gate);
+    return;
   }
-  const std::vector<orchestrator::report::RunResult>* runs = &outcome->runs;
-
-  auto report = orchestrator::report::build_report(scenario->name(), *runs);
-  report.description = scenario->description();
-  const v1::Results results = orchestrator::report::to_results(report);
-  auto files = orchestrator::report::write_report_files(out, scenario->outputs(), report, *runs);
-  if (!files.ok()) {
-    judge_expectations(*scenario, &results, files.status().message(), gate);
-    fail("run", kExitFailed, files.status().message());
-  }
-  std::cout << orchestrator::report::run_summary(report, files->html.string(), files->json.string());
-  std::string failure = !outcome->agent_failure.empty() ? outcome->agent_failure : failed_runs(outcome->runs);
-  if (!outcome->teardown_failure.empty()) {
-    failure += (failure.empty() ? "" : "\n") + outcome->teardown_failure;
-  }
-  const bool hold = judge_expectations(*scenario, &results, failure, gate);
+  PointOutcome point = run_point(scenario, {}, out, local, gate);
+  if (!point.ran) fail("run", kExitFailed, point.failure);
   // The partial results are in the report; the run as a whole failed.
-  if (!failure.empty()) fail("run", kExitFailed, failure);
-  if (!hold) fail("run", kExitFailed, "not every expectation holds (see above)");
+  if (!point.failure.empty()) fail("run", kExitFailed, point.failure);
+  if (!point.hold) fail("run", kExitFailed, "not every expectation holds (see above)");
 }
 
 }  // namespace

@@ -224,6 +224,7 @@ v1::Results to_results(const Report& report) {
   v1::Results out;
   out.set_scenario(report.scenario);
   out.set_description(report.description);
+  for (const v1::SweepSetting& s : report.sweep_point) *out.add_sweep_point() = s;
   for (const VariantSummary& v : report.variants) {
     v1::VariantResults& r = *out.add_variants();
     r.set_name(v.name);

@@ -89,6 +89,7 @@ struct VariantSummary {
 struct Report {
   std::string scenario;
   std::string description;
+  std::vector<v1::SweepSetting> sweep_point;  // the sweep's point these runs ran at; empty: no sweep
   std::vector<VariantSummary> variants;  // the baseline first when there is one
 };
 

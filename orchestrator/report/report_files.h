@@ -1,6 +1,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,14 @@ struct ReportFiles {
   std::filesystem::path json;
   std::filesystem::path html;  // empty when not written
 };
+
+// Writes one report file whole; an error names the file and why.
+Status write_report_text(const std::filesystem::path& path, const std::string& text);
+
+// report.html in `dir` as `render` makes it, unless `outputs` say `html: false` (then an earlier
+// one is removed, and the path returned is empty).
+Result<std::filesystem::path> write_report_page(const std::filesystem::path& dir, const v1::Outputs& outputs,
+                                                const std::function<std::string()>& render);
 
 Result<ReportFiles> write_report_files(const std::filesystem::path& dir, const v1::Outputs& outputs,
                                        const Report& report, const std::vector<RunResult>& runs);

@@ -5,6 +5,7 @@
 #include <set>
 
 #include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
 
 #include "common/input_limits.h"
 #include "common/yaml_proto.h"
@@ -325,10 +326,10 @@ Status validate_scenario(const v1::Scenario& scenario, const std::string& source
   return check(scenario, Checker(source, nullptr));
 }
 
-Result<v1::Scenario> load_scenario(const std::string& path) {
+Result<v1::Scenario> load_scenario_document(const YAML::Node& document, const std::string& path) {
   v1::Scenario scenario;
   config::FieldLines lines;
-  COLLIDE_RETURN_IF_ERROR(config::parse_yaml_file(path, scenario, &lines));
+  COLLIDE_RETURN_IF_ERROR(config::parse_yaml_node(document, path, scenario, &lines));
   if (auto p = written_zero_problem(scenario, lines)) return Checker(path, &lines).error(p->field, p->what);
   apply_defaults(scenario);
   if (scenario.workload().has_synth()) {
@@ -344,6 +345,12 @@ Result<v1::Scenario> load_scenario(const std::string& path) {
   }
   COLLIDE_RETURN_IF_ERROR(check(scenario, Checker(path, &lines)));
   return scenario;
+}
+
+Result<v1::Scenario> load_scenario(const std::string& path) {
+  auto document = config::read_yaml_file(path);
+  if (!document.ok()) return document.status();
+  return load_scenario_document(*document, path);
 }
 
 }  // namespace collide::orchestrator
