@@ -38,13 +38,13 @@ done
 scratch=$(mktemp -d /tmp/collide-unprivileged.XXXXXX)
 trap 'rm -rf "$scratch"' EXIT
 chmod 0777 "$scratch"
-# ctest keeps its logs under Testing/; nobody may write there and nowhere else in the build.
-mkdir -p "$build/Testing"
-chmod -R a+rwX "$build/Testing"
-
 # Test discovery writes its lists into the build; do it now, as root, so that nobody needs write
 # access there.
 ctest --test-dir "$build" -N >/dev/null
+
+# ctest keeps its logs under Testing/; nobody may write there and nowhere else in the build.
+mkdir -p "$build/Testing"
+chmod -R a+rwX "$build/Testing"
 
 run_tests() {
   as_nobody env HOME="$scratch" ctest --test-dir "$build" --output-log "$scratch/ctest.log" "$@"
