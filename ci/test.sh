@@ -2,8 +2,8 @@
 # The README's test command. Installs what is missing, builds from scratch and runs every test:
 # unit tests first (also as an unprivileged user, to show they need no root), then the privileged
 # ones (namespaces, BPF, DPDK) one at a time. Then the same build folder without DPDK and without
-# eBPF in turn (ninja rebuilds only what the option changes) with the unit tests, and every
-# translation unit again through clang (checked, not compiled to code).
+# eBPF in turn (ninja rebuilds only what the option changes) with the unit tests, and the
+# product's translation units (not the tests') again through clang (checked, not compiled to code).
 #
 # COLLIDE_REQUIRE_PRIVILEGED=1 (CI sets it) turns a privileged test's skip into a failure.
 # COLLIDE_SKIP_CLANG=1 skips the clang check (quicker local runs).
@@ -65,7 +65,7 @@ cmake -S . -B "$build" -DCOLLIDE_WITH_DPDK=ON -DCOLLIDE_WITH_EBPF=ON >/dev/null
 cmake --build "$build" -j"$(nproc)"
 
 if [ "${COLLIDE_SKIP_CLANG:-0}" != "1" ]; then
-  echo "== clang: every translation unit checked, no code generated (at ${SECONDS}s)"
+  echo "== clang: the product's translation units checked, no code generated (at ${SECONDS}s)"
   clang_build="$root/build/ci-clang"
   rm -rf "$clang_build"
   cmake -DCOMPILE_COMMANDS="$build/compile_commands.json" -DOUT="$clang_build" -P ci/clang-check.cmake
