@@ -8,7 +8,7 @@
 # home is 0700 on Debian) is made reachable in a private mount namespace: a tmpfs is mounted over
 # the highest such folder and the checkout bound back at its own path, so every path stays the
 # same and nothing changes outside this script's namespace. Exit 0 when the tests passed, 1 when
-# they failed, 2 when they could not be run (the reason printed).
+# they failed or the namespace could not be made, 2 for bad arguments (the reason printed).
 set -euo pipefail
 if [ $# -lt 2 ]; then
   echo "usage: $0 SOURCE_ROOT BUILD_DIR [ctest arguments...]" >&2
