@@ -40,6 +40,9 @@ case "$area" in
     # Two senders on two net_null ports and cores (engines per NIC) against one: ~20 s.
     timeout -k 10 120 "$build/replayer/replayer_tx_rate_bench" 3 --rounds 3 --payload 1024 \
       --engines-scaling | tee -a "$log"
+    # Two senders on two queues of one net_null port (engines per queue) against one: ~20 s.
+    timeout -k 10 120 "$build/replayer/replayer_tx_rate_bench" 3 --rounds 3 --payload 1024 \
+      --queues-scaling | tee -a "$log"
     # Namespaces, veths, DPDK, iperf3 and BPF: root. Each run inside is time-bounded; this bounds
     # the whole, and removes the bench's namespaces should it be killed.
     trap 'rm -f "$log"; ip netns list 2>/dev/null | awk "/^cl-rvb-/{print \$1}" |

@@ -72,12 +72,14 @@ v1::ReplayRequest replay_request(const v1::PrepareRun& r, const HostRunDefaults&
     nic->set_port(nics[n].port());
     nic->set_next_hop_mac(nics[n].next_hop_mac());
     if (nics[n].has_core()) nic->set_core(nics[n].core());
+    *nic->mutable_queue_cores() = nics[n].queue_cores();
     if (n < peer_macs_of_nic.size()) {
       for (const auto& [rank, mac] : peer_macs_of_nic[n]) (*nic->mutable_peer_macs())[rank] = mac;
     }
   }
   q.set_netns(r.netns().empty() ? d.netns : r.netns());
   q.set_lcore(r.lcore());
+  q.set_queues_per_nic(r.queues_per_nic());
   for (const std::string& a : d.eal_args) q.add_eal_args(a);
   *q.mutable_transport() = r.transport();
   if (r.testbed().hosts() > 0) q.set_addressing(v1::ReplayRequest::ADDRESSING_TESTBED);
@@ -113,9 +115,11 @@ v1::ReplayRequest replay_request(const v1::PrepareRun& r, const HostRunDefaults&
 Result<std::vector<v1::RunNic>> nics_of_run(const v1::PrepareRun& r, const HostRunDefaults& d) {
   std::vector<v1::RunNic> nics(r.nics().begin(), r.nics().end());
   if (nics.empty()) nics.emplace_back();  // the agent's own port
-  if (!d.engine_cores.empty() && d.engine_cores.size() < nics.size()) {
-    return invalid_argument(fmt::format("the agent's --engine-cores names {} cores for the run's {} NICs",
-                                        d.engine_cores.size(), nics.size()));
+  const size_t queues = std::max<uint32_t>(1, r.queues_per_nic());
+  if (!d.engine_cores.empty() && d.engine_cores.size() < nics.size() * queues) {
+    return invalid_argument(fmt::format(
+        "the agent's --engine-cores names {} cores for the run's {} engines ({} NICs x {} queues)",
+        d.engine_cores.size(), nics.size() * queues, nics.size(), queues));
   }
   for (size_t n = 0; n < nics.size(); ++n) {
     if (nics[n].port().empty()) nics[n].set_port(d.port_spec);
@@ -123,7 +127,10 @@ Result<std::vector<v1::RunNic>> nics_of_run(const v1::PrepareRun& r, const HostR
       return invalid_argument("the run names no packet port and the agent has none (--port-spec)");
     }
     if (!nics[n].has_core() && !d.engine_cores.empty()) {
-      nics[n].set_core(static_cast<uint32_t>(d.engine_cores[n]));
+      nics[n].set_core(static_cast<uint32_t>(d.engine_cores[n * queues]));
+      for (size_t q = 1; q < queues; ++q) {
+        nics[n].add_queue_cores(static_cast<uint32_t>(d.engine_cores[n * queues + q]));
+      }
     }
   }
   return nics;

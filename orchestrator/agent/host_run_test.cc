@@ -43,7 +43,29 @@ TEST(HostRunNicsTest, FewerEngineCoresThanNicsIsAnError) {
   defaults.engine_cores = {6};
   auto nics = nics_of_run(run_of_nics(4), defaults);
   ASSERT_FALSE(nics.ok());
-  EXPECT_EQ(nics.status().message(), "the agent's --engine-cores names 1 cores for the run's 4 NICs");
+  EXPECT_EQ(nics.status().message(),
+            "the agent's --engine-cores names 1 cores for the run's 4 engines (4 NICs x 1 queues)");
+}
+
+// With engines per queue, the agent's cores go NIC by NIC, each NIC's queues in turn.
+TEST(HostRunNicsTest, WithSeveralQueuesPerNicEachQueuesEngineGetsTheNextCore) {
+  HostRunDefaults defaults;
+  defaults.engine_cores = {2, 3, 4, 5};
+  v1::PrepareRun run = run_of_nics(2);
+  run.set_queues_per_nic(2);
+  auto nics = nics_of_run(run, defaults);
+  ASSERT_TRUE(nics.ok()) << nics.status().to_string();
+  EXPECT_EQ((*nics)[0].core(), 2u);
+  ASSERT_EQ((*nics)[0].queue_cores_size(), 1);
+  EXPECT_EQ((*nics)[0].queue_cores(0), 3u);
+  EXPECT_EQ((*nics)[1].core(), 4u);
+  EXPECT_EQ((*nics)[1].queue_cores(0), 5u);
+
+  defaults.engine_cores = {2, 3, 4};
+  nics = nics_of_run(run, defaults);
+  ASSERT_FALSE(nics.ok());
+  EXPECT_EQ(nics.status().message(),
+            "the agent's --engine-cores names 3 cores for the run's 4 engines (2 NICs x 2 queues)");
 }
 
 TEST(HostRunNicsTest, ARunNamingNoNicUsesTheAgentsPort) {

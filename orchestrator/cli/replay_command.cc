@@ -37,7 +37,9 @@ struct ReplayOptions {
   v1::ReplayRequest request;
   std::vector<uint32_t> ranks;
   std::vector<std::string> ports;  // one per NIC, rail order
-  std::vector<int> engine_cores;   // one per NIC, or none
+  std::vector<int> engine_cores;   // one per engine (NIC by NIC, its queues in order), or none
+  uint32_t queues_per_nic = 1;
+  std::string queue_steering = "flow-rules";
   std::string next_hop_mac;
   uint32_t lcore = 0;
   std::string rank_addresses = "base";
@@ -108,15 +110,26 @@ v1::ReplayRequest request_of(const ReplayOptions& opt) {
     e->set_rank(rank);
     e->set_ipv4(ip);
   }
-  if (!opt.engine_cores.empty() && opt.engine_cores.size() != opt.ports.size()) {
-    fail("replay", kExitUsage, fmt::format("--engine-cores names {} cores for {} ports",
-                                           opt.engine_cores.size(), opt.ports.size()));
+  const size_t engines = opt.ports.size() * opt.queues_per_nic;
+  if (!opt.engine_cores.empty() && opt.engine_cores.size() != engines) {
+    fail("replay", kExitUsage,
+         fmt::format("--engine-cores names {} cores for {} engines ({} ports x {} queues)",
+                     opt.engine_cores.size(), engines, opt.ports.size(), opt.queues_per_nic));
   }
+  r.set_queues_per_nic(opt.queues_per_nic);
+  r.set_queue_steering(opt.queue_steering == "none" ? v1::DpdkPortConfig::QUEUE_STEERING_NONE
+                                                    : v1::DpdkPortConfig::QUEUE_STEERING_FLOW_RULES);
   for (size_t n = 0; n < opt.ports.size(); ++n) {
     v1::ReplayNic* nic = r.add_nics();
     nic->set_port(opt.ports[n]);
     nic->set_next_hop_mac(opt.next_hop_mac);
-    if (!opt.engine_cores.empty()) nic->set_core(static_cast<uint32_t>(opt.engine_cores[n]));
+    if (!opt.engine_cores.empty()) {
+      const size_t first = n * opt.queues_per_nic;
+      nic->set_core(static_cast<uint32_t>(opt.engine_cores[first]));
+      for (size_t q = 1; q < opt.queues_per_nic; ++q) {
+        nic->add_queue_cores(static_cast<uint32_t>(opt.engine_cores[first + q]));
+      }
+    }
     // A host's ranks are consecutive: its MAC is the next hop towards each of them, on every NIC.
     for (const std::string& spec : opt.host_macs) {
       auto [host, mac] = parse_numbered("--host-mac", "HOST=MAC", spec);
@@ -179,6 +192,7 @@ nlohmann::json op_json(const eng::OpRecord& r, uint32_t comm_size) {
 nlohmann::json counters_json(const eng::EngineCounters& c) {
   return {{"rx_frames", c.rx_frames},
           {"rx_foreign", c.rx_foreign},
+          {"rx_wrong_lane", c.rx_wrong_lane},
           {"icrc_errors", c.icrc_errors},
           {"pattern_errors", c.pattern_errors},
           {"tx_frames", c.tx_frames},
@@ -229,11 +243,16 @@ nlohmann::json results_json(const replay::ReplaySession& session, const replay::
     pc.tx_errors += n.port_counters.tx_errors;
     captured += n.pcap_captured;
     not_captured += n.pcap_not_captured;
-    nlohmann::json nic = {{"nic", n.nic}, {"port", n.port_description}, {"counters", counters_json(n.counters)},
+    nlohmann::json nic = {{"nic", n.nic}, {"port", n.port_description}, {"queues", n.queues},
+                          {"counters", counters_json(n.counters)},
                           {"port_counters", {{"tx_frames", n.port_counters.tx_frames},
                                              {"rx_frames", n.port_counters.rx_frames},
                                              {"rx_dropped", n.port_counters.rx_dropped},
                                              {"tx_errors", n.port_counters.tx_errors}}}};
+    if (!n.lanes.empty()) {
+      nic["lanes"] = nlohmann::json::array();
+      for (const eng::EngineCounters& lane : n.lanes) nic["lanes"].push_back(counters_json(lane));
+    }
     if (!n.pcap_file.empty()) {
       nic["pcap"] = {{"file", n.pcap_file}, {"captured", n.pcap_captured}, {"not_captured", n.pcap_not_captured}};
     }
@@ -315,8 +334,18 @@ void add_replay_command(CLI::App& app) {
                   "uses NIC i % NICs, each NIC with its own engine thread)")
       ->required();
   cmd->add_option("--engine-cores", opt->engine_cores,
-                  "the CPU each NIC's engine thread is pinned to, in --port order (default: not pinned)")
+                  "the CPU each engine thread is pinned to, in --port order, a NIC's queues in "
+                  "turn (default: not pinned)")
       ->delimiter(',')->check(CLI::NonNegativeNumber);
+  cmd->add_option("--queues-per-nic", opt->queues_per_nic,
+                  "engines per NIC, each on a queue pair of the NIC's DPDK port, for a NIC one core "
+                  "cannot fill; every host of the job must give the same")
+      ->check(CLI::Range(1u, 16u))->capture_default_str();
+  cmd->add_option("--queue-steering", opt->queue_steering,
+                  "how a QP's frames reach its engine's queue: flow-rules (rte_flow on the QP's "
+                  "UDP source port; queues a power of two) or none (a device that keeps frames on "
+                  "their sender's queue, e.g. a memif pair)")
+      ->check(CLI::IsMember({"flow-rules", "none"}))->capture_default_str();
   cmd->add_option_function<std::vector<std::string>>(
       "--eal-arg", [&r](const std::vector<std::string>& args) { for (const auto& a : args) r.add_eal_args(a); },
       "one more DPDK EAL argument, after collide's own (repeatable; e.g. --eal-arg=--log-level=8)");

@@ -129,6 +129,7 @@ eng::EngineConfig engine_config(const v1::ReplayRequest& r, const TransportOptio
   c.pace_burst = r.pace_burst() > 0 ? r.pace_burst() : kPaceBurst;
   c.honor_compute_gaps = r.trace_timing();
   c.entropy_seed = r.entropy_seed();
+  c.steer_lanes = r.queues_per_nic() > 1;
   using ns = std::chrono::nanoseconds;
   for (const v1::HookWindowSpec& w : r.drain_pauses()) {
     c.drain_pauses.push_back({ns(w.start_ns()), ns(w.duration_ns())});
@@ -176,6 +177,13 @@ Result<std::unique_ptr<ReplaySession>> ReplaySession::prepare(const v1::ReplayRe
   port_options.lcore = static_cast<int>(request.lcore());
   port_options.max_frame_bytes = transport->qp.mtu + kFrameOverheadBytes;
   *port_options.dpdk.mutable_eal_args() = request.eal_args();
+  const uint32_t queues = std::max<uint32_t>(1, request.queues_per_nic());
+  if (queues > 1 && !request.pcap_file().empty()) {
+    return invalid_argument("a capture (pcap_file) records one queue per NIC: not with queues_per_nic " +
+                            std::to_string(queues));
+  }
+  port_options.dpdk.set_queues(queues);
+  port_options.dpdk.set_queue_steering(request.queue_steering());
   std::vector<std::string> specs;
   for (const v1::ReplayNic& nic : request.nics()) specs.push_back(nic.port());
   auto opened = replayer::backend::open_ports(specs, port_options);
@@ -192,6 +200,11 @@ Result<std::unique_ptr<ReplaySession>> ReplaySession::prepare(const v1::ReplayRe
       if (!wrapped.ok()) return wrapped.status();
       nic.capture = wrapped->get();
       nic.port = std::move(wrapped).value();
+    }
+    if (nic.port->queue_count() != queues) {
+      return invalid_argument(fmt::format(
+          "NIC {} ({}) has {} queue(s), {} asked: queues per NIC need DPDK ports", n,
+          nic.port->describe(), nic.port->queue_count(), queues));
     }
     ports.push_back(nic.port.get());
     s->nics_.push_back(std::move(nic));
@@ -260,7 +273,17 @@ SessionOutcome ReplaySession::run(const RunCallbacks& cb) {
   control.linger_quiet = std::chrono::nanoseconds(linger_quiet_ns_);
   control.on_engine_thread = replayer::backend::register_engine_thread;
   control.on_engine_thread_end = replayer::backend::unregister_engine_thread;
-  for (const v1::ReplayNic& nic : request_.nics()) control.cores.push_back(nic.has_core() ? static_cast<int>(nic.core()) : -1);
+  // One core per engine: a NIC's queue 0 on its core, its other queues on its queue_cores.
+  for (size_t i = 0; i < engines_->engine_count(); ++i) {
+    const v1::ReplayNic& nic = request_.nics(static_cast<int>(engines_->nic_of_engine(i)));
+    const uint32_t lane = engines_->lane_of_engine(i);
+    int core = -1;
+    if (lane == 0 && nic.has_core()) core = static_cast<int>(nic.core());
+    if (lane > 0 && static_cast<int>(lane) <= nic.queue_cores_size()) {
+      core = static_cast<int>(nic.queue_cores(static_cast<int>(lane) - 1));
+    }
+    control.cores.push_back(core);
+  }
   // The engines run (and linger) on their own threads; this one passes on stops and progress.
   std::promise<Status> finished;
   std::future<Status> result = finished.get_future();
@@ -287,11 +310,12 @@ SessionOutcome ReplaySession::run(const RunCallbacks& cb) {
   out.records = engines_->take_records();
   out.counters = engines_->counters();
   out.hook_windows = engines_->hook_windows();
-  for (size_t i = 0; i < engines_->engine_count(); ++i) {
-    const uint32_t n = engines_->nic_of_engine(i);
+  for (const uint32_t n : engines_->nics()) {
     NicOutcome nic;
     nic.nic = n;
-    nic.counters = engines_->engine(i).counters();
+    nic.counters = engines_->counters_of_nic(n);
+    nic.queues = static_cast<uint32_t>(nics_[n].port->queue_count());
+    if (nic.queues > 1) nic.lanes = engines_->counters_of_lanes(n);
     Nic& own = nics_[n];
     nic.port_counters = own.port->counters();
     nic.port_description = own.port->describe();
@@ -365,6 +389,8 @@ v1::RunCompletion completion_of(const SessionOutcome& o, uint32_t run_index) {
     out->set_naks_received(n.counters.requesters.naks);
     out->set_duplicates_received(n.counters.responders.duplicates);
     out->set_port_rx_dropped(n.port_counters.rx_dropped);
+    out->set_queues(n.queues);
+    out->set_rx_wrong_lane(n.counters.rx_wrong_lane);
   }
   c.set_port(o.ports_described());
   for (const eng::HookWindow& w : o.hook_windows) {

@@ -24,8 +24,10 @@ namespace collide::orchestrator::replay {
 // What one NIC did: its engine's counters and what its port counted.
 struct NicOutcome {
   uint32_t nic = 0;
+  uint32_t queues = 1;  // its engines, one per queue of its port
   std::string port_description;
   replayer::engine::EngineCounters counters;
+  std::vector<replayer::engine::EngineCounters> lanes;  // each queue's engine (with several)
   replayer::backend::PortCounters port_counters;
   std::string pcap_file;  // "" when not capturing
   uint64_t pcap_captured = 0;

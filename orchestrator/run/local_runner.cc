@@ -133,6 +133,7 @@ v1::PrepareRun prepare_request(const Placement& p, const AgentHandle& a, const R
   if (!p.real.endpoints.empty()) {
     for (const v1::RankEndpoint& e : p.real.endpoints) *r.add_rank_endpoints() = e;
     r.set_nics_per_host(p.real.nics_per_host);
+    r.set_queues_per_nic(p.real.queues_per_nic);
     for (const RealHostNic& nic : p.real.nics_of_host.at(a.host)) {
       v1::RunNic* n = r.add_nics();
       n->set_interface(nic.interface);

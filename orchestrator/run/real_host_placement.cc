@@ -83,6 +83,7 @@ Result<RealHostPlacement> place_on_real_hosts(const v1::Scenario& s,
                                               uint32_t per_host) {
   if (per_host == 0) return invalid_argument("testbed.ranks_per_host must be at least 1");
   RealHostPlacement p;
+  p.queues_per_nic = std::max<uint32_t>(1, s.testbed().queues_per_nic());
   const uint32_t mtu = s.transport().mtu_bytes() ? s.transport().mtu_bytes() : 1024;
   const bool af_packet = s.testbed().port() == "af_packet";
   std::string first;  // the first host and its NICs, which the others must match in number

@@ -27,6 +27,7 @@ struct RealHostPlacement {
   std::vector<v1::RankEndpoint> endpoints;
   std::map<uint32_t, std::vector<RealHostNic>> nics_of_host;
   uint32_t nics_per_host = 0;
+  uint32_t queues_per_nic = 1;  // engines per NIC (Testbed.queues_per_nic)
 };
 
 // Asks a real host's agent which of `interfaces` it may use and what they have.

@@ -8,6 +8,7 @@
 
 #include "common/input_limits.h"
 #include "orchestrator/replay/transport_options.h"
+#include "replayer/engine/entropy_port.h"
 
 namespace collide::orchestrator {
 namespace {
@@ -58,6 +59,19 @@ std::optional<BoundsProblem> bounds_problem(const v1::Scenario& s) {
   }
   if (s.runs().repetitions() > limits::kMaxRepetitions) {
     return BoundsProblem{"runs.repetitions", above(s.runs().repetitions(), limits::kMaxRepetitions)};
+  }
+  if (const uint32_t q = s.testbed().queues_per_nic(); q > 1) {
+    if (s.testbed().agents_size() == 0) {
+      return BoundsProblem{"testbed.queues_per_nic",
+                           "engines per NIC need real hosts' DPDK NICs (agents): a virtual host's "
+                           "veth has one queue"};
+    }
+    if (q > replayer::engine::kMaxSteeredLanes || (q & (q - 1)) != 0) {
+      return BoundsProblem{"testbed.queues_per_nic",
+                           fmt::format("{}: a power of two up to {} (the NICs' flow rules steer "
+                                       "each QP by the low bits of its UDP source port)",
+                                       q, replayer::engine::kMaxSteeredLanes)};
+    }
   }
   if (s.testbed().ranks_per_host() > limits::kMaxRanksPerHost) {
     return BoundsProblem{"testbed.ranks_per_host", above(s.testbed().ranks_per_host(), limits::kMaxRanksPerHost)};

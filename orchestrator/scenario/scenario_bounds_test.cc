@@ -111,6 +111,24 @@ TEST_F(ScenarioBoundsTest, RefusesAVariantsHundredThousandQps) {
           11, "runs.variants[0].transport.qps_per_connection");
 }
 
+TEST_F(ScenarioBoundsTest, RefusesEnginesPerNicOnAVirtualTestbed) {
+  const std::string why = refused("name: bounds\ntestbed:\n  virtual: {hosts: 2}\n  queues_per_nic: 2\n"
+                                  "workload:\n  collectives: {kind: all-reduce, bytes: 1MiB}\n",
+                                  4, "testbed.queues_per_nic");
+  EXPECT_NE(why.find("real hosts"), std::string::npos) << why;
+}
+
+TEST_F(ScenarioBoundsTest, RefusesQueuesPerNicTheSourcePortCannotSteer) {
+  const std::string agents = "name: bounds\ntestbed:\n  agents:\n    - {address: 'h0:7000', host: 0}\n"
+                             "    - {address: 'h1:7000', host: 1}\n  queues_per_nic: ";
+  const std::string rest = "\nworkload:\n  collectives: {kind: all-reduce, bytes: 1MiB}\nruns: {baseline: true}\n";
+  for (const char* q : {"3", "32"}) {
+    const std::string why = refused(agents + q + rest, 6, "testbed.queues_per_nic");
+    EXPECT_NE(why.find("a power of two up to 16"), std::string::npos) << why;
+  }
+  EXPECT_TRUE(loads(agents + "4" + rest));
+}
+
 TEST_F(ScenarioBoundsTest, RefusesNoHosts) {
   refused("name: bounds\ntestbed:\n  virtual:\n    hosts: 0\nworkload:\n  collectives: {kind: all-reduce, bytes: 1MiB}\n"
           "runs: {baseline: true}\n",

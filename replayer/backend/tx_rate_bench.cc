@@ -21,12 +21,15 @@
 // alternating rounds; prints `figure tx_pps_2_engines_vs_1`, the median over rounds of the two
 // senders' summed mean rate over the one's.
 //
+// With --queues-scaling, instead: the same with two queues of one net_null port (as a NIC's
+// engines, one per queue) against one queue; prints `figure tx_pps_2_queues_vs_1`.
+//
 // With --duplex, instead: two collide engines moving an all-reduce between them over a pair of
 // in-memory DPDK ports, against testpmd's io forwarding (duplex_bench.h); prints
 // `figure duplex_goodput_vs_testpmd_io`.
 //
 // Usage: replayer_tx_rate_bench [seconds] [--rounds <n>] [--collide-only] [--payload <bytes>]
-//                               [--engines-scaling | --duplex]
+//                               [--engines-scaling | --queues-scaling | --duplex]
 //        (each side runs `seconds` per round, the rounds alternating the sides; default 3 x 3 s)
 //        (needs root for DPDK; dpdk-testpmd from dpdk-dev)
 #include <pthread.h>
@@ -273,28 +276,24 @@ bool concurrent_pps(const std::vector<backend::PacketPort*>& ports, uint32_t pay
   return true;
 }
 
-// Two senders on two ports and cores against one on one, in alternating rounds.
-int engines_scaling(backend::PacketPort& first, uint32_t payload, double seconds, int rounds) {
+// One sender against two at once (the first and `second`), each on its own core, in alternating
+// rounds; prints `figure <figure>`, the median over rounds of the two's rate over the one's.
+int scaling_rounds(backend::PacketPort& first, backend::PacketPort& second, uint32_t payload,
+                   double seconds, int rounds, const char* what, const char* figure) {
   if (payload + 128 > kScalingBufferBytes) {
-    std::fprintf(stderr, "--engines-scaling sends payloads of at most %u B\n",
-                 kScalingBufferBytes - 128);
+    std::fprintf(stderr, "scaling runs send payloads of at most %u B\n", kScalingBufferBytes - 128);
     return 1;
   }
-  auto second = backend::open_port("dpdk:net_null1", kLcore, kScalingBufferBytes);
-  if (!second.ok()) {
-    std::fprintf(stderr, "%s\n", second.status().to_string().c_str());
-    return 1;
-  }
-  std::printf("engines scaling: payload %u B, net_null, bursts of %zu, one sender per port and "
-              "core (cores %d and %d), %d alternating rounds of %.1f s, mean rate per round\n",
-              payload, kBurst, kSenderCores[0], kSenderCores[1], rounds, seconds);
+  std::printf("%s: payload %u B, net_null, bursts of %zu, one sender per core (cores %d and %d), "
+              "%d alternating rounds of %.1f s, mean rate per round\n",
+              what, payload, kBurst, kSenderCores[0], kSenderCores[1], rounds, seconds);
   std::vector<double> ratios;
   std::vector<double> per_cpu_ratios;  // frames per CPU second: whether the senders slow each other
   std::string by_round;
   for (int round = 0; round < rounds; ++round) {
     double one = 0, two = 0, one_cores = 0, two_cores = 0;
     if (!concurrent_pps({&first}, payload, seconds, one, one_cores) ||
-        !concurrent_pps({&first, second->get()}, payload, seconds, two, two_cores) || one <= 0) {
+        !concurrent_pps({&first, &second}, payload, seconds, two, two_cores) || one <= 0) {
       return 1;
     }
     ratios.push_back(two / one);
@@ -304,17 +303,28 @@ int engines_scaling(backend::PacketPort& first, uint32_t payload, double seconds
   }
   std::sort(ratios.begin(), ratios.end());
   std::sort(per_cpu_ratios.begin(), per_cpu_ratios.end());
-  std::printf("kpps by round, one engine / two engines (CPU the senders got): [%s]\n",
+  std::printf("kpps by round, one sender / two senders (CPU the senders got): [%s]\n",
               by_round.c_str());
   // On a machine others load, the scheduler may give the two senders no more CPU than the one
   // (Linux's autogroup shares the CPU per session, not per thread): the rate each got per CPU
   // second tells whether they scale apart from that.
   if (!per_cpu_ratios.empty()) {
-    std::printf("frames per CPU second, two engines vs one: %.3f (median)\n",
+    std::printf("frames per CPU second, two senders vs one: %.3f (median)\n",
                 per_cpu_ratios[per_cpu_ratios.size() / 2]);
   }
-  std::printf("figure tx_pps_2_engines_vs_1 %.3f x\n", ratios[ratios.size() / 2]);
+  std::printf("figure %s %.3f x\n", figure, ratios[ratios.size() / 2]);
   return 0;
+}
+
+// Two senders on two ports against one on one (engines per NIC).
+int engines_scaling(backend::PacketPort& first, uint32_t payload, double seconds, int rounds) {
+  auto second = backend::open_port("dpdk:net_null1", kLcore, kScalingBufferBytes);
+  if (!second.ok()) {
+    std::fprintf(stderr, "%s\n", second.status().to_string().c_str());
+    return 1;
+  }
+  return scaling_rounds(first, **second, payload, seconds, rounds, "engines scaling",
+                        "tx_pps_2_engines_vs_1");
 }
 
 }  // namespace
@@ -324,6 +334,7 @@ int main(int argc, char** argv) {
   int rounds = 3;
   bool collide_only = false;
   bool scaling = false;
+  bool queues_scaling = false;
   bool duplex = false;
   std::vector<uint32_t> payloads = {1024, 4096};
   for (int i = 1; i < argc; ++i) {
@@ -333,6 +344,8 @@ int main(int argc, char** argv) {
       collide_only = true;
     } else if (arg == "--engines-scaling") {
       scaling = true;
+    } else if (arg == "--queues-scaling") {
+      queues_scaling = true;
     } else if (arg == "--duplex") {
       duplex = true;
     } else if (arg == "--rounds" && i + 1 < argc) {
@@ -350,11 +363,27 @@ int main(int argc, char** argv) {
     }
     if (!bad.ok()) {
       std::fprintf(stderr, "%s\nusage: replayer_tx_rate_bench [SECONDS] [--rounds N] "
-                   "[--payload BYTES] [--collide-only] [--engines-scaling | --duplex]\n", bad.message().c_str());
+                   "[--payload BYTES] [--collide-only] [--engines-scaling | --queues-scaling | --duplex]\n", bad.message().c_str());
       return 2;
     }
   }
   if (duplex) return bench::run_duplex_bench(seconds, rounds, kLcore);
+  if (queues_scaling) {
+    // One port of two queues, frames left where they are sent (net_null has no flow rules).
+    backend::PortOptions options;
+    options.lcore = kLcore;
+    options.max_frame_bytes = kScalingBufferBytes;
+    options.dpdk.set_queues(2);
+    options.dpdk.set_queue_steering(collide::v1::DpdkPortConfig::QUEUE_STEERING_NONE);
+    auto ports = backend::open_ports({"dpdk:net_null0"}, options);
+    if (!ports.ok()) {
+      std::fprintf(stderr, "%s\n", ports.status().to_string().c_str());
+      return 1;
+    }
+    backend::PacketPort& nic = *ports->front();
+    return scaling_rounds(nic.queue(0), nic.queue(1), payloads.front(), seconds, rounds,
+                          "queues scaling", "tx_pps_2_queues_vs_1");
+  }
   // Two ports' pools must fit the EAL's memory: the scaling run's 1 KiB frames take 2 KiB buffers.
   const uint32_t buffer_bytes = scaling ? kScalingBufferBytes : 4096 + 128;
   auto port = backend::open_port("dpdk:net_null0", kLcore, buffer_bytes);

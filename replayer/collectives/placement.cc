@@ -28,4 +28,10 @@ uint32_t Placement::host_count() const {
   return *std::max_element(host_of_rank.begin(), host_of_rank.end()) + 1;
 }
 
+uint32_t Placement::nics_per_host() const {
+  uint32_t nics = 1;
+  for (uint32_t nic : nic_of_rank) nics = std::max(nics, nic + 1);
+  return nics;
+}
+
 }  // namespace collide::replayer::collectives

@@ -21,6 +21,8 @@ struct Placement {
 
   uint32_t world_size() const { return static_cast<uint32_t>(host_of_rank.size()); }
   uint32_t host_count() const;
+  // The NICs the job's ranks use on a host (the highest NIC index + 1): rails of a uniform job.
+  uint32_t nics_per_host() const;
   bool same_host(uint32_t a, uint32_t b) const { return host_of_rank[a] == host_of_rank[b]; }
 };
 

@@ -19,6 +19,7 @@
 #include "common/logging.h"
 #include "replayer/dpdk/bpffs.h"
 #include "replayer/dpdk/eal.h"
+#include "replayer/dpdk/lane_steering.h"
 #include "replayer/dpdk/port_defaults.h"
 
 namespace collide::replayer::dpdk {
@@ -72,6 +73,13 @@ Result<std::unique_ptr<DpdkPort>> DpdkPort::open(const v1::DpdkPortConfig& confi
   if (queues > kMaxQueues) {
     return invalid_argument(fmt::format("DPDK port '{}': {} queues, at most {}", config.device(),
                                         queues, kMaxQueues));
+  }
+  const bool flow_rules = queues > 1 && config.queue_steering() == v1::DpdkPortConfig::QUEUE_STEERING_FLOW_RULES;
+  std::vector<LaneRule> rules;
+  if (flow_rules) {
+    auto made = lane_rules(queues);
+    if (!made.ok()) return made.status().with_context(fmt::format("DPDK port '{}'", config.device()));
+    rules = std::move(made).value();
   }
   auto log = logging::get("dpdk");
   std::unique_ptr<DpdkPort> port(new DpdkPort());
@@ -187,6 +195,13 @@ Result<std::unique_ptr<DpdkPort>> DpdkPort::open(const v1::DpdkPortConfig& confi
     return rte_status(rc, fmt::format("starting '{}'", port->name_));
   }
   port->started_ = true;
+  if (flow_rules) {
+    auto installed = install_lane_rules(port_id, port->name_, port->driver_, rules);
+    if (!installed.ok()) return installed.status();
+    port->lane_flows_ = std::move(installed).value();
+    log->info("port {} ({}): {} flow rules steer each QP to the queue of its lane", port->name_,
+              port->driver_, port->lane_flows_.size());
+  }
   if (config.promiscuous()) {
     if (int rc = rte_eth_promiscuous_enable(port_id); rc != 0) {
       log->warn("port {}: promiscuous mode not available ({})", port->name_, rte_strerror(-rc));
@@ -203,6 +218,7 @@ Result<std::unique_ptr<DpdkPort>> DpdkPort::open(const v1::DpdkPortConfig& confi
 
 DpdkPort::~DpdkPort() {
   if (has_port_) {
+    remove_lane_rules(port_id_, lane_flows_);
     if (started_) rte_eth_dev_stop(port_id_);
     rte_eth_dev_close(port_id_);
   }

@@ -5,11 +5,13 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "collide/port.pb.h"
 #include "common/result.h"
 #include "replayer/wire/addresses.h"
 
+struct rte_flow;
 struct rte_mbuf;
 struct rte_mempool;
 
@@ -29,9 +31,10 @@ struct PortStats {
 // default) and its own buffer pools. Works on any PMD: a PCI NIC (allowlisted when the EAL
 // started: eal_args_for), or a virtual device (net_af_xdp, net_af_packet, net_null, net_ring,
 // ...), which it probes itself. The EAL must be initialised first (init_eal). With several queues,
-// receive-side scaling spreads frames over them by their IP addresses and UDP ports where the
-// device can hash them; each queue may be driven by its own thread (register_current_thread), one
-// thread per queue.
+// flow rules steer each RoCE QP to the queue of its lane by its UDP source port (lane_steering.h;
+// DpdkPortConfig.queue_steering), and receive-side scaling spreads other frames over them where
+// the device can hash them; each queue may be driven by its own thread (register_current_thread),
+// one thread per queue.
 class DpdkPort {
  public:
   // Opens, configures and starts the port. Its link may still be coming up (wait_for_link_up):
@@ -101,6 +104,7 @@ class DpdkPort {
   bool payload_memos_ = false;
   uint32_t max_frame_size_ = 0;
   uint16_t queues_ = 1;
+  std::vector<rte_flow*> lane_flows_;  // steer QPs to their lane's queue (lane_steering.h)
   bool started_ = false;
   bool probed_here_ = false;
   bool pci_ = false;  // the bus it was probed on

@@ -1,4 +1,6 @@
 #include "replayer/dpdk/dpdk_port.h"
+#include "replayer/dpdk/lane_steering.h"
+#include "replayer/engine/entropy_port.h"
 
 #include <rte_ethdev.h>
 #include <unistd.h>
@@ -175,6 +177,7 @@ TEST(DpdkPortTest, EachQueueCarriesItsOwnFrames) {
   v1::DpdkPortConfig config;
   config.set_device("net_ring6");
   config.set_queues(3);
+  config.set_queue_steering(v1::DpdkPortConfig::QUEUE_STEERING_NONE);
   auto port = DpdkPort::open(config);
   ASSERT_TRUE(port.ok()) << port.status().to_string();
   ASSERT_EQ((*port)->queue_count(), 3);
@@ -209,6 +212,7 @@ TEST(DpdkPortTest, SeveralQueuesWithReceiveSideScaling) {
   v1::DpdkPortConfig config;
   config.set_device("net_null6");
   config.set_queues(4);
+  config.set_queue_steering(v1::DpdkPortConfig::QUEUE_STEERING_NONE);
   auto port = DpdkPort::open(config);
   ASSERT_TRUE(port.ok()) << port.status().to_string();
   rte_eth_rss_conf rss{};
@@ -225,6 +229,7 @@ TEST(DpdkPortTest, TooManyQueuesIsAClearError) {
   v1::DpdkPortConfig config;
   config.set_device("net_ring7");
   config.set_queues(17);  // net_ring has 16
+  config.set_queue_steering(v1::DpdkPortConfig::QUEUE_STEERING_NONE);
   auto port = DpdkPort::open(config);
   ASSERT_FALSE(port.ok());
   EXPECT_EQ(port.status().code(), StatusCode::kInvalidArgument);
@@ -232,6 +237,58 @@ TEST(DpdkPortTest, TooManyQueuesIsAClearError) {
       << port.status().message();
   config.set_queues(65);
   EXPECT_EQ(DpdkPort::open(config).status().code(), StatusCode::kInvalidArgument);
+}
+
+// By default a port of several queues steers each QP to its lane's queue by flow rules: a device
+// without a flow API (net_null) is refused with what it lacks, and the refusal leaves nothing
+// behind (the same device opens again without rules).
+TEST(DpdkPortTest, SeveralQueuesNeedADeviceThatSteersByFlowRules) {
+  COLLIDE_REQUIRE(missing_eal());
+  v1::DpdkPortConfig config;
+  config.set_device("net_null10");
+  config.set_queues(2);
+  auto refused = DpdkPort::open(config);
+  ASSERT_FALSE(refused.ok());
+  const std::string& why = refused.status().message();
+  EXPECT_NE(why.find("'net_null10' (net_null) cannot steer RoCE frames to queue 0"), std::string::npos) << why;
+  EXPECT_NE(why.find("queue_steering: none"), std::string::npos) << why;
+  config.set_queue_steering(v1::DpdkPortConfig::QUEUE_STEERING_NONE);
+  auto opened = DpdkPort::open(config);
+  EXPECT_TRUE(opened.ok()) << opened.status().to_string();
+}
+
+TEST(DpdkPortTest, QueueCountsTheSourcePortCannotNameAreRefusedBeforeTheDeviceIsTouched) {
+  COLLIDE_REQUIRE(missing_eal());
+  v1::DpdkPortConfig config;
+  config.set_device("net_null11");
+  config.set_queues(3);
+  auto refused = DpdkPort::open(config);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(refused.status().message().find("power of two up to 16"), std::string::npos)
+      << refused.status().message();
+  uint16_t id = 0;
+  EXPECT_NE(rte_eth_dev_get_port_by_name("net_null11", &id), 0) << "probed anyway";
+}
+
+// The rule of queue q matches source ports whose low bits are q: steered_port's lane bits.
+TEST(LaneRulesTest, OneRulePerQueueOnTheSourcePortsLowBits) {
+  auto rules = lane_rules(4);
+  ASSERT_TRUE(rules.ok()) << rules.status().to_string();
+  ASSERT_EQ(rules->size(), 4u);
+  for (uint16_t q = 0; q < 4; ++q) {
+    EXPECT_EQ((*rules)[q].queue, q);
+    EXPECT_EQ((*rules)[q].source_value, q);
+    EXPECT_EQ((*rules)[q].source_mask, 3);
+    // A QP of channel turn t lands on queue t % 4, whatever the entropy around it.
+    for (uint32_t turn = 0; turn < 16; ++turn) {
+      const uint16_t port = engine::steered_port(0xfedc, turn);
+      EXPECT_EQ((port & (*rules)[q].source_mask) == (*rules)[q].source_value, turn % 4 == q);
+    }
+  }
+  EXPECT_TRUE(lane_rules(1)->empty());
+  EXPECT_FALSE(lane_rules(32).ok());
+  EXPECT_FALSE(lane_rules(6).ok());
 }
 
 // A thread the EAL did not start gets an lcore id (and so its own mempool cache) once registered,
@@ -277,6 +334,7 @@ TEST(DpdkPortTest, PortsOpenTogetherWithAViewPerQueue) {
   backend::PortOptions options;
   options.dpdk.set_eal_heap_mb(256);  // the EAL this process started (virtual_device_eal_args)
   options.dpdk.set_queues(2);
+  options.dpdk.set_queue_steering(v1::DpdkPortConfig::QUEUE_STEERING_NONE);
   options.dpdk.set_mbuf_count(4095);
   options.dpdk.set_rx_ring_size(512);
   options.dpdk.set_tx_ring_size(512);

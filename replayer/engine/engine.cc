@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "common/logging.h"
+#include "replayer/collectives/channel_lanes.h"
 #include "replayer/engine/entropy_port.h"
 #include "replayer/engine/flow_tag_codec.h"
 
@@ -32,7 +33,7 @@ Result<std::unique_ptr<Engine>> Engine::create(EngineConfig config, const v1::Tr
                                                std::map<uint32_t, std::vector<v1::Op>> programs,
                                                RankAddressing addressing,
                                                backend::PacketPort& port, Clock clock,
-                                               LocalExchange* exchange) {
+                                               LocalExchange* exchange, EngineLane lane) {
   COLLIDE_RETURN_IF_ERROR(transport::validate(config.qp));
   if (config.dcqcn.enabled) COLLIDE_RETURN_IF_ERROR(transport::validate(config.dcqcn));
   if (header.communicators_size() > static_cast<int>(kMaxComms)) {
@@ -52,6 +53,12 @@ Result<std::unique_ptr<Engine>> Engine::create(EngineConfig config, const v1::Tr
   e->port_ = &port;
   e->clock_ = std::move(clock);
   e->exchange_ = exchange;
+  if (lane.count == 0 || lane.index >= lane.count) {
+    return invalid_argument(fmt::format("lane {} of {}", lane.index, lane.count));
+  }
+  e->lane_ = lane.index;
+  e->lanes_ = lane.count;
+  e->nics_per_host_ = std::max<uint32_t>(1, lane.nics_per_host);
   for (int i = 0; i < header.communicators_size(); ++i) {
     e->comm_index_[header.communicators(i).id()] = static_cast<uint32_t>(i);
   }
@@ -67,7 +74,13 @@ Result<std::unique_ptr<Engine>> Engine::create(EngineConfig config, const v1::Tr
       return invalid_argument(fmt::format("rank {} is outside the {}-rank job", rank,
                                           e->placement_.world_size()));
     }
-    e->runners_.emplace(rank, RankRunner(rank, std::move(ops), config.honor_compute_gaps));
+    auto gate = lane.gates.find(rank);
+    if (lane.count > 1 && gate == lane.gates.end()) {
+      return invalid_argument(fmt::format("rank {} runs on {} lanes without a gate", rank, lane.count));
+    }
+    const RankLane rank_lane{lane.index, lane.count, std::max<uint32_t>(1, lane.nics_per_host),
+                             lane.count > 1 ? gate->second : nullptr};
+    e->runners_.emplace(rank, RankRunner(rank, std::move(ops), config.honor_compute_gaps, rank_lane));
     e->local_index_[rank] = static_cast<uint32_t>(e->local_ranks_.size());
     e->local_ranks_.push_back(rank);
     e->local_ips_.push_back(e->addressing_.ip_of(rank).host_order);
@@ -98,10 +111,12 @@ Result<uint32_t> Engine::qpn_for(const std::string& comm, uint16_t channel, uint
   return kQpnBase | (it->second << 14) | (uint32_t{channel} << 8) | qp;
 }
 
+uint32_t Engine::channel_of_qpn(uint32_t qpn) { return (qpn >> 8) & (kMaxChannels - 1); }
+
 std::vector<Engine::Connection*>* Engine::slot_of(uint32_t local_index, uint32_t qpn) {
   if ((qpn & ~((kQpnBase << 1) - 1)) != 0 || (qpn & kQpnBase) == 0) return nullptr;
   const uint32_t comm = (qpn >> 14) & (kMaxComms - 1);
-  const uint32_t channel = (qpn >> 8) & (kMaxChannels - 1);
+  const uint32_t channel = channel_of_qpn(qpn);
   const uint32_t qp = qpn & (kMaxQpIndex - 1);
   if (comm >= comm_count_ || channel >= channels_ || qp >= qps_per_connection_) return nullptr;
   auto& table = by_slot_[size_t{local_index} * comm_count_ + comm];
@@ -128,6 +143,10 @@ Engine::Connection& Engine::connection(uint32_t local, uint32_t peer, uint32_t q
   c.to_peer.src_ip = addressing_.ip_of(local);
   c.to_peer.dst_ip = addressing_.ip_of(peer);
   c.to_peer.udp_src_port = entropy_port(local, peer, qpn, config_.entropy_seed);
+  if (config_.steer_lanes) {
+    c.to_peer.udp_src_port = steered_port(
+        c.to_peer.udp_src_port, collectives::channel_turn(channel_of_qpn(qpn), nics_per_host_));
+  }
   c.encoder.emplace(c.to_peer, qpn, config_.qp.mtu);
   if (config_.dcqcn.enabled) {
     c.dcqcn.emplace(config_.dcqcn, clock_());
@@ -249,6 +268,11 @@ void Engine::handle_frame(const backend::Frame& frame, Nanos now) {
     return;
   }
   Packet p = decoded->packet;
+  if (lanes_ > 1 && (p.qpn & kQpnBase) != 0 &&
+      collectives::lane_of_channel(channel_of_qpn(p.qpn), nics_per_host_, lanes_) != lane_) {
+    ++counters_.rx_wrong_lane;  // its lane's engine never sees it: recovery resends it
+    return;
+  }
   Connection* found =
       connection_for_frame(decoded->dst_ip.host_order, decoded->src_ip.host_order, p.qpn);
   if (found == nullptr) {

@@ -20,6 +20,7 @@
 #include "replayer/backend/packet_port.h"
 #include "replayer/collectives/expander.h"
 #include "replayer/engine/fault_hooks.h"
+#include "replayer/engine/lane_gate.h"
 #include "replayer/engine/local_exchange.h"
 #include "replayer/engine/op_record.h"
 #include "replayer/engine/pacer.h"
@@ -42,6 +43,10 @@ struct EngineConfig {
   uint32_t burst = 32;               // frames per submit
   std::chrono::microseconds max_idle_wait{500};
   uint64_t entropy_seed = 0;         // moves every QP's UDP source port (entropy_port.h)
+  // The QPs' UDP source ports carry their channel's turn on its NIC (entropy_port.h:
+  // steered_port), so a NIC of several queues steers each QP's frames to the queue of its lane by
+  // a flow rule. Set on every host of a run in which any NIC has several queues.
+  bool steer_lanes = false;
   // Slow receiver and slow sender (fault_hooks.h), counted from the first poll.
   std::vector<DrainPause> drain_pauses;
   std::vector<SendDelay> send_delays;
@@ -57,9 +62,19 @@ struct RankAddressing {
   std::function<wire::MacAddress(uint32_t rank)> next_hop_mac;
 };
 
+// Which lane of its NIC an engine is when the NIC's queues each have an engine (lane_gate.h),
+// and the gates of the ranks it runs, by rank (none with one lane).
+struct EngineLane {
+  uint32_t index = 0;
+  uint32_t count = 1;
+  uint32_t nics_per_host = 1;  // the job's: which lane a channel falls in (lane_of_channel)
+  std::map<uint32_t, LaneGate*> gates;
+};
+
 struct EngineCounters {
   uint64_t rx_frames = 0;
   uint64_t rx_foreign = 0;      // not RoCEv2 or not for our ranks
+  uint64_t rx_wrong_lane = 0;   // for a QP of another lane of this NIC: its queue was not steered
   uint64_t icrc_errors = 0;     // dropped, as a NIC would
   uint64_t pattern_errors = 0;  // payload differed from what its QP and PSN must carry
   uint64_t tx_frames = 0;
@@ -97,7 +112,8 @@ class Engine {
                                                 std::map<uint32_t, std::vector<v1::Op>> programs,
                                                 RankAddressing addressing,
                                                 backend::PacketPort& port, Clock clock,
-                                                LocalExchange* exchange = nullptr);
+                                                LocalExchange* exchange = nullptr,
+                                                EngineLane lane = {});
 
   // Does what can be done now. Returns whether anything happened (a frame, a step, a timer).
   bool poll();
@@ -110,6 +126,8 @@ class Engine {
   void abort(const std::string& why) { fail(why, clock_()); }
 
   bool finished() const;
+  // The NCCL channel of a QP number this engine gives (qpn_for).
+  static uint32_t channel_of_qpn(uint32_t qpn);
   // Ops ended so far and not yet taken (take_records), for progress reports.
   size_t ops_recorded() const { return records_.size(); }
   bool failed() const { return !failure_.empty(); }
@@ -211,6 +229,9 @@ class Engine {
   std::map<TransferKey, std::pair<uint32_t, StepRef>> waiting_receives_;
   std::priority_queue<LocalDelivery, std::vector<LocalDelivery>, std::greater<>> local_;
   LocalExchange* exchange_ = nullptr;
+  uint32_t lane_ = 0;
+  uint32_t lanes_ = 1;
+  uint32_t nics_per_host_ = 1;
   std::deque<LocalArrival> handovers_;  // not yet taken by their channel (it was full)
   std::vector<LocalArrival> arrivals_;  // reused every poll
   std::deque<PendingControl> control_;

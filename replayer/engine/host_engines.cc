@@ -9,6 +9,8 @@
 #include <boost/lockfree/spsc_queue.hpp>
 #include <fmt/format.h>
 
+#include "replayer/collectives/channel_lanes.h"
+
 namespace collide::replayer::engine {
 
 // Arrivals waiting in one ring: far more than the local steps a host's ranks have in flight at
@@ -20,8 +22,14 @@ using Ring = boost::lockfree::spsc_queue<LocalArrival>;
 // The rings between a host's engines, one per ordered pair, and each engine's end of them.
 class CrossEngineRings {
  public:
-  CrossEngineRings(size_t engines, std::vector<int> engine_of_rank)
-      : engines_(engines), engine_of_rank_(std::move(engine_of_rank)) {
+  // `first_engine_of_rank[r]`: the engine of lane 0 of rank r's NIC (-1: not on this host);
+  // `lanes_of_rank[r]`: how many lanes that NIC has, whose engines follow it.
+  CrossEngineRings(size_t engines, std::vector<int> first_engine_of_rank,
+                   std::vector<uint32_t> lanes_of_rank, uint32_t nics_per_host)
+      : engines_(engines),
+        nics_per_host_(nics_per_host),
+        first_engine_of_rank_(std::move(first_engine_of_rank)),
+        lanes_of_rank_(std::move(lanes_of_rank)) {
     for (size_t i = 0; i < engines * engines; ++i) {
       rings_.push_back(std::make_unique<Ring>(kRingCapacity));
     }
@@ -34,12 +42,15 @@ class CrossEngineRings {
    public:
     End(CrossEngineRings& rings, size_t self) : rings_(rings), self_(self) {}
     bool hand_over(const LocalArrival& a) override {
-      const int to = a.receiver < rings_.engine_of_rank_.size()
-                         ? rings_.engine_of_rank_[a.receiver]
-                         : -1;
+      const int first = a.receiver < rings_.first_engine_of_rank_.size()
+                            ? rings_.first_engine_of_rank_[a.receiver]
+                            : -1;
       // A rank no engine of this host runs: the expander only makes local steps within a host.
-      if (to < 0) return true;
-      return rings_.ring(self_, static_cast<size_t>(to)).push(a);
+      if (first < 0) return true;
+      // The receiver's lane that runs the transfer's channel.
+      const uint32_t lane = collectives::lane_of_channel(
+          Engine::channel_of_qpn(a.qpn), rings_.nics_per_host_, rings_.lanes_of_rank_[a.receiver]);
+      return rings_.ring(self_, static_cast<size_t>(first) + lane).push(a);
     }
     void take(std::vector<LocalArrival>& out) override {
       for (size_t from = 0; from < rings_.engines_; ++from) {
@@ -62,7 +73,9 @@ class CrossEngineRings {
   Ring& ring(size_t from, size_t to) const { return *rings_[from * engines_ + to]; }
 
   size_t engines_;
-  std::vector<int> engine_of_rank_;
+  uint32_t nics_per_host_;
+  std::vector<int> first_engine_of_rank_;
+  std::vector<uint32_t> lanes_of_rank_;
   std::vector<std::unique_ptr<Ring>> rings_;
   std::vector<End> ends_;
 };
@@ -78,7 +91,7 @@ Result<std::unique_ptr<HostEngines>> HostEngines::create(
     return invalid_argument(fmt::format("{} addressings for {} ports", addressing.size(), ports.size()));
   }
   std::map<uint32_t, std::map<uint32_t, std::vector<v1::Op>>> by_nic;
-  std::vector<int> engine_of_rank(placement.world_size(), -1);
+  std::vector<int> first_engine_of_rank(placement.world_size(), -1);
   for (auto& [rank, ops] : programs) {
     if (rank >= placement.world_size() || rank >= placement.nic_of_rank.size()) {
       return invalid_argument(
@@ -91,26 +104,52 @@ Result<std::unique_ptr<HostEngines>> HostEngines::create(
     }
     by_nic[nic][rank] = std::move(ops);
   }
+  // Each NIC gets an engine per queue of its port (a lane each, running the channels of its lane
+  // for every rank of the NIC), lanes of one NIC side by side.
   std::unique_ptr<HostEngines> group(new HostEngines());
+  std::vector<uint32_t> lanes_of_rank(placement.world_size(), 1);
   for (const auto& [nic, ranks] : by_nic) {
+    const auto lanes = static_cast<uint32_t>(std::max<size_t>(1, ports[nic]->queue_count()));
     for (const auto& [rank, ops] : ranks) {
-      engine_of_rank[rank] = static_cast<int>(group->nics_.size());
+      first_engine_of_rank[rank] = static_cast<int>(group->nics_.size());
+      lanes_of_rank[rank] = lanes;
+      if (lanes > 1) group->gates_[rank] = std::make_unique<LaneGate>(lanes);
     }
-    group->nics_.push_back(nic);
+    for (uint32_t lane = 0; lane < lanes; ++lane) {
+      group->nics_.push_back(nic);
+      group->lanes_.push_back(lane);
+    }
   }
-  group->rings_ = std::make_unique<CrossEngineRings>(group->nics_.size(), engine_of_rank);
+  const uint32_t nics_per_host = placement.nics_per_host();
+  group->rings_ = std::make_unique<CrossEngineRings>(group->nics_.size(), first_engine_of_rank,
+                                                     lanes_of_rank, nics_per_host);
   if (group->nics_.size() > 1) {
     config.max_idle_wait = std::min(config.max_idle_wait, kIdleWaitBetweenEngines);
   }
   for (size_t i = 0; i < group->nics_.size(); ++i) {
     const uint32_t nic = group->nics_[i];
-    auto engine = Engine::create(config, header, placement, expand, std::move(by_nic[nic]),
-                                 addressing[nic], *ports[nic], clock, &group->rings_->end(i));
+    backend::PacketPort& port = *ports[nic];
+    EngineLane lane;
+    lane.index = group->lanes_[i];
+    lane.count = static_cast<uint32_t>(std::max<size_t>(1, port.queue_count()));
+    lane.nics_per_host = nics_per_host;
+    EngineConfig lane_config = config;
+    lane_config.pace_gbps = config.pace_gbps / lane.count;  // the NIC's line rate, shared
+    std::map<uint32_t, std::vector<v1::Op>> programs_of_lane;
+    for (const auto& [rank, ops] : by_nic[nic]) {
+      if (lane.count > 1) lane.gates[rank] = group->gates_.at(rank).get();
+      // Every lane runs every op of the NIC's ranks (its channels of it); the last takes them.
+      programs_of_lane[rank] = lane.index + 1 == lane.count ? std::move(by_nic[nic][rank]) : ops;
+    }
+    backend::PacketPort& lane_port = lane.count > 1 ? port.queue(lane.index) : port;
+    auto engine = Engine::create(lane_config, header, placement, expand, std::move(programs_of_lane),
+                                 addressing[nic], lane_port, clock, &group->rings_->end(i), lane);
     if (!engine.ok()) {
-      return engine.status().with_context(fmt::format("engine of NIC {}", nic));
+      return engine.status().with_context(lane.count > 1 ? fmt::format("engine of NIC {} queue {}", nic, lane.index)
+                                                         : fmt::format("engine of NIC {}", nic));
     }
     group->engines_.push_back(std::move(engine).value());
-    group->ports_.push_back(ports[nic]);
+    group->ports_.push_back(&lane_port);
   }
   group->published_.resize(group->engines_.size());
   return group;
@@ -227,9 +266,10 @@ void HostEngines::publish(size_t i) {
 HostProgress HostEngines::progress() const {
   HostProgress total;
   std::lock_guard lock(published_mutex_);
-  for (const HostProgress& p : published_) {
-    total.ops_recorded += p.ops_recorded;
-    total.counters += p.counters;
+  for (size_t i = 0; i < published_.size(); ++i) {
+    // Every lane of a NIC records every op of its ranks: count them once.
+    if (lanes_[i] == 0) total.ops_recorded += published_[i].ops_recorded;
+    total.counters += published_[i].counters;
   }
   return total;
 }
@@ -252,9 +292,43 @@ std::vector<HookWindow> HostEngines::hook_windows() const {
 }
 
 std::vector<OpRecord> HostEngines::take_records() {
+  // Each lane of a NIC recorded its share of every op: an op ran from its first lane's start to
+  // its last lane's end and sent what they sent together. Lanes of one NIC follow each other.
   std::vector<OpRecord> out;
-  for (auto& e : engines_) {
-    for (OpRecord& r : e->take_records()) out.push_back(std::move(r));
+  size_t i = 0;
+  while (i < engines_.size()) {
+    const size_t first = i;
+    while (i < engines_.size() && nics_[i] == nics_[first]) ++i;
+    const size_t lanes = i - first;
+    if (lanes == 1) {
+      for (OpRecord& r : engines_[first]->take_records()) out.push_back(std::move(r));
+      continue;
+    }
+    std::map<std::pair<uint32_t, uint64_t>, std::pair<OpRecord, size_t>> merged;
+    for (size_t e = first; e < i; ++e) {
+      for (OpRecord& r : engines_[e]->take_records()) {
+        auto [it, fresh] = merged.try_emplace({r.rank, r.op_index}, r, 1);
+        if (fresh) continue;
+        OpRecord& m = it->second.first;
+        ++it->second.second;
+        m.start_ns = std::min(m.start_ns, r.start_ns);
+        m.end_ns = std::max(m.end_ns, r.end_ns);
+        m.network_bytes += r.network_bytes;
+        if (r.failed && !m.failed) {
+          m.failed = true;
+          m.failure = r.failure;
+        }
+      }
+    }
+    for (auto& [key, entry] : merged) {
+      OpRecord& m = entry.first;
+      // A run that ended early may leave an op some lanes never started: it did not complete.
+      if (entry.second < lanes && !m.failed) {
+        m.failed = true;
+        m.failure = fmt::format("{} of the NIC's {} queues never ran it", lanes - entry.second, lanes);
+      }
+      out.push_back(std::move(m));
+    }
   }
   return out;
 }
@@ -262,6 +336,7 @@ std::vector<OpRecord> HostEngines::take_records() {
 EngineCounters& operator+=(EngineCounters& total, const EngineCounters& more) {
   total.rx_frames += more.rx_frames;
   total.rx_foreign += more.rx_foreign;
+  total.rx_wrong_lane += more.rx_wrong_lane;
   total.icrc_errors += more.icrc_errors;
   total.pattern_errors += more.pattern_errors;
   total.tx_frames += more.tx_frames;
@@ -278,6 +353,28 @@ EngineCounters& operator+=(EngineCounters& total, const EngineCounters& more) {
 EngineCounters HostEngines::counters() const {
   EngineCounters total;
   for (const auto& e : engines_) total += e->counters();
+  return total;
+}
+
+std::vector<uint32_t> HostEngines::nics() const {
+  std::vector<uint32_t> out;
+  for (uint32_t nic : nics_) {
+    if (out.empty() || out.back() != nic) out.push_back(nic);
+  }
+  return out;
+}
+
+std::vector<EngineCounters> HostEngines::counters_of_lanes(uint32_t nic) const {
+  std::vector<EngineCounters> out;
+  for (size_t i = 0; i < engines_.size(); ++i) {
+    if (nics_[i] == nic) out.push_back(engines_[i]->counters());
+  }
+  return out;
+}
+
+EngineCounters HostEngines::counters_of_nic(uint32_t nic) const {
+  EngineCounters total;
+  for (const EngineCounters& lane : counters_of_lanes(nic)) total += lane;
   return total;
 }
 

@@ -44,6 +44,10 @@ struct HostProgress {
 
 // One host's ranks over its NICs: one engine per NIC that runs ranks (Placement::nic_of_rank),
 // each over that NIC's packet port and on its own thread, as a real host drives one NIC per core.
+// A port of several queues (PacketPort::queue_count) gets an engine per queue, so a NIC one core
+// cannot fill uses several: each runs its lane of the NIC's work (the channels c % queues == lane
+// of every op of its ranks) over its queue, and a rank's next op waits for all of its lanes
+// (lane_gate.h). Each QP's frames must then reach its lane's queue: see EngineConfig::steer_lanes.
 // A step between ranks on different engines goes through a lock-free single-producer,
 // single-consumer ring (one per ordered pair of engines) carrying its modeled NVLink arrival
 // time. When one engine fails, the others stop and record their running ops as failed.
@@ -72,9 +76,14 @@ class HostEngines {
 
   size_t engine_count() const { return engines_.size(); }
   uint32_t nic_of_engine(size_t i) const { return nics_[i]; }
+  uint32_t lane_of_engine(size_t i) const { return lanes_[i]; }
+  // The NICs that run ranks, in order, and what each NIC's engines counted together.
+  std::vector<uint32_t> nics() const;
+  EngineCounters counters_of_nic(uint32_t nic) const;
+  std::vector<EngineCounters> counters_of_lanes(uint32_t nic) const;  // by queue
   Engine& engine(size_t i) { return *engines_[i]; }
 
-  // Merged over the engines.
+  // Merged over the engines (an op's record over its lanes).
   std::vector<OpRecord> take_records();
   EngineCounters counters() const;
   std::vector<QpCounters> qp_counters() const;
@@ -93,7 +102,9 @@ class HostEngines {
   std::unique_ptr<CrossEngineRings> rings_;
   std::vector<std::unique_ptr<Engine>> engines_;
   std::vector<backend::PacketPort*> ports_;  // engine i's port
-  std::vector<uint32_t> nics_;
+  std::vector<uint32_t> nics_;   // engine i's NIC
+  std::vector<uint32_t> lanes_;  // engine i's lane (its queue of the NIC's port)
+  std::map<uint32_t, std::unique_ptr<LaneGate>> gates_;  // by rank, on NICs of several lanes
   mutable std::mutex published_mutex_;
   std::vector<HostProgress> published_;  // per engine
 };

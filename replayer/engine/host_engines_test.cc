@@ -63,11 +63,31 @@ class MemorySwitch {
     uint32_t max_frame_size() const override { return kCapacity; }
     backend::PortCounters counters() const override { return {}; }
     std::string describe() const override { return "memory switch port " + mac_.to_string(); }
+    size_t queue_count() const override { return queues_.empty() ? 1 : queues_.size(); }
+    PacketPort& queue(size_t index) override { return queues_.empty() ? *this : *queues_[index]; }
+
+    // Gives the port `n` queues that share its MAC, each a port of its own. A frame for the MAC
+    // goes to queue (UDP source port & (n - 1)), as a NIC's flow rules steer RoCE QPs by it.
+    void add_queues(uint32_t n) {
+      for (uint32_t q = 0; q < n; ++q) queues_.push_back(std::make_unique<Port>(switch_, mac_));
+    }
+    uint64_t frames_delivered() const {
+      std::lock_guard lock(mutex_);
+      return delivered_;
+    }
 
     void deliver(std::vector<uint8_t> frame) {
+      if (!queues_.empty()) {
+        constexpr size_t kUdpSourcePort = 14 + 20;
+        const bool udp = frame.size() > kUdpSourcePort + 2 && frame[12] == 0x08 &&
+                         frame[13] == 0x00 && frame[14 + 9] == 17;
+        const uint32_t port = udp ? (frame[kUdpSourcePort] << 8 | frame[kUdpSourcePort + 1]) : 0;
+        return queues_[port & (queues_.size() - 1)]->deliver(std::move(frame));
+      }
       {
         std::lock_guard lock(mutex_);
         queue_.push_back(std::move(frame));
+        ++delivered_;
       }
       arrived_.notify_one();
     }
@@ -77,9 +97,11 @@ class MemorySwitch {
     static void free(backend::Frame& f) { testing_frames::free(f); }
     MemorySwitch& switch_;
     wire::MacAddress mac_;
-    std::mutex mutex_;
+    mutable std::mutex mutex_;
     std::condition_variable arrived_;
     std::deque<std::vector<uint8_t>> queue_;
+    uint64_t delivered_ = 0;
+    std::vector<std::unique_ptr<Port>> queues_;
   };
 
   // Ports are added before any engine runs.
@@ -237,22 +259,38 @@ Outcome run_one_engine_per_host(uint32_t ranks_per_host) {
   return out;
 }
 
+// Queues per NIC (an engine each) and whether QPs' source ports name their lane.
+struct Lanes {
+  uint32_t queues = 1;
+  bool steer = false;
+  uint32_t channels = 2;
+};
+
 Outcome run_engines_per_nic(uint32_t ranks_per_host,
                             const std::map<uint32_t, std::vector<v1::Op>>& host0_programs,
                             bool host1_runs, std::chrono::seconds timeout,
-                            const std::vector<int>& cores = {}) {
+                            const std::vector<int>& cores = {}, Lanes lanes = {},
+                            std::vector<uint64_t>* frames_per_queue = nullptr) {
   JobSetup s(ranks_per_host);
+  s.config.steer_lanes = lanes.steer;
+  s.expand.channels = lanes.channels;
   MemorySwitch sw;
   std::vector<std::unique_ptr<HostEngines>> hosts;
+  std::vector<MemorySwitch::Port*> all_ports;
   for (uint32_t h = 0; h < (host1_runs ? kHosts : 1); ++h) {
     std::vector<backend::PacketPort*> ports;
-    for (uint32_t n = 0; n < kNicsPerHost; ++n) ports.push_back(&sw.add(mac_of(h, n)));
+    for (uint32_t n = 0; n < kNicsPerHost; ++n) {
+      MemorySwitch::Port& port = sw.add(mac_of(h, n));
+      if (lanes.queues > 1) port.add_queues(lanes.queues);
+      ports.push_back(&port);
+      all_ports.push_back(&port);
+    }
     auto g = HostEngines::create(s.config, world_header(ranks_per_host), s.placement, s.expand,
                                  h == 0 ? host0_programs : programs_of_host(h, ranks_per_host),
                                  std::vector<RankAddressing>(kNicsPerHost, s.addressing(true)), ports,
                                  steady_clock());
     EXPECT_TRUE(g.ok()) << g.status().to_string();
-    EXPECT_EQ((*g)->engine_count(), kNicsPerHost);
+    EXPECT_EQ((*g)->engine_count(), kNicsPerHost * lanes.queues);
     hosts.push_back(std::move(g).value());
   }
   Outcome out;
@@ -268,6 +306,13 @@ Outcome run_engines_per_nic(uint32_t ranks_per_host,
   for (auto& g : hosts) {
     for (OpRecord& r : g->take_records()) out.records.push_back(r);
     out.counters += g->counters();
+  }
+  if (frames_per_queue != nullptr) {
+    for (MemorySwitch::Port* port : all_ports) {
+      for (size_t q = 0; q < port->queue_count(); ++q) {
+        frames_per_queue->push_back(static_cast<MemorySwitch::Port&>(port->queue(q)).frames_delivered());
+      }
+    }
   }
   return out;
 }
@@ -462,6 +507,60 @@ TEST(HostEnginesTest, PxnKeepsEveryNicOnItsRailAndDeliversEveryByte) {
   for (const OpRecord& r : direct.outcome.records) direct_network += r.network_bytes;
   EXPECT_EQ(relayed_network, direct_network);
   EXPECT_GT(relayed.outcome.counters.responders.bytes_received, 1u << 20);
+}
+
+}  // namespace
+}  // namespace collide::replayer::engine
+
+namespace collide::replayer::engine {
+namespace {
+
+// Two queues per NIC, an engine each: every op's channels split over the two lanes, the NIC's
+// flow rules (here the memory switch) steer each QP by its source port to its lane's queue.
+// Records, once merged over the lanes, are those of one engine per host; both queues carried
+// frames; no frame reached a lane that does not run its QP. A NIC carries every second channel
+// (channel c enters a host on rail c % 2): 4 channels give each lane of a NIC one, 6 unequal.
+class HostEnginesLanesTest : public ::testing::TestWithParam<uint32_t> {};
+
+TEST_P(HostEnginesLanesTest, TwoQueuesPerNicSplitTheChannelsAndRecordTheOpsOnce) {
+  const uint32_t channels = GetParam();
+  Lanes lanes;
+  lanes.queues = 2;
+  lanes.steer = true;
+  lanes.channels = channels;
+  std::vector<uint64_t> per_queue;
+  const Outcome split = run_engines_per_nic(4, programs_of_host(0, 4), true,
+                                            std::chrono::seconds(20), {}, lanes, &per_queue);
+  Lanes one_lane;
+  one_lane.channels = channels;
+  const Outcome whole = run_engines_per_nic(4, programs_of_host(0, 4), true,
+                                            std::chrono::seconds(20), {}, one_lane);
+  for (const Status& st : split.status) ASSERT_TRUE(st.ok()) << st.to_string();
+  for (const Status& st : whole.status) ASSERT_TRUE(st.ok()) << st.to_string();
+  for (const OpRecord& r : split.records) EXPECT_FALSE(r.failed) << r.failure;
+  EXPECT_EQ(keys(split.records), keys(whole.records));
+  EXPECT_EQ(split.counters.responders.bytes_received, whole.counters.responders.bytes_received);
+  EXPECT_EQ(split.counters.rx_wrong_lane, 0u);
+  EXPECT_EQ(split.counters.rx_foreign, 0u);
+  EXPECT_EQ(split.counters.pattern_errors, 0u);
+  ASSERT_EQ(per_queue.size(), kHosts * kNicsPerHost * 2);
+  for (size_t q = 0; q < per_queue.size(); ++q) EXPECT_GT(per_queue[q], 0u) << "queue " << q << ": " << ::testing::PrintToString(per_queue);
+}
+
+INSTANTIATE_TEST_SUITE_P(Channels, HostEnginesLanesTest, ::testing::Values(4u, 6u));
+
+// Without source ports that name their lane, the NIC's steering puts QPs on queues at random:
+// frames for another lane are counted (and lost to it) rather than taken for foreign ones.
+TEST(HostEnginesLanesTest, FramesOnAnotherLanesQueueAreCounted) {
+  Lanes lanes;
+  lanes.queues = 2;
+  lanes.steer = false;
+  const Outcome out = run_engines_per_nic(4, programs_of_host(0, 4), true,
+                                          std::chrono::seconds(5), {}, lanes);
+  EXPECT_GT(out.counters.rx_wrong_lane, 0u);
+  EXPECT_EQ(out.counters.rx_foreign, 0u);
+  // Their QPs never hear back: the run fails as NCCL's would, it does not hang.
+  EXPECT_FALSE(out.status[0].ok() && out.status[1].ok());
 }
 
 }  // namespace

@@ -1,9 +1,12 @@
 #include "replayer/engine/rank_runner.h"
 
+#include "replayer/collectives/channel_lanes.h"
+
 namespace collide::replayer::engine {
 
-RankRunner::RankRunner(uint32_t rank, std::vector<v1::Op> ops, bool honor_compute_gaps)
-    : rank_(rank), ops_(std::move(ops)), honor_compute_gaps_(honor_compute_gaps) {}
+RankRunner::RankRunner(uint32_t rank, std::vector<v1::Op> ops, bool honor_compute_gaps,
+                       RankLane lane)
+    : rank_(rank), ops_(std::move(ops)), honor_compute_gaps_(honor_compute_gaps), lane_(lane) {}
 
 std::optional<Nanos> RankRunner::wake_at() const {
   if (slots_remaining_ > 0 || next_op_ >= ops_.size() || failed_) return std::nullopt;
@@ -23,6 +26,7 @@ Status RankRunner::start_batch(Nanos now, collectives::Expander& expander) {
     auto expanded = expander.expand(slot.op);
     if (!expanded.ok()) return expanded.status();
     slot.expanded = std::move(expanded).value();
+    COLLIDE_RETURN_IF_ERROR(collectives::keep_lane(slot.expanded, lane_.index, lane_.count, lane_.nics_per_host));
     const size_t steps = slot.expanded.steps.size();
     slot.unmet.assign(steps, 0);
     slot.dependents.assign(steps, {});
@@ -58,6 +62,7 @@ Result<std::vector<ReadyStep>> RankRunner::advance(Nanos now, collectives::Expan
       next_start_ = last_batch_end_ + gap;
     }
     if (now < *next_start_) break;
+    if (lane_.gate != nullptr && !lane_.gate->all_finished(batches_finished_)) break;
     next_start_.reset();
     if (Status s = start_batch(now, expander); !s.ok()) {
       fail(s.message(), now);
@@ -86,7 +91,11 @@ void RankRunner::finish_slot(Slot& slot, Nanos now) {
   slot.record.end_ns = now;
   records_.push_back(slot.record);
   // The finished batch stays in place (callers may hold its steps) until the next one starts.
-  if (--slots_remaining_ == 0) last_batch_end_ = now;
+  if (--slots_remaining_ == 0) {
+    last_batch_end_ = now;
+    ++batches_finished_;
+    if (lane_.gate != nullptr) lane_.gate->finished_batch(lane_.index);
+  }
 }
 
 void RankRunner::fail(const std::string& why, Nanos now) {

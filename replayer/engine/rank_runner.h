@@ -8,6 +8,7 @@
 #include "collide/trace.pb.h"
 #include "common/result.h"
 #include "replayer/collectives/expander.h"
+#include "replayer/engine/lane_gate.h"
 #include "replayer/engine/op_record.h"
 #include "replayer/transport/packet.h"
 
@@ -30,10 +31,12 @@ struct ReadyStep {
 // Runs one rank's ops the way NCCL issues them on one stream: one op at a time, except that the
 // ops of one group (ncclGroupStart/End, e.g. the sends and receives of an all-to-all made of
 // point-to-point calls) run together. Inside an op, a step becomes ready when the steps it
-// depends on are done. Pure: the engine reports completions and asks what is ready.
+// depends on are done. Pure: the engine reports completions and asks what is ready. On a lane of
+// a NIC split over several (lane_gate.h), it runs only its lane's channels of every op, and starts
+// an op once every lane has finished the one before.
 class RankRunner {
  public:
-  RankRunner(uint32_t rank, std::vector<v1::Op> ops, bool honor_compute_gaps);
+  RankRunner(uint32_t rank, std::vector<v1::Op> ops, bool honor_compute_gaps, RankLane lane = {});
 
   // Starts the next batch once the running one is done (and its compute gap has passed), then
   // returns the steps that became ready since the last call. Pointers stay valid until the batch
@@ -68,6 +71,8 @@ class RankRunner {
   uint32_t rank_;
   std::vector<v1::Op> ops_;
   bool honor_compute_gaps_;
+  RankLane lane_;
+  uint64_t batches_finished_ = 0;
   size_t next_op_ = 0;
   std::vector<Slot> batch_;
   uint32_t slots_remaining_ = 0;
