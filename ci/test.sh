@@ -2,8 +2,9 @@
 # The README's test command. Installs what is missing, builds from scratch and runs every test:
 # unit tests first (also as an unprivileged user, to show they need no root), then the privileged
 # ones (namespaces, BPF, DPDK) one at a time. Then the same build folder without DPDK and without
-# eBPF in turn (ninja rebuilds only what the option changes) with the unit tests, and the
-# product's translation units (not the tests') again through clang (checked, not compiled to code).
+# eBPF in turn (ninja rebuilds only what the option changes) with the unit tests, the Debian
+# package installed and run (ci/package-check.sh), and the product's translation units (not the
+# tests') again through clang (checked, not compiled to code).
 #
 # COLLIDE_REQUIRE_PRIVILEGED=1 (CI sets it) turns a privileged test's skip into a failure.
 # COLLIDE_SKIP_CLANG=1 skips the clang check (quicker local runs).
@@ -63,6 +64,15 @@ for variant in -DCOLLIDE_WITH_DPDK=OFF -DCOLLIDE_WITH_EBPF=OFF; do
 done
 cmake -S . -B "$build" -DCOLLIDE_WITH_DPDK=ON -DCOLLIDE_WITH_EBPF=ON >/dev/null
 cmake --build "$build" -j"$(nproc)"
+
+# What fleets install: the .deb of this build, installed on this machine, its command run (a
+# scenario on a virtual testbed included), then purged.
+if [ "$(id -u)" -eq 0 ]; then
+  echo "== the Debian package: built, installed, run, purged (at ${SECONDS}s)"
+  ci/package-check.sh "$build"
+else
+  echo "== the Debian package: skipped (installing it needs root)"
+fi
 
 if [ "${COLLIDE_SKIP_CLANG:-0}" != "1" ]; then
   echo "== clang: the product's translation units checked, no code generated (at ${SECONDS}s)"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* Chooses how a virtual switch spreads RoCEv2 frames over its equal-cost uplinks. Attached on tc
  * ingress of a leaf's host-facing ports, before the routing decision.
  *
@@ -92,4 +93,4 @@ int fabric_balance(struct __sk_buff *skb)
   return TC_ACT_UNSPEC;
 }
 
-char LICENSE[] SEC("license") = "GPL";
+char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* Map layout of fabric_balance.bpf.c, shared with the C++ loader (injectors/fabric_balance.h). */
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* collide's per-packet fault injector: a table of up to 64 rules, evaluated in order for every
  * IP packet on a tc (TCX) hook or XDP, after an allowlist that always passes control traffic.
  *
@@ -596,4 +597,4 @@ int fault_xdp(struct xdp_md *xdp)
   return fault_run(xdp, 1, COLLIDE_FAULT_DIR_INGRESS);
 }
 
-char LICENSE[] SEC("license") = "GPL";
+char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* Packet parsing for the fault injector: everything a rule can match on, read once per packet
  * through bpf_skb_load_bytes on tc and bpf_xdp_load_bytes on XDP (so non-linear skbs and
  * multi-buffer frames parse the same as linear ones, and both hooks share one parser). IPv6

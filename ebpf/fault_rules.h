@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* Map layouts of the fault injector, shared by ebpf/fault.bpf.c and its loader
  * (injectors/fault_injector.*). Plain C with fixed-width fields so both compilers agree on every
  * offset; user space fills these from the rule model in injectors/fault_rules.h. */

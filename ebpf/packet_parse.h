@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* Header parsing shared by collide's tc programs. Reads through bpf_skb_load_bytes so that
  * non-linear skbs (GRO, veth with offloads) parse the same as linear ones. */
 #pragma once

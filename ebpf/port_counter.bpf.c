@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* Counts packets and bytes per (interface, direction, IP protocol, destination port). Attached on
  * tc ingress/egress (TCX or clsact); it never changes a packet's fate, so its counts are the ground
  * truth other components are checked against. */
@@ -56,4 +57,4 @@ int count_egress(struct __sk_buff *skb)
   return count_packet(skb, COLLIDE_DIR_EGRESS);
 }
 
-char LICENSE[] SEC("license") = "GPL";
+char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* Map layout of port_counter.bpf.c, shared with the C++ reader (injectors/port_counter.h). */
 #pragma once
 

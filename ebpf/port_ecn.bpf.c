@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* WRED-style ECN marking on a switch port's egress, in front of the port's tbf shaper.
  *
  * A switch marks on the depth of the port's queue. The kernel's RED qdisc would see that depth, but
@@ -121,4 +122,4 @@ int port_ecn_egress(struct __sk_buff *skb)
   return TC_ACT_UNSPEC;
 }
 
-char LICENSE[] SEC("license") = "GPL";
+char LICENSE[] SEC("license") = "Dual BSD/GPL";

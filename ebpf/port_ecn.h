@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* Layout shared by port_ecn.bpf.c and its loader (orchestrator/testbed/port_ecn_marker.h). */
 #pragma once
 

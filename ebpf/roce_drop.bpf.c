@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* Drops RoCEv2 data packets (RDMA WRITE FIRST..ONLY_IMM) at random with a fixed probability,
  * counting what it saw and what it dropped. Decisions come from a counter-based generator keyed
  * by the seed and the packet's number on this CPU, so a run is repeatable. ACKs, NAKs, CNPs and
@@ -52,4 +53,4 @@ int roce_drop(struct __sk_buff *skb)
   return TC_ACT_SHOT;
 }
 
-char LICENSE[] SEC("license") = "GPL";
+char LICENSE[] SEC("license") = "Dual BSD/GPL";

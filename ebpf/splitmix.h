@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* SplitMix64's finalizer, shared by collide's tc programs that draw seeded pseudo-random numbers:
  * a strong 64-bit mix of (seed, counter), so draws repeat with their seed and need no state but a
  * counter. */

@@ -5,6 +5,8 @@
 #include <regex>
 #include <set>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
@@ -27,6 +29,33 @@ std::set<std::string> agent_options() {
     out.insert((*it)[1]);
   }
   return out;
+}
+
+std::string read_text(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  EXPECT_TRUE(in.good()) << path;
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// The long options on a command line, in order.
+std::vector<std::string> options_in(const std::string& command) {
+  static const std::regex option(R"((--[a-z][a-z0-9-]*))");
+  std::vector<std::string> out;
+  for (std::sregex_iterator it(command.begin(), command.end(), option), end; it != end; ++it) {
+    out.push_back((*it)[1]);
+  }
+  return out;
+}
+
+// The rest of the line that starts with `key` ("" when no line does).
+std::string line_value(const std::string& text, const std::string& key) {
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind(key, 0) == 0) return line.substr(key.size());
+  }
+  return "";
 }
 
 TEST(DeployManifestsTest, DaemonSetRunsAPrivilegedAgentOnTheHostNetworkWithSecretCerts) {
@@ -70,11 +99,7 @@ TEST(DeployManifestsTest, DaemonSetRunsAPrivilegedAgentOnTheHostNetworkWithSecre
 }
 
 TEST(DeployManifestsTest, SlurmScriptStartsOneAgentPerNodeWithKnownOptions) {
-  std::ifstream in(kDeploy / "collide-agents.sbatch");
-  ASSERT_TRUE(in.good());
-  std::stringstream text;
-  text << in.rdbuf();
-  const std::string script = text.str();
+  const std::string script = read_text(kDeploy / "collide-agents.sbatch");
   EXPECT_NE(script.find("#SBATCH --ntasks-per-node=1"), std::string::npos);
   EXPECT_NE(script.find("srun --ntasks-per-node=1"), std::string::npos);
   // Every option on the command that starts the agent (from " agent " to the end of the command).
@@ -82,13 +107,38 @@ TEST(DeployManifestsTest, SlurmScriptStartsOneAgentPerNodeWithKnownOptions) {
   ASSERT_NE(at, std::string::npos);
   const std::string command = script.substr(at, script.find("\n'", at) - at);
   const std::set<std::string> known = agent_options();
-  static const std::regex option(R"((--[a-z][a-z0-9-]*))");
-  int seen = 0;
-  for (std::sregex_iterator it(command.begin(), command.end(), option), end; it != end; ++it, ++seen) {
-    EXPECT_TRUE(known.count((*it)[1])) << (*it)[1] << " is not an option of collide agent";
-  }
-  EXPECT_GE(seen, 2);
+  const std::vector<std::string> used = options_in(command);
+  for (const std::string& o : used) EXPECT_TRUE(known.count(o)) << o << " is not an option of collide agent";
+  EXPECT_GE(used.size(), 2u);
   EXPECT_EQ(process::run_command({"bash", "-n", (kDeploy / "collide-agents.sbatch").string()})->exit_code, 0);
+}
+
+// The Debian package's unit: the installed command, the certificates folder the package makes,
+// and the options of its settings file, all ones `collide agent` has.
+TEST(DeployManifestsTest, SystemdUnitRunsTheInstalledAgentWithKnownOptions) {
+  const std::string unit = read_text(kDeploy / "collide-agent.service");
+  const std::string exec = line_value(unit, "ExecStart=");
+  ASSERT_EQ(exec.rfind("/usr/bin/collide agent ", 0), 0u) << exec;
+  EXPECT_NE(exec.find("--certs /etc/collide/certs "), std::string::npos) << exec;
+  EXPECT_NE(exec.find("$COLLIDE_AGENT_ARGS"), std::string::npos) << exec;
+  EXPECT_EQ(line_value(unit, "EnvironmentFile="), "/etc/collide/agent.env");
+  EXPECT_EQ(line_value(unit, "Restart="), "on-failure");
+  EXPECT_EQ(line_value(unit, "WantedBy="), "multi-user.target");
+
+  const std::string settings = read_text(kDeploy / "collide-agent.env");
+  const std::string args = line_value(settings, "COLLIDE_AGENT_ARGS=");
+  ASSERT_GE(args.size(), 2u);
+  ASSERT_EQ(args.front(), '"');
+  ASSERT_EQ(args.back(), '"');
+  const std::set<std::string> known = agent_options();
+  std::set<std::string> given;
+  for (const std::string& o : options_in(exec + " " + args)) {
+    EXPECT_TRUE(known.count(o)) << o << " is not an option of collide agent";
+    given.insert(o);
+  }
+  for (const char* o : {"--certs", "--work-dir", "--listen", "--interfaces", "--port-spec"}) {
+    EXPECT_TRUE(given.count(o)) << "the unit does not pass " << o;
+  }
 }
 
 }  // namespace
