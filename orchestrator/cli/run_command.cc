@@ -204,13 +204,8 @@ void run(const RunOptions& opt) {
     auto endpoint = orchestrator::metrics::HttpEndpoint::start(opt.metrics, registry);
     if (!endpoint.ok()) fail("run", kExitUsage, endpoint.status().message());
     metrics = std::move(endpoint).value();
-    registry.describe("collide_packets_sent_total", "RoCE packets the host's ranks sent", "counter");
-    registry.describe("collide_retransmitted_packets_total", "RoCE packets sent again", "counter");
-    registry.describe("collide_ops_completed_total", "ops the host's ranks completed", "counter");
     std::cerr << "collide run: metrics at " << metrics->url() << "\n";
-    local.set_metric = [&registry](const std::string& name,
-                                   const std::map<std::string, std::string>& labels,
-                                   double value) { registry.set(name, labels, value); };
+    local.metrics = &registry;
   }
   if (grid->swept()) {
     run_sweep(*grid, out, local, gate);
