@@ -233,7 +233,8 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--lease", opt->lease_s,
                   "seconds an agent keeps a run going without word from here")->capture_default_str();
   cmd->add_option("--metrics", opt->metrics,
-                  "serve live counters for Prometheus at HOST:PORT/metrics (e.g. 127.0.0.1:9464)");
+                  "serve live metrics for Prometheus at HOST:PORT/metrics (e.g. 127.0.0.1:9464; port 0 takes a "
+                  "free port and the URL printed names it)");
   cmd->add_option("--junit", opt->junit,
                   "write the scenario's expectations (expect:) as JUnit XML to FILE, also when the run fails")
       ->type_name("FILE");
