@@ -204,13 +204,8 @@ void run(const RunOptions& opt) {
     auto endpoint = orchestrator::metrics::HttpEndpoint::start(opt.metrics, registry);
     if (!endpoint.ok()) fail("run", kExitUsage, endpoint.status().message());
     metrics = std::move(endpoint).value();
-    registry.describe("collide_packets_sent_total", "RoCE packets the host's ranks sent", "counter");
-    registry.describe("collide_retransmitted_packets_total", "RoCE packets sent again", "counter");
-    registry.describe("collide_ops_completed_total", "ops the host's ranks completed", "counter");
     std::cerr << "collide run: metrics at " << metrics->url() << "\n";
-    local.set_metric = [&registry](const std::string& name,
-                                   const std::map<std::string, std::string>& labels,
-                                   double value) { registry.set(name, labels, value); };
+    local.metrics = &registry;
   }
   if (grid->swept()) {
     run_sweep(*grid, out, local, gate);
@@ -238,7 +233,8 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--lease", opt->lease_s,
                   "seconds an agent keeps a run going without word from here")->capture_default_str();
   cmd->add_option("--metrics", opt->metrics,
-                  "serve live counters for Prometheus at HOST:PORT/metrics (e.g. 127.0.0.1:9464)");
+                  "serve live metrics for Prometheus at HOST:PORT/metrics (e.g. 127.0.0.1:9464; port 0 takes a "
+                  "free port and the URL printed names it)");
   cmd->add_option("--junit", opt->junit,
                   "write the scenario's expectations (expect:) as JUnit XML to FILE, also when the run fails")
       ->type_name("FILE");

@@ -1,199 +1,167 @@
 #include "orchestrator/metrics/http_endpoint.h"
 
-#include <cerrno>
-#include <chrono>
-#include <deque>
-#include <istream>
-#include <thread>
-#include <utility>  // before Boost.Asio 1.74, whose awaitable.hpp uses std::exchange without it
+#include <arpa/inet.h>
+#include <dlfcn.h>
+#include <pthread.h>
 
-#include <boost/asio.hpp>
+#include <algorithm>
+#include <cerrno>
+#include <exception>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <CivetServer.h>  // CivetCallbacks, which the Exposer takes
+#include <civetweb.h>
 #include <fmt/format.h>
+#include <prometheus/exposer.h>
 
 #include "common/parse_number.h"
 
 namespace collide::orchestrator::metrics {
 namespace {
 
-namespace asio = boost::asio;
-using tcp = asio::ip::tcp;
-using error_code = boost::system::error_code;
+// mg_check_feature's bit for IPv6 support (civetweb.h documents the bits).
+constexpr unsigned kCivetwebIpv6 = 8;
+// What prometheus-cpp answers GET with (the text format; Prometheus reads text/plain as that).
+constexpr const char* kExpositionType = "text/plain; charset=utf-8";
 
-constexpr size_t kMaxRequestBytes = 8192;
-// Connections served at once: scrapers are few, and each connection holds a descriptor. Past the
-// cap the oldest connection (silent, or slow to read its answer) is closed for the new one, so a
-// flood of idle connections can neither exhaust descriptors nor shut scrapers out.
-constexpr size_t kMaxConnections = 32;
-// Out of descriptors (EMFILE, ENFILE), accept fails at once for as long as it lasts: wait before
-// trying again, longer each time, instead of spinning on it.
-constexpr auto kAcceptBackoffFirst = std::chrono::milliseconds(20);
-constexpr auto kAcceptBackoffMax = std::chrono::milliseconds(1000);
-constexpr auto kClientTimeout = std::chrono::seconds(5);
-// The content type Prometheus asks for with its text format.
-constexpr const char* kExpositionType = "text/plain; version=0.0.4; charset=utf-8";
-
-// One request, one response, then the connection closes: scrapers reconnect anyway.
-class Connection : public std::enable_shared_from_this<Connection> {
- public:
-  Connection(tcp::socket socket, const Registry& registry)
-      : socket_(std::move(socket)), timer_(socket_.get_executor()), request_(kMaxRequestBytes),
-        registry_(registry) {}
-
-  // Ends the connection; its pending read or write and its timer finish with operation_aborted.
-  void close() {
-    if (!socket_.is_open()) return;
-    error_code ignored;
-    timer_.cancel();
-    socket_.shutdown(tcp::socket::shutdown_both, ignored);
-    socket_.close(ignored);
-  }
-
-  void start() {
-    auto self = shared_from_this();
-    timer_.expires_after(kClientTimeout);
-    timer_.async_wait([self](const error_code& ec) {
-      if (!ec) self->close();  // a silent client holds nothing for long
-    });
-    asio::async_read_until(socket_, request_, "\r\n\r\n",
-                           [self](const error_code& ec, size_t) { self->on_request(ec); });
-  }
-
- private:
-  void on_request(const error_code& ec) {
-    if (ec == asio::error::not_found) return respond("431 Request Header Fields Too Large", "text/plain", "too large\n");
-    if (ec) return close();
-    std::istream in(&request_);
-    std::string method, target, version;
-    in >> method >> target >> version;
-    target = target.substr(0, target.find('?'));
-    if (method != "GET") return respond("405 Method Not Allowed", "text/plain", "only GET\n");
-    if (target == "/metrics") return respond("200 OK", kExpositionType, registry_.render());
-    if (target == "/") {
-      return respond("200 OK", "text/html; charset=utf-8",
-                     "<html><body><a href=\"/metrics\">collide metrics</a></body></html>\n");
-    }
-    respond("404 Not Found", "text/plain", "not found; try /metrics\n");
-  }
-
-  void respond(const std::string& status, const std::string& type, const std::string& body) {
-    response_ = fmt::format("HTTP/1.1 {}\r\nContent-Type: {}\r\nContent-Length: {}\r\n"
-                            "Connection: close\r\n\r\n{}",
-                            status, type, body.size(), body);
-    auto self = shared_from_this();
-    asio::async_write(socket_, asio::buffer(response_),
-                      [self](const error_code&, size_t) { self->close(); });
-  }
-
-  tcp::socket socket_;
-  asio::steady_timer timer_;
-  asio::streambuf request_;
-  std::string response_;
-  const Registry& registry_;
+struct ListenAddress {
+  std::string host;       // as in a URL and in civetweb's listening_ports: IPv6 in brackets
+  std::string port_text;  // checked
+  bool ipv6 = false;
 };
 
-Result<tcp::endpoint> parse_address(const std::string& address) {
+Result<ListenAddress> parse_address(const std::string& address) {
   const auto colon = address.rfind(':');
   if (colon == std::string::npos || colon + 1 == address.size()) {
     return invalid_argument(fmt::format("metrics address '{}': expected host:port", address));
   }
+  ListenAddress out;
   std::string host = address.substr(0, colon);
-  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
-  error_code ec;
-  const auto ip = asio::ip::make_address(host, ec);
-  if (ec) return invalid_argument(fmt::format("metrics address '{}': '{}' is not an IP address", address, host));
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+    out.ipv6 = true;
+  }
+  unsigned char bytes[16];
+  const bool is_v4 = !out.ipv6 && inet_pton(AF_INET, host.c_str(), bytes) == 1;
+  const bool is_v6 = out.ipv6 && inet_pton(AF_INET6, host.c_str(), bytes) == 1;
+  if (!is_v4 && !is_v6) {
+    return invalid_argument(fmt::format(
+        "metrics address '{}': '{}' is not an IP address (IPv4, or IPv6 in brackets as [::1])", address, host));
+  }
+  if (is_v6 && !HttpEndpoint::ipv6_supported()) {
+    return invalid_argument(fmt::format(
+        "metrics address '{}': this civetweb was built without IPv6, so the endpoint cannot listen on an "
+        "IPv6 address; use an IPv4 one (127.0.0.1:PORT)",
+        address));
+  }
   auto port = parse_number<uint16_t>(std::string_view(address).substr(colon + 1),
                                      fmt::format("metrics address '{}': port", address));
   if (!port.ok()) return port.status();
-  return tcp::endpoint(ip, *port);
+  out.host = is_v6 ? "[" + host + "]" : host;
+  out.port_text = std::to_string(*port);
+  return out;
+}
+
+// civetweb says why it could not listen (e.g. "cannot bind to 127.0.0.1:9464: 98 (Address already
+// in use)") through its log callback, on the thread that starts it; prometheus-cpp's exception
+// only says that it failed. Kept while starting, on that thread alone.
+thread_local bool t_capturing = false;
+thread_local std::string t_startup_log;
+
+int on_log_message(const mg_connection*, const char* message) {
+  if (!t_capturing) return 0;  // civetweb's own handling
+  if (!t_startup_log.empty()) t_startup_log += "; ";
+  t_startup_log += message;
+  return 1;
+}
+
+// prometheus-cpp's handler answers GET alone; civetweb sends 404 for any other method. A
+// scraper's HEAD gets the headers of a GET without the body, and a method no scrape uses gets
+// 405 naming those that work. Returns 0 to leave the request to the handlers.
+int on_begin_request(mg_connection* conn) {
+  const mg_request_info* request = mg_get_request_info(conn);
+  if (request == nullptr || request->local_uri == nullptr || request->request_method == nullptr) return 0;
+  if (std::string_view(request->local_uri) != "/metrics") return 0;
+  const std::string_view method = request->request_method;
+  if (method == "GET") return 0;
+  if (method == "HEAD") {
+    mg_printf(conn, "HTTP/1.1 200 OK\r\nContent-Type: %s\r\nConnection: close\r\n\r\n", kExpositionType);
+    return 200;
+  }
+  constexpr std::string_view kBody = "only GET and HEAD\n";
+  mg_printf(conn,
+            "HTTP/1.1 405 Method Not Allowed\r\nAllow: GET, HEAD\r\nContent-Type: text/plain\r\n"
+            "Content-Length: %zu\r\nConnection: close\r\n\r\n%s",
+            kBody.size(), kBody.data());
+  return 405;
+}
+
+const CivetCallbacks& callbacks() {
+  static const CivetCallbacks c = [] {
+    CivetCallbacks made;  // its constructor zeroes every callback
+    made.log_message = on_log_message;
+    made.begin_request = on_begin_request;
+    return made;
+  }();
+  return c;
 }
 
 }  // namespace
 
-struct HttpEndpoint::State {
-  explicit State(const Registry& r) : registry(r), acceptor(io), backoff_timer(io) {}
-  const Registry& registry;
-  asio::io_context io;
-  tcp::acceptor acceptor;
-  asio::steady_timer backoff_timer;
-  std::chrono::milliseconds backoff{0};
-  std::deque<std::weak_ptr<Connection>> connections;  // oldest first; all on the io thread
-  std::thread thread;
+// Debian's civetweb gives each of its threads a 100 KiB stack (its USE_STACK_SIZE), and glibc
+// takes a process's static thread-local storage out of every thread's stack. collide's binary
+// holds about 66 KiB of it, so a worker had some 30 KiB left and overflowed while answering a
+// scrape. Every request for a smaller stack is raised to kMinThreadStack here; the executable's
+// definition is the one civetweb's call binds to, and it hands on to libc's.
+constexpr size_t kMinThreadStack = 1024 * 1024;
 
-  // Closes the oldest connection still open; false when there is none.
-  bool close_oldest() {
-    while (!connections.empty()) {
-      auto oldest = connections.front().lock();
-      connections.pop_front();
-      if (oldest) {
-        oldest->close();
-        return true;
-      }
-    }
-    return false;
-  }
+}  // namespace collide::orchestrator::metrics
 
-  void serve(tcp::socket socket) {
-    std::erase_if(connections, [](const std::weak_ptr<Connection>& c) { return c.expired(); });
-    if (connections.size() >= kMaxConnections) close_oldest();
-    auto connection = std::make_shared<Connection>(std::move(socket), registry);
-    connections.push_back(connection);
-    connection->start();
-  }
-
-  void accept() {
-    acceptor.async_accept([this](const error_code& ec, tcp::socket socket) {
-      if (ec == asio::error::operation_aborted || !acceptor.is_open()) return;
-      if (!ec) {
-        backoff = std::chrono::milliseconds(0);
-        serve(std::move(socket));
-        return accept();
-      }
-      // Out of descriptors (or another failure that would repeat at once): free one if a
-      // connection holds it, and try again after a pause that grows while the failure lasts.
-      if (ec == asio::error::no_descriptors || ec.value() == ENFILE) close_oldest();
-      backoff = std::min(kAcceptBackoffMax, std::max(kAcceptBackoffFirst, backoff * 2));
-      backoff_timer.expires_after(backoff);
-      backoff_timer.async_wait([this](const error_code& wait_ec) {
-        if (!wait_ec) accept();
-      });
-    });
-  }
-};
-
-Result<std::unique_ptr<HttpEndpoint>> HttpEndpoint::start(const std::string& address,
-                                                          const Registry& registry) {
-  auto endpoint = parse_address(address);
-  if (!endpoint.ok()) return endpoint.status();
-  auto state = std::make_unique<State>(registry);
-  error_code ec;
-  state->acceptor.open(endpoint->protocol(), ec);
-  if (!ec) state->acceptor.set_option(tcp::acceptor::reuse_address(true), ec);
-  if (!ec) state->acceptor.bind(*endpoint, ec);
-  if (!ec) state->acceptor.listen(asio::socket_base::max_listen_connections, ec);
-  if (ec) return unavailable(fmt::format("metrics endpoint: cannot listen on {}: {}", address, ec.message()));
-  state->accept();
-  State* s = state.get();
-  state->thread = std::thread([s] { s->io.run(); });
-  return std::unique_ptr<HttpEndpoint>(new HttpEndpoint(std::move(state)));
+extern "C" int pthread_attr_setstacksize(pthread_attr_t* attr, size_t size) noexcept {
+  using Setter = int (*)(pthread_attr_t*, size_t);
+  static const auto libc = reinterpret_cast<Setter>(dlsym(RTLD_NEXT, "pthread_attr_setstacksize"));
+  if (libc == nullptr) return ENOSYS;
+  return libc(attr, std::max(size, collide::orchestrator::metrics::kMinThreadStack));
 }
 
-HttpEndpoint::HttpEndpoint(std::unique_ptr<State> state) : state_(std::move(state)) {}
+namespace collide::orchestrator::metrics {
 
-HttpEndpoint::~HttpEndpoint() {
-  state_->io.stop();
-  if (state_->thread.joinable()) state_->thread.join();
+Result<std::unique_ptr<HttpEndpoint>> HttpEndpoint::start(const std::string& address, const Registry& registry) {
+  auto listen = parse_address(address);
+  if (!listen.ok()) return listen.status();
+  std::vector<std::string> options = {"listening_ports", listen->host + ":" + listen->port_text,
+                                      "num_threads",     std::to_string(kWorkers),
+                                      "request_timeout_ms", std::to_string(kRequestTimeoutMs)};
+  t_startup_log.clear();
+  t_capturing = true;
+  std::unique_ptr<prometheus::Exposer> exposer;
+  std::string failure;
+  try {
+    exposer = std::make_unique<prometheus::Exposer>(options, &callbacks());
+  } catch (const std::exception& e) {
+    failure = t_startup_log.empty() ? e.what() : t_startup_log;
+  }
+  t_capturing = false;
+  if (!exposer) return unavailable(fmt::format("metrics endpoint: cannot listen on {}: {}", address, failure));
+  exposer->RegisterCollectable(registry.prometheus());
+  return std::unique_ptr<HttpEndpoint>(new HttpEndpoint(std::move(exposer), listen->host));
 }
+
+bool HttpEndpoint::ipv6_supported() { return mg_check_feature(kCivetwebIpv6) != 0; }
+
+HttpEndpoint::HttpEndpoint(std::unique_ptr<prometheus::Exposer> exposer, std::string host)
+    : exposer_(std::move(exposer)), host_(std::move(host)) {}
+
+HttpEndpoint::~HttpEndpoint() = default;
 
 uint16_t HttpEndpoint::port() const {
-  error_code ec;
-  return state_->acceptor.local_endpoint(ec).port();
+  // civetweb reads the port back from the socket, so port 0 reports the one the kernel chose.
+  const std::vector<int> ports = exposer_->GetListeningPorts();
+  return ports.empty() ? 0 : static_cast<uint16_t>(ports.front());
 }
 
-std::string HttpEndpoint::url() const {
-  error_code ec;
-  const auto ep = state_->acceptor.local_endpoint(ec);
-  const std::string host = ep.address().is_v6() ? "[" + ep.address().to_string() + "]" : ep.address().to_string();
-  return fmt::format("http://{}:{}/metrics", host, ep.port());
-}
+std::string HttpEndpoint::url() const { return fmt::format("http://{}:{}/metrics", host_, port()); }
 
 }  // namespace collide::orchestrator::metrics

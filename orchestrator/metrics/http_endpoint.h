@@ -7,30 +7,43 @@
 #include "common/result.h"
 #include "orchestrator/metrics/registry.h"
 
-// A Prometheus scrape target: GET /metrics answers with the registry's text exposition. It runs
-// on a background thread of its own, so a long soak run can be watched while it runs; anything
-// but GET / or GET /metrics gets 404 (405 for other methods). Requests are small, so a client that
-// sends more than a few KiB of headers or is silent for seconds is cut off.
+namespace prometheus {
+class Exposer;
+}
+
+// A Prometheus scrape target: prometheus-cpp's Exposer (civetweb, threads of its own) serves the
+// registry's text exposition at /metrics while a long soak run goes on. GET and HEAD are answered
+// as a scraper expects; other methods on /metrics get 405, other paths 404.
 namespace collide::orchestrator::metrics {
 
 class HttpEndpoint {
  public:
-  // Listens on `address` ("127.0.0.1:9464", "[::1]:9464", "0.0.0.0:0" for any free port) and
-  // serves `registry`, which must outlive the endpoint.
-  static Result<std::unique_ptr<HttpEndpoint>> start(const std::string& address,
-                                                     const Registry& registry);
-  ~HttpEndpoint();  // stops serving and joins the thread
+  // civetweb serves a connection per worker thread, in the order they came. A client that has not
+  // sent its request within the timeout loses its worker, so clients that connect and stay
+  // silent delay a scrape queued behind them (by about the timeout for each kWorkers of them)
+  // but cannot hold the endpoint.
+  static constexpr int kWorkers = 8;
+  static constexpr int kRequestTimeoutMs = 1000;
+
+  // Listens on `address`: an IPv4 address and port ("127.0.0.1:9464", "0.0.0.0:0" for any free
+  // port), or an IPv6 one in brackets ("[::1]:9464") where civetweb was built with IPv6 (Debian
+  // 12's is not: such an address is refused saying so). Serves `registry`, which must outlive
+  // the endpoint.
+  static Result<std::unique_ptr<HttpEndpoint>> start(const std::string& address, const Registry& registry);
+  ~HttpEndpoint();  // stops serving
   HttpEndpoint(const HttpEndpoint&) = delete;
   HttpEndpoint& operator=(const HttpEndpoint&) = delete;
 
-  uint16_t port() const;
+  // Whether the civetweb linked in can listen on IPv6 addresses.
+  static bool ipv6_supported();
+
+  uint16_t port() const;    // the port bound, also when asked for port 0
   std::string url() const;  // http://host:port/metrics
 
-  struct State;
-
  private:
-  explicit HttpEndpoint(std::unique_ptr<State> state);
-  std::unique_ptr<State> state_;
+  HttpEndpoint(std::unique_ptr<prometheus::Exposer> exposer, std::string host);
+  std::unique_ptr<prometheus::Exposer> exposer_;
+  std::string host_;  // as it goes in a URL: IPv6 in brackets
 };
 
 }  // namespace collide::orchestrator::metrics

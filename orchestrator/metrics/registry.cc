@@ -1,92 +1,122 @@
 #include "orchestrator/metrics/registry.h"
 
-#include <cmath>
-
-#include <fmt/format.h>
+#include <algorithm>
+#include <string_view>
 
 namespace collide::orchestrator::metrics {
 namespace {
 
-// Prometheus names: [a-zA-Z_:][a-zA-Z0-9_:]*, labels the same without ':'. Anything else becomes
-// '_' so that a name built from, say, a variant's name can never break the exposition.
-std::string sanitize(const std::string& name, bool allow_colon) {
-  std::string out = name.empty() ? "_" : name;
-  for (size_t i = 0; i < out.size(); ++i) {
-    const char c = out[i];
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' ||
-                    (allow_colon && c == ':') || (i > 0 && c >= '0' && c <= '9');
-    if (!ok) out[i] = '_';
-  }
-  return out;
+struct FamilySpec {
+  std::string_view name;
+  std::string_view help;
+  std::string_view type;
+};
+
+// Every family collide exports; exported_series() and the constructor both read this table, so
+// what a dashboard may query is what is registered.
+constexpr FamilySpec kPacketsSent{"collide_packets_sent_total", "RoCE packets the host's ranks sent", "counter"};
+constexpr FamilySpec kRetransmitted{"collide_retransmitted_packets_total", "RoCE packets the host's ranks sent again",
+                                    "counter"};
+constexpr FamilySpec kOpsCompleted{"collide_ops_completed_total", "collectives the host's ranks completed", "counter"};
+constexpr FamilySpec kTimeouts{"collide_timeouts_total", "retransmission timeouts of the host's queue pairs",
+                               "counter"};
+constexpr FamilySpec kRuns{"collide_runs_total", "runs (repetitions of a variant) that ended, by outcome", "counter"};
+constexpr FamilySpec kFaultPackets{"collide_fault_packets_acted_total",
+                                   "packets a fault acted on (dropped, corrupted, delayed...)", "counter"};
+constexpr FamilySpec kFaultHeld{"collide_fault_held_seconds_total",
+                                "seconds a timed fault really held (0 for one armed for the whole run)", "counter"};
+constexpr FamilySpec kRepetition{"collide_repetition", "the repetition of the variant running or last run (from 0)",
+                                 "gauge"};
+constexpr FamilySpec kElapsed{"collide_run_elapsed_seconds", "seconds the host's current run has been going",
+                              "gauge"};
+constexpr FamilySpec kCollectiveSeconds{"collide_collective_seconds",
+                                        "completion time of each collective of each rank", "histogram"};
+constexpr FamilySpec kAll[] = {kPacketsSent, kRetransmitted, kOpsCompleted, kTimeouts,
+                               kRuns,        kFaultPackets,  kFaultHeld,    kRepetition,
+                               kElapsed,     kCollectiveSeconds};
+
+// Collectives take from microseconds (small ones on loopback) to minutes (a flapping link under
+// go-back-N): powers of two from 10 us to about 84 s.
+prometheus::Histogram::BucketBoundaries collective_buckets() {
+  prometheus::Histogram::BucketBoundaries bounds;
+  for (double b = 1e-5; b < 100; b *= 2) bounds.push_back(b);
+  return bounds;
 }
 
-std::string escape(const std::string& s, bool quote) {
-  std::string out;
-  for (char c : s) {
-    if (c == '\\') {
-      out += "\\\\";
-    } else if (c == '\n') {
-      out += "\\n";
-    } else if (quote && c == '"') {
-      out += "\\\"";
-    } else {
-      out += c;
-    }
-  }
-  return out;
+template <typename Builder>
+auto& build(Builder builder, const FamilySpec& spec, prometheus::Registry& registry) {
+  return builder.Name(std::string(spec.name)).Help(std::string(spec.help)).Register(registry);
 }
 
-std::string value_text(double v) {
-  if (std::isnan(v)) return "NaN";
-  if (std::isinf(v)) return v > 0 ? "+Inf" : "-Inf";
-  // Whole numbers as integers: counters read better as 1234 than as 1234.0 or 1.234e+03.
-  if (v == std::floor(v) && std::fabs(v) < 1e15) return fmt::format("{:.0f}", v);
-  return fmt::format("{}", v);
+prometheus::Labels host_labels(const std::string& variant, uint32_t host) {
+  return {{"variant", variant}, {"host", std::to_string(host)}};
 }
 
-Labels sanitized(const Labels& labels) {
-  Labels out;
-  for (const auto& [k, v] : labels) out[sanitize(k, false)] = v;
-  return out;
-}
+// What a running total adds since it was last seen; never negative, so a counter cannot drop.
+double growth(uint64_t now, uint64_t before) { return now > before ? static_cast<double>(now - before) : 0.0; }
 
 }  // namespace
 
-void Registry::describe(const std::string& name, const std::string& help, const std::string& type) {
+Registry::Registry()
+    : registry_(std::make_shared<prometheus::Registry>()),
+      packets_sent_(build(prometheus::BuildCounter(), kPacketsSent, *registry_)),
+      retransmitted_(build(prometheus::BuildCounter(), kRetransmitted, *registry_)),
+      ops_completed_(build(prometheus::BuildCounter(), kOpsCompleted, *registry_)),
+      timeouts_(build(prometheus::BuildCounter(), kTimeouts, *registry_)),
+      runs_(build(prometheus::BuildCounter(), kRuns, *registry_)),
+      fault_packets_(build(prometheus::BuildCounter(), kFaultPackets, *registry_)),
+      fault_held_(build(prometheus::BuildCounter(), kFaultHeld, *registry_)),
+      repetition_(build(prometheus::BuildGauge(), kRepetition, *registry_)),
+      elapsed_(build(prometheus::BuildGauge(), kElapsed, *registry_)),
+      collective_seconds_(build(prometheus::BuildHistogram(), kCollectiveSeconds, *registry_)) {}
+
+void Registry::run_started(const std::string& variant, uint32_t repetition) {
   std::lock_guard lock(mutex_);
-  Family& f = families_[sanitize(name, true)];
-  f.help = help;
-  f.type = type == "counter" ? "counter" : "gauge";
+  repetition_.Add({{"variant", variant}}).Set(repetition);
+  std::erase_if(seen_in_run_, [&](const auto& seen) { return seen.first.first == variant; });
 }
 
-void Registry::set(const std::string& name, const Labels& labels, double value) {
+void Registry::host_progress(const std::string& variant, uint32_t host, const HostTotals& so_far,
+                             double elapsed_s) {
   std::lock_guard lock(mutex_);
-  families_[sanitize(name, true)].values[sanitized(labels)] = value;
+  const prometheus::Labels labels = host_labels(variant, host);
+  HostTotals& seen = seen_in_run_[{variant, host}];
+  packets_sent_.Add(labels).Increment(growth(so_far.packets_sent, seen.packets_sent));
+  retransmitted_.Add(labels).Increment(growth(so_far.retransmitted_packets, seen.retransmitted_packets));
+  ops_completed_.Add(labels).Increment(growth(so_far.ops_completed, seen.ops_completed));
+  elapsed_.Add(labels).Set(elapsed_s);
+  seen.packets_sent = std::max(seen.packets_sent, so_far.packets_sent);
+  seen.retransmitted_packets = std::max(seen.retransmitted_packets, so_far.retransmitted_packets);
+  seen.ops_completed = std::max(seen.ops_completed, so_far.ops_completed);
 }
 
-void Registry::add(const std::string& name, const Labels& labels, double delta) {
-  std::lock_guard lock(mutex_);
-  families_[sanitize(name, true)].values[sanitized(labels)] += delta;
+void Registry::host_timeouts(const std::string& variant, uint32_t host, uint64_t timeouts) {
+  timeouts_.Add(host_labels(variant, host)).Increment(static_cast<double>(timeouts));
 }
 
-std::string Registry::render() const {
-  std::lock_guard lock(mutex_);
-  std::string out;
-  for (const auto& [name, f] : families_) {
-    if (!f.help.empty()) out += fmt::format("# HELP {} {}\n", name, escape(f.help, false));
-    out += fmt::format("# TYPE {} {}\n", name, f.type);
-    for (const auto& [labels, value] : f.values) {
-      out += name;
-      if (!labels.empty()) {
-        out += '{';
-        bool first = true;
-        for (const auto& [k, v] : labels) {
-          out += fmt::format("{}{}=\"{}\"", first ? "" : ",", k, escape(v, true));
-          first = false;
-        }
-        out += '}';
-      }
-      out += ' ' + value_text(value) + '\n';
+void Registry::collective_completed(const std::string& variant, const std::string& kind, double seconds) {
+  static const prometheus::Histogram::BucketBoundaries buckets = collective_buckets();
+  collective_seconds_.Add({{"variant", variant}, {"kind", kind}}, buckets).Observe(seconds);
+}
+
+void Registry::fault_acted(const std::string& variant, const std::string& fault, uint64_t packets, double held_s) {
+  const prometheus::Labels labels = {{"variant", variant}, {"fault", fault}};
+  fault_packets_.Add(labels).Increment(static_cast<double>(packets));
+  fault_held_.Add(labels).Increment(held_s);
+}
+
+void Registry::run_ended(const std::string& variant, bool failed) {
+  runs_.Add({{"variant", variant}, {"outcome", failed ? "failed" : "ok"}}).Increment();
+}
+
+std::vector<ExportedSeries> Registry::exported_series() {
+  std::vector<ExportedSeries> out;
+  for (const FamilySpec& f : kAll) {
+    const std::string name(f.name), type(f.type);
+    if (type == "histogram") {
+      for (const char* suffix : {"_bucket", "_sum", "_count"}) out.push_back({name + suffix, type});
+    } else {
+      out.push_back({name, type});
     }
   }
   return out;

@@ -2,34 +2,79 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
-// Live counters of a run, as a Prometheus text endpoint serves them during long soak runs.
-// Writers (the runner, as agents report) set values; the endpoint renders a snapshot.
+#include <prometheus/counter.h>
+#include <prometheus/family.h>
+#include <prometheus/gauge.h>
+#include <prometheus/histogram.h>
+#include <prometheus/registry.h>
+
+// The live metrics of a run, as a Prometheus endpoint serves them during long soak runs. The
+// runner reports what agents tell it; counters only ever grow, over every repetition, variant and
+// sweep point of the process (a scraper's rate() reads a drop as a restart), and what belongs to
+// one repetition is a gauge.
 namespace collide::orchestrator::metrics {
 
-using Labels = std::map<std::string, std::string>;
+// What one host's ranks have done so far in the current run (agents report running totals).
+struct HostTotals {
+  uint64_t packets_sent = 0;
+  uint64_t retransmitted_packets = 0;
+  uint64_t ops_completed = 0;
+};
+
+// One series name a scrape can show, with its family's type; a histogram's family shows as its
+// _bucket, _sum and _count series.
+struct ExportedSeries {
+  std::string name;
+  std::string type;  // "counter", "gauge" or "histogram"
+};
 
 class Registry {
  public:
-  // Declares a metric family once: name (e.g. "collide_packets_sent_total"), help text, and
-  // "counter" or "gauge". Setting an undeclared name declares it as a gauge with no help.
-  void describe(const std::string& name, const std::string& help, const std::string& type);
-  void set(const std::string& name, const Labels& labels, double value);
-  void add(const std::string& name, const Labels& labels, double delta);
-  // The Prometheus text exposition format (version 0.0.4) of every value set so far.
-  std::string render() const;
+  Registry();
+
+  // A run (one repetition of a variant) starts: its hosts' running totals begin again at zero.
+  void run_started(const std::string& variant, uint32_t repetition);
+  // A host's running totals in the current run of `variant`; the counters grow by what is new
+  // since the last report of that host in that run.
+  void host_progress(const std::string& variant, uint32_t host, const HostTotals& so_far, double elapsed_s);
+  // A host's retransmission timeouts over a run, reported once at its end.
+  void host_timeouts(const std::string& variant, uint32_t host, uint64_t timeouts);
+  // One collective's completion time, when its run ended.
+  void collective_completed(const std::string& variant, const std::string& kind, double seconds);
+  // What an armed fault did over a run: packets it acted on and how long it held.
+  void fault_acted(const std::string& variant, const std::string& fault, uint64_t packets, double held_s);
+  void run_ended(const std::string& variant, bool failed);
+
+  // The series a scrape can show, from the families declared here (whether or not they have a
+  // value yet): what a dashboard may query.
+  static std::vector<ExportedSeries> exported_series();
+
+  // What the endpoint serves.
+  std::shared_ptr<prometheus::Registry> prometheus() const { return registry_; }
 
  private:
-  struct Family {
-    std::string help;
-    std::string type = "gauge";
-    std::map<Labels, double> values;
-  };
-  mutable std::mutex mutex_;
-  std::map<std::string, Family> families_;
+  using Key = std::pair<std::string, uint32_t>;  // variant, host
+
+  std::shared_ptr<prometheus::Registry> registry_;
+  prometheus::Family<prometheus::Counter>& packets_sent_;
+  prometheus::Family<prometheus::Counter>& retransmitted_;
+  prometheus::Family<prometheus::Counter>& ops_completed_;
+  prometheus::Family<prometheus::Counter>& timeouts_;
+  prometheus::Family<prometheus::Counter>& runs_;
+  prometheus::Family<prometheus::Counter>& fault_packets_;
+  prometheus::Family<prometheus::Counter>& fault_held_;
+  prometheus::Family<prometheus::Gauge>& repetition_;
+  prometheus::Family<prometheus::Gauge>& elapsed_;
+  prometheus::Family<prometheus::Histogram>& collective_seconds_;
+
+  std::mutex mutex_;
+  std::map<Key, HostTotals> seen_in_run_;  // each host's totals so far in its variant's current run
 };
 
 }  // namespace collide::orchestrator::metrics

@@ -13,6 +13,7 @@
 #include "collide/agent.pb.h"
 #include "orchestrator/agent/fault_nic.h"
 #include "orchestrator/control/certs.h"
+#include "orchestrator/metrics/registry.h"
 #include "orchestrator/replay/transport_options.h"
 #include "orchestrator/run/agent_fleet.h"
 #include "orchestrator/run/op_catalog.h"
@@ -166,9 +167,9 @@ class RunDriver {
   void progress(const std::string& line) const {
     if (o_.progress) o_.progress(line);
   }
-  void metric(const std::string& name, const std::map<std::string, std::string>& labels, double v) const {
-    if (o_.set_metric) o_.set_metric(name, labels, v);
-  }
+  // The run's end in the live metrics: each host's timeouts, every collective's completion time,
+  // what each fault did.
+  void publish_run_end(const report::RunResult& result) const;
   void heartbeat_if_due();
   bool interrupted() const { return o_.interrupted != nullptr && o_.interrupted->load(); }
   // Ends the run because this process was told to stop: agents stop, faults are disarmed.
@@ -339,6 +340,7 @@ Result<report::RunResult> RunDriver::drive(const Placement& p, const Run& run, u
     }
   }
   progress(fmt::format("run {}/{}: {} (repetition {})", index + 1, total, run.name, run.repetition + 1));
+  if (o_.metrics != nullptr) o_.metrics->run_started(run.name, run.repetition);
 
   std::map<uint32_t, v1::RunProgress> latest;  // each agent's newest progress report
   auto last_line = Clock::now();
@@ -368,22 +370,26 @@ Result<report::RunResult> RunDriver::drive(const Placement& p, const Run& run, u
       }
       if (!reply->has_value()) continue;
       const v1::AgentReply& r = **reply;
-      const std::map<std::string, std::string> labels = {{"variant", run.name},
-                                                         {"host", std::to_string(a.host)}};
       if (r.has_progress()) {
         latest[a.index] = r.progress();
         // Live while the run goes: what a soak run's dashboard follows.
-        metric("collide_packets_sent_total", labels, static_cast<double>(r.progress().packets_sent()));
-        metric("collide_retransmitted_packets_total", labels,
-               static_cast<double>(r.progress().retransmitted_packets()));
-        metric("collide_ops_completed_total", labels, static_cast<double>(r.progress().ops_done()));
+        if (o_.metrics != nullptr) {
+          o_.metrics->host_progress(run.name, a.host,
+                                    {r.progress().packets_sent(), r.progress().retransmitted_packets(),
+                                     r.progress().ops_done()},
+                                    r.progress().elapsed_s());
+        }
       }
       if (r.has_completion()) {
         completions_[a.index] = r.completion();
-        metric("collide_packets_sent_total", labels, static_cast<double>(r.completion().packets_sent()));
-        metric("collide_retransmitted_packets_total", labels,
-               static_cast<double>(r.completion().retransmitted_packets()));
-        metric("collide_ops_completed_total", labels, static_cast<double>(r.completion().ops_size()));
+        if (o_.metrics != nullptr) {
+          const double elapsed = latest.count(a.index) != 0 ? latest[a.index].elapsed_s() : 0.0;
+          o_.metrics->host_progress(run.name, a.host,
+                                    {r.completion().packets_sent(), r.completion().retransmitted_packets(),
+                                     static_cast<uint64_t>(r.completion().ops_size())},
+                                    elapsed);
+          o_.metrics->host_timeouts(run.name, a.host, r.completion().timeouts());
+        }
       }
       if (r.has_error()) {
         v1::RunCompletion c;
@@ -480,7 +486,22 @@ Result<report::RunResult> RunDriver::drive(const Placement& p, const Run& run, u
   if (completions_.size() < agents_.size() && !result.failed) finish_failed();
   for (auto& [name, w] : faults) result.faults.push_back(w);
   if (result.failed) progress(fmt::format("  failed: {}", result.failure));
+  publish_run_end(result);
   return result;
+}
+
+void RunDriver::publish_run_end(const report::RunResult& result) const {
+  if (o_.metrics == nullptr) return;
+  for (const report::OpTiming& op : result.ops) {
+    if (op.failed || op.end_ns < op.start_ns) continue;
+    o_.metrics->collective_completed(result.variant, std::string(traces::op_kind_name(op.kind)),
+                                     static_cast<double>(op.end_ns - op.start_ns) / 1e9);
+  }
+  for (const report::FaultWindow& f : result.faults) {
+    const double held_s = f.end_ns > f.start_ns ? static_cast<double>(f.end_ns - f.start_ns) / 1e9 : 0.0;
+    o_.metrics->fault_acted(result.variant, f.name, f.packets_acted, held_s);
+  }
+  o_.metrics->run_ended(result.variant, result.failed);
 }
 
 Result<std::string> read_file(const std::string& path) {

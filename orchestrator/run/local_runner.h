@@ -14,6 +14,10 @@
 
 namespace collide::orchestrator {
 
+namespace metrics {
+class Registry;
+}
+
 struct LocalRunOptions {
   std::string collide_binary;         // started once per host as `collide agent`
   std::filesystem::path work_dir;     // certificates, traces, per-host results
@@ -24,8 +28,8 @@ struct LocalRunOptions {
   std::filesystem::path certs_dir;
   // How long an agent keeps a run going without hearing from us.
   std::chrono::milliseconds lease{5000};
-  // Live counters as agents report them (name, labels, value), e.g. into a metrics registry.
-  std::function<void(const std::string&, const std::map<std::string, std::string>&, double)> set_metric;
+  // Where live metrics go as agents report (a Prometheus endpoint serves them); null: nowhere.
+  metrics::Registry* metrics = nullptr;
   // Set (by a signal handler) to end the scenario early: the current run stops on every agent,
   // its faults are disarmed, and the testbed and agents are taken down as after a normal end.
   const std::atomic<bool>* interrupted = nullptr;
