@@ -1,7 +1,6 @@
 #include "orchestrator/metrics/http_endpoint.h"
 
 #include <arpa/inet.h>
-#include <dlfcn.h>
 #include <pthread.h>
 
 #include <algorithm>
@@ -109,24 +108,6 @@ const CivetCallbacks& callbacks() {
 }
 
 }  // namespace
-
-// Debian's civetweb gives each of its threads a 100 KiB stack (its USE_STACK_SIZE), and glibc
-// takes a process's static thread-local storage out of every thread's stack. collide's binary
-// holds about 66 KiB of it, so a worker had some 30 KiB left and overflowed while answering a
-// scrape. Every request for a smaller stack is raised to kMinThreadStack here; the executable's
-// definition is the one civetweb's call binds to, and it hands on to libc's.
-constexpr size_t kMinThreadStack = 1024 * 1024;
-
-}  // namespace collide::orchestrator::metrics
-
-extern "C" int pthread_attr_setstacksize(pthread_attr_t* attr, size_t size) noexcept {
-  using Setter = int (*)(pthread_attr_t*, size_t);
-  static const auto libc = reinterpret_cast<Setter>(dlsym(RTLD_NEXT, "pthread_attr_setstacksize"));
-  if (libc == nullptr) return ENOSYS;
-  return libc(attr, std::max(size, collide::orchestrator::metrics::kMinThreadStack));
-}
-
-namespace collide::orchestrator::metrics {
 
 Result<std::unique_ptr<HttpEndpoint>> HttpEndpoint::start(const std::string& address, const Registry& registry) {
   auto listen = parse_address(address);

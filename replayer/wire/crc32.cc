@@ -5,6 +5,7 @@
 #include <array>
 #include <bit>
 #include <cstring>
+#include <memory>
 #include <optional>
 
 namespace collide::replayer::wire {
@@ -62,10 +63,14 @@ uint32_t slice_by_8(uint32_t crc, const uint8_t* p, size_t len) {
 constexpr size_t kCacheSlots = 16;
 
 const Crc32Shift& shift_operator(size_t len) {
-  thread_local std::array<std::optional<Crc32Shift>, kCacheSlots> cache;
+  // 64 KiB of tables per thread, on the heap: static thread-local storage comes out of every
+  // thread's stack, and some libraries start threads with stacks of 100 KiB (civetweb's).
+  using Cache = std::array<std::optional<Crc32Shift>, kCacheSlots>;
+  thread_local std::unique_ptr<Cache> cache;
+  if (!cache) cache = std::make_unique<Cache>();
   // Fibonacci hashing spreads the typical lengths (powers of two, MTU multiples) over the slots.
   const size_t slot = static_cast<size_t>((uint64_t{len} * 0x9e3779b97f4a7c15ull) >> 60);
-  std::optional<Crc32Shift>& s = cache[slot];
+  std::optional<Crc32Shift>& s = (*cache)[slot];
   if (!s || s->length() != len) s.emplace(len);
   return *s;
 }
