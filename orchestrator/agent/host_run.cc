@@ -102,10 +102,7 @@ v1::ReplayRequest replay_request(const v1::PrepareRun& r, const HostRunDefaults&
   for (const v1::Fault* f : orchestrator::faults::replayer_faults_of_host(faults, r.host())) {
     const bool pause = f->kind() == v1::Fault::KIND_SLOW_RECEIVER;
     (pause ? drain_pauses : send_delays).push_back(f->name());
-    v1::HookWindowSpec* w = pause ? q.add_drain_pauses() : q.add_send_delays();
-    w->set_start_ns(f->start_ns());
-    w->set_duration_ns(f->duration_ns());
-    w->set_delay_ns(f->delay_ns());
+    *(pause ? q.add_drain_pauses() : q.add_send_delays()) = orchestrator::faults::replayer_hook_window(*f);
   }
   return q;
 }

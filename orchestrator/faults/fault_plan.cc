@@ -213,6 +213,16 @@ std::vector<const v1::Fault*> replayer_faults_of_host(const std::vector<const v1
   return mine;
 }
 
+v1::HookWindowSpec replayer_hook_window(const v1::Fault& f) {
+  v1::HookWindowSpec w;
+  w.set_start_ns(f.start_ns());
+  w.set_duration_ns(f.duration_ns());
+  w.set_delay_ns(f.delay_ns());
+  auto named = testbed::parse_host_link(f.link());
+  if (named.ok() && named->has_value() && (*named)->nic_named) w.set_nic((*named)->nic);
+  return w;
+}
+
 std::vector<std::string> replayer_hook_flags(const std::vector<const v1::Fault*>& faults,
                                              uint32_t host) {
   std::vector<std::string> flags;

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "collide/replay.pb.h"
 #include "collide/scenario.pb.h"
 #include "common/result.h"
 #include "injectors/fault_rules.h"
@@ -84,9 +85,14 @@ Result<SplitFaults> split_faults(const std::vector<const v1::Fault*>& faults,
                                  const testbed::TestbedPlan& plan);
 
 // The faults a host's replayer plays itself (slow receiver, send delay): those aimed at any of its
-// links (they act on the host's whole replay, whichever NIC they name).
+// links.
 std::vector<const v1::Fault*> replayer_faults_of_host(const std::vector<const v1::Fault*>& faults,
                                                      uint32_t host);
+
+// The window a replayer fault plays, as its host's replay is asked to: aimed at one NIC
+// ("h1.nic2") it holds that NIC's engines alone, aimed at a host ("h1") all of them (a host too
+// busy for every NIC).
+v1::HookWindowSpec replayer_hook_window(const v1::Fault& f);
 
 // The `collide replay` flags that play a host's replayer faults (--drain-pause, --send-delay),
 // from the faults aimed at that host's link; others are ignored.

@@ -90,6 +90,15 @@ TEST(FaultPlanTest, NicLinksActOnTheirRailLeafsPortFacingThatNic) {
   v1::Fault slow = fault(v1::Fault::KIND_SLOW_RECEIVER, "h2.nic1");
   EXPECT_EQ(replayer_faults_of_host({&slow}, 2).size(), 1u);
   EXPECT_TRUE(replayer_faults_of_host({&slow}, 1).empty());
+  // Its window holds NIC 1's engines alone; one aimed at the host holds them all.
+  slow.set_start_ns(5'000'000);
+  slow.set_duration_ns(20'000'000);
+  const v1::HookWindowSpec on_nic = replayer_hook_window(slow);
+  EXPECT_EQ(on_nic.start_ns(), 5'000'000u);
+  EXPECT_EQ(on_nic.duration_ns(), 20'000'000u);
+  ASSERT_TRUE(on_nic.has_nic());
+  EXPECT_EQ(on_nic.nic(), 1u);
+  EXPECT_FALSE(replayer_hook_window(fault(v1::Fault::KIND_SLOW_RECEIVER, "h2")).has_nic());
 }
 
 TEST(FaultPlanTest, FabricLinksActOnTheLeafsUplink) {

@@ -131,11 +131,14 @@ eng::EngineConfig engine_config(const v1::ReplayRequest& r, const TransportOptio
   c.entropy_seed = r.entropy_seed();
   c.steer_lanes = r.queues_per_nic() > 1;
   using ns = std::chrono::nanoseconds;
+  const auto nic_of = [](const v1::HookWindowSpec& w) {
+    return w.has_nic() ? std::optional<uint32_t>(w.nic()) : std::nullopt;
+  };
   for (const v1::HookWindowSpec& w : r.drain_pauses()) {
-    c.drain_pauses.push_back({ns(w.start_ns()), ns(w.duration_ns())});
+    c.drain_pauses.push_back({ns(w.start_ns()), ns(w.duration_ns()), nic_of(w)});
   }
   for (const v1::HookWindowSpec& w : r.send_delays()) {
-    c.send_delays.push_back({ns(w.start_ns()), ns(w.duration_ns()), ns(w.delay_ns())});
+    c.send_delays.push_back({ns(w.start_ns()), ns(w.duration_ns()), ns(w.delay_ns()), nic_of(w)});
   }
   return c;
 }

@@ -99,7 +99,7 @@ Result<std::unique_ptr<Engine>> Engine::create(EngineConfig config, const v1::Tr
   COLLIDE_RETURN_IF_ERROR(validate(pacing));
   if (config.burst == 0) return invalid_argument("burst must be at least one frame");
   e->pacer_ = Pacer(pacing, e->clock_());
-  e->hooks_ = FaultHooks(config.drain_pauses, config.send_delays);
+  e->hooks_ = FaultHooks(config.drain_pauses, config.send_delays, config.nic);
   e->pfc_ = PfcPause(config.pfc);
   e->rx_frames_.resize(config.burst);
   return e;

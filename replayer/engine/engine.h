@@ -47,9 +47,11 @@ struct EngineConfig {
   // steered_port), so a NIC of several queues steers each QP's frames to the queue of its lane by
   // a flow rule. Set on every host of a run in which any NIC has several queues.
   bool steer_lanes = false;
-  // Slow receiver and slow sender (fault_hooks.h), counted from the first poll.
+  // Slow receiver and slow sender (fault_hooks.h), counted from the first poll; windows aimed at
+  // a NIC act only on the engines of `nic`, the NIC this engine drives.
   std::vector<DrainPause> drain_pauses;
   std::vector<SendDelay> send_delays;
+  uint32_t nic = 0;
   // Priority flow control from the switch port: which priority RoCE rides, and the link speed
   // that makes a pause quantum's length.
   PfcConfig pfc;

@@ -468,7 +468,7 @@ TEST(EngineHooksTest, DrainPauseStallsTheJobForItsLength) {
   const auto run = run_two_hosts(wire, {all_reduce(bytes)}, transport::Recovery::kGoBackN,
                                  10'000'000'000ull, false, paced, [&](EngineConfig& c) {
                                    c.drain_pauses.push_back(
-                                       {std::chrono::milliseconds(1), std::chrono::nanoseconds(pause)});
+                                       {std::chrono::milliseconds(1), std::chrono::nanoseconds(pause), {}});
                                  });
   ASSERT_TRUE(run.failure.empty()) << run.failure;
   EXPECT_EQ(run.a.rx_paused_polls, 0u);
@@ -506,7 +506,7 @@ TEST(EngineHooksTest, SendDelayShiftsCompletionByTheDelay) {
   const Nanos delay = 300'000;
   auto delayed = [&](EngineConfig& c) {
     c.send_delays.push_back({std::chrono::nanoseconds(0), std::chrono::nanoseconds(0),
-                             std::chrono::nanoseconds(delay)});
+                             std::chrono::nanoseconds(delay), {}});
   };
   FakeWire w0, w1, w2;
   const auto base = run_two_hosts(w0, {}, transport::Recovery::kGoBackN, 10'000'000'000ull, false,

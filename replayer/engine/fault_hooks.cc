@@ -29,13 +29,13 @@ bool FaultHooks::inside(Nanos now, std::chrono::nanoseconds offset,
 
 bool FaultHooks::draining_paused(Nanos now) const {
   return std::any_of(pauses_.begin(), pauses_.end(),
-                     [&](const DrainPause& p) { return inside(now, p.start, p.duration); });
+                     [&](const DrainPause& p) { return mine(p.nic) && inside(now, p.start, p.duration); });
 }
 
 Nanos FaultHooks::send_delay(Nanos now) const {
   Nanos delay = 0;
   for (const SendDelay& d : delays_) {
-    if (inside(now, d.start, d.duration)) delay = std::max(delay, static_cast<Nanos>(d.delay.count()));
+    if (mine(d.nic) && inside(now, d.start, d.duration)) delay = std::max(delay, static_cast<Nanos>(d.delay.count()));
   }
   return delay;
 }
@@ -47,10 +47,12 @@ std::optional<Nanos> FaultHooks::next_change(Nanos now) const {
     if (t > now && (!next || t < *next)) next = t;
   };
   for (const DrainPause& p : pauses_) {
+    if (!mine(p.nic)) continue;
     consider(begin_of(p.start));
     if (p.duration.count() != 0) consider(end_of(p.start, p.duration));
   }
   for (const SendDelay& d : delays_) {
+    if (!mine(d.nic)) continue;
     consider(begin_of(d.start));
     if (d.duration.count() != 0) consider(end_of(d.start, d.duration));
   }
@@ -66,11 +68,12 @@ void FaultHooks::observe(Nanos now) {
     if (!in_force && w && w->end_ns == 0) w->end_ns = now;
   };
   for (size_t i = 0; i < pauses_.size(); ++i) {
-    note(i, HookWindow::Kind::kDrainPause, inside(now, pauses_[i].start, pauses_[i].duration));
+    note(i, HookWindow::Kind::kDrainPause,
+         mine(pauses_[i].nic) && inside(now, pauses_[i].start, pauses_[i].duration));
   }
   for (size_t i = 0; i < delays_.size(); ++i) {
     note(pauses_.size() + i, HookWindow::Kind::kSendDelay,
-         inside(now, delays_[i].start, delays_[i].duration));
+         mine(delays_[i].nic) && inside(now, delays_[i].start, delays_[i].duration));
   }
 }
 

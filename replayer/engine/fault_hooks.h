@@ -12,18 +12,21 @@
 //   receive ring fills and drops what arrives, as a host too busy to drain its NIC would;
 // - a send delay: every frame the engine builds in the window reaches the port `delay` later
 //   (a delay line; order is kept), as a sender stalled on its host (PCIe, CPU) would.
-// Windows count from the engine's start (its first poll); a zero duration lasts to the end.
+// Windows count from the engine's start (its first poll); a zero duration lasts to the end. A
+// window aimed at one NIC of the host acts only on that NIC's engines.
 namespace collide::replayer::engine {
 
 struct DrainPause {
   std::chrono::nanoseconds start{0};
   std::chrono::nanoseconds duration{0};
+  std::optional<uint32_t> nic;  // unset: every NIC of the host
 };
 
 struct SendDelay {
   std::chrono::nanoseconds start{0};
   std::chrono::nanoseconds duration{0};
   std::chrono::nanoseconds delay{0};
+  std::optional<uint32_t> nic;  // unset: every NIC of the host
 };
 
 // When a hook really was in force, on the engine's clock: ground truth for reports.
@@ -39,8 +42,10 @@ struct HookWindow {
 class FaultHooks {
  public:
   FaultHooks() = default;
-  FaultHooks(std::vector<DrainPause> pauses, std::vector<SendDelay> delays)
-      : pauses_(std::move(pauses)), delays_(std::move(delays)) {}
+  // `nic`: the NIC of the engine these hooks act on (windows aimed at another NIC pass it by, and
+  // keep their index among those configured).
+  FaultHooks(std::vector<DrainPause> pauses, std::vector<SendDelay> delays, uint32_t nic = 0)
+      : pauses_(std::move(pauses)), delays_(std::move(delays)), nic_(nic) {}
 
   bool empty() const { return pauses_.empty() && delays_.empty(); }
   // Windows count from the first call; later calls do nothing.
@@ -65,9 +70,11 @@ class FaultHooks {
   transport::Nanos end_of(std::chrono::nanoseconds offset, std::chrono::nanoseconds length) const;
   bool inside(transport::Nanos now, std::chrono::nanoseconds offset,
               std::chrono::nanoseconds length) const;
+  bool mine(const std::optional<uint32_t>& nic) const { return !nic || *nic == nic_; }
 
   std::vector<DrainPause> pauses_;
   std::vector<SendDelay> delays_;
+  uint32_t nic_ = 0;
   std::optional<transport::Nanos> started_;
   // One slot per configured window (pauses first, then delays): when it was first and last seen
   // in force.

@@ -134,6 +134,7 @@ Result<std::unique_ptr<HostEngines>> HostEngines::create(
     lane.count = static_cast<uint32_t>(std::max<size_t>(1, port.queue_count()));
     lane.nics_per_host = nics_per_host;
     EngineConfig lane_config = config;
+    lane_config.nic = nic;
     lane_config.pace_gbps = config.pace_gbps / lane.count;  // the NIC's line rate, shared
     std::map<uint32_t, std::vector<v1::Op>> programs_of_lane;
     for (const auto& [rank, ops] : by_nic[nic]) {

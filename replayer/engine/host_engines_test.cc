@@ -231,6 +231,7 @@ struct Outcome {
   std::vector<OpRecord> records;
   EngineCounters counters;
   std::vector<Status> status;
+  std::map<uint32_t, EngineCounters> host0_nics;  // host 0's counters by NIC
 };
 
 // Each host as one engine over one NIC: what the engine did before hosts had engines per NIC.
@@ -270,7 +271,8 @@ Outcome run_engines_per_nic(uint32_t ranks_per_host,
                             const std::map<uint32_t, std::vector<v1::Op>>& host0_programs,
                             bool host1_runs, std::chrono::seconds timeout,
                             const std::vector<int>& cores = {}, Lanes lanes = {},
-                            std::vector<uint64_t>* frames_per_queue = nullptr) {
+                            std::vector<uint64_t>* frames_per_queue = nullptr,
+                            const std::vector<DrainPause>& host0_drain_pauses = {}) {
   JobSetup s(ranks_per_host);
   s.config.steer_lanes = lanes.steer;
   s.expand.channels = lanes.channels;
@@ -285,7 +287,9 @@ Outcome run_engines_per_nic(uint32_t ranks_per_host,
       ports.push_back(&port);
       all_ports.push_back(&port);
     }
-    auto g = HostEngines::create(s.config, world_header(ranks_per_host), s.placement, s.expand,
+    EngineConfig config = s.config;
+    if (h == 0) config.drain_pauses = host0_drain_pauses;
+    auto g = HostEngines::create(config, world_header(ranks_per_host), s.placement, s.expand,
                                  h == 0 ? host0_programs : programs_of_host(h, ranks_per_host),
                                  std::vector<RankAddressing>(kNicsPerHost, s.addressing(true)), ports,
                                  steady_clock());
@@ -307,6 +311,7 @@ Outcome run_engines_per_nic(uint32_t ranks_per_host,
     for (OpRecord& r : g->take_records()) out.records.push_back(r);
     out.counters += g->counters();
   }
+  for (uint32_t nic : hosts[0]->nics()) out.host0_nics[nic] = hosts[0]->counters_of_nic(nic);
   if (frames_per_queue != nullptr) {
     for (MemorySwitch::Port* port : all_ports) {
       for (size_t q = 0; q < port->queue_count(); ++q) {
@@ -561,6 +566,31 @@ TEST(HostEnginesLanesTest, FramesOnAnotherLanesQueueAreCounted) {
   EXPECT_EQ(out.counters.rx_foreign, 0u);
   // Their QPs never hear back: the run fails as NCCL's would, it does not hang.
   EXPECT_FALSE(out.status[0].ok() && out.status[1].ok());
+}
+
+}  // namespace
+}  // namespace collide::replayer::engine
+
+namespace collide::replayer::engine {
+namespace {
+
+// A slow receiver aimed at one NIC of a host (a fault on "h0.nic1") holds that NIC's receive
+// ring alone; the host's other NIC keeps draining. Aimed at no NIC, it holds every one.
+TEST(HostEnginesTest, ADrainPauseAimedAtOneNicHoldsOnlyThatNic) {
+  using namespace std::chrono_literals;
+  const std::vector<DrainPause> on_nic1 = {{0ns, 30ms, 1u}};
+  const Outcome aimed = run_engines_per_nic(2, programs_of_host(0, 2), true, std::chrono::seconds(20),
+                                            {}, {}, nullptr, on_nic1);
+  for (const Status& st : aimed.status) ASSERT_TRUE(st.ok()) << st.to_string();
+  EXPECT_EQ(aimed.host0_nics.at(0).rx_paused_polls, 0u);
+  EXPECT_GT(aimed.host0_nics.at(1).rx_paused_polls, 0u);
+
+  const std::vector<DrainPause> whole_host = {{0ns, 30ms, std::nullopt}};
+  const Outcome both = run_engines_per_nic(2, programs_of_host(0, 2), true, std::chrono::seconds(20),
+                                           {}, {}, nullptr, whole_host);
+  for (const Status& st : both.status) ASSERT_TRUE(st.ok()) << st.to_string();
+  EXPECT_GT(both.host0_nics.at(0).rx_paused_polls, 0u);
+  EXPECT_GT(both.host0_nics.at(1).rx_paused_polls, 0u);
 }
 
 }  // namespace
