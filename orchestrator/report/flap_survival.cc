@@ -111,10 +111,11 @@ void judge(v1::SweepSurvival& s) {
                      : s.limit_ms() > fatal   ? s.limit_ms() - fatal
                                               : 0.0;
   s.set_within_one_step(off <= step);
-  s.set_verdict(fmt::format("the job survived {} and died at {}; the arithmetic limit {} is {} of that step ({})",
+  s.set_verdict(fmt::format("the job survived {} and died at {}; the arithmetic limit {} lies {} (the step is {})",
                             ms(survived), ms(fatal), ms(s.limit_ms()),
-                            off == 0 ? "inside" : off <= step ? fmt::format("{} outside, within one step", ms(off))
-                                                              : fmt::format("{} outside, more than one step", ms(off)),
+                            off == 0        ? "between them"
+                            : off <= step   ? fmt::format("{} outside them, within one step", ms(off))
+                                            : fmt::format("{} outside them, more than one step", ms(off)),
                             ms(step)));
 }
 
@@ -141,7 +142,8 @@ std::optional<v1::SweepSurvival> flap_survival(const v1::Scenario& scenario, con
     const auto index = flap_duration_index(sweep.fields(f));
     if (!index || *index >= scenario.faults_size()) continue;
     const v1::Fault& fault = scenario.faults(*index);
-    if (fault.kind() != v1::Fault::KIND_LINK_FLAP) continue;
+    // A blackhole is a flap's data-plane half: the same outage without the carrier's restore time.
+    if (fault.kind() != v1::Fault::KIND_LINK_FLAP && fault.kind() != v1::Fault::KIND_BLACKHOLE) continue;
     const v1::Variant* variant = nullptr;
     for (const auto& v : scenario.runs().variants()) {
       if (std::find(v.faults().begin(), v.faults().end(), fault.name()) != v.faults().end()) {

@@ -24,7 +24,7 @@ struct RetryArithmetic {
 };
 Result<RetryArithmetic> retry_arithmetic(const v1::TransportSettings& settings);
 
-// The survival section of a sweep whose fields include a link flap's duration (`scenario` is any
+// The survival section of a sweep whose fields include a link flap's (or a blackhole's) duration (`scenario` is any
 // point's, for the faults' kinds, the variants and their transport); nothing when no swept field
 // is one. The judged variant is the first that uses the flap.
 std::optional<v1::SweepSurvival> flap_survival(const v1::Scenario& scenario, const v1::SweepResults& sweep);

@@ -156,13 +156,16 @@ TEST(FlapSurvivalTest, ASweepThatDoesNotBracketTheLimitSaysSo) {
   EXPECT_THAT(all_died->verdict(), HasSubstr("no duration was survived"));
 }
 
-TEST(FlapSurvivalTest, OnlyAFlapsDurationMakesASurvivalSweep) {
+TEST(FlapSurvivalTest, OnlyAFlapsOrABlackholesDurationMakesASurvivalSweep) {
   v1::SweepResults loss = flap_sweep({10, 30}, {});
   loss.set_fields(0, "faults[0].duration_ns");  // the loss fault's window, not a flap
   EXPECT_FALSE(flap_survival(flap_scenario(), loss).has_value());
   v1::SweepResults probability = flap_sweep({10, 30}, {});
   probability.set_fields(0, "faults[1].probability");
   EXPECT_FALSE(flap_survival(flap_scenario(), probability).has_value());
+  v1::Scenario blackhole = flap_scenario();
+  blackhole.mutable_faults(1)->set_kind(v1::Fault::KIND_BLACKHOLE);
+  EXPECT_TRUE(flap_survival(blackhole, flap_sweep({10, 30}, {})).has_value());
   v1::Scenario unused = flap_scenario();
   unused.mutable_runs()->mutable_variants(0)->clear_faults();
   EXPECT_FALSE(flap_survival(unused, flap_sweep({10, 30}, {})).has_value());
