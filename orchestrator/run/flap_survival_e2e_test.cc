@@ -1,5 +1,5 @@
-// The shipped survival sweep through `collide run`: host 1's link down for 10 to 90 ms while a small
-// all-reduce runs on 2 virtual hosts, with 16.8 ms per attempt and 2 retries (50.3 ms). The job
+// The shipped survival sweep through `collide run`: host 1's link dead for 20 to 140 ms while a small
+// all-reduce runs on 2 virtual hosts, with 33.6 ms per attempt and 2 retries (100.7 ms). The job
 // must survive the short flaps and die of exceeded retries on the long ones, each death naming its
 // QP, and the limit found must lie within one sweep step of the arithmetic. Needs root
 // (namespaces, BPF, AF_XDP).
@@ -52,12 +52,12 @@ TEST_F(FlapSurvivalRunTest, TheLimitFoundIsWithinOneStepOfTheRetryArithmeticAndD
   const auto& s = sweep["survival"];
   ASSERT_TRUE(s.is_object()) << sweep.dump();
   std::cout << "survival: " << s.dump(2) << "\n";
-  // The arithmetic, from the scenario's transport: 4.096 us x 2^12 per attempt, 2 retries.
+  // The arithmetic, from the scenario's transport: 4.096 us x 2^13 per attempt, 2 retries.
   EXPECT_EQ(s["field"], "faults[0].duration_ns");
   EXPECT_EQ(s["variant"], "outage");
-  EXPECT_DOUBLE_EQ(s["timeout_ms"].get<double>(), 16.777216);
+  EXPECT_DOUBLE_EQ(s["timeout_ms"].get<double>(), 33.554432);
   EXPECT_EQ(s["attempts"], 3u);
-  EXPECT_DOUBLE_EQ(s["limit_ms"].get<double>(), 50.331648);
+  EXPECT_DOUBLE_EQ(s["limit_ms"].get<double>(), 100.663296);
 
   ASSERT_EQ(s["points"].size(), 5u);
   size_t survived = 0, died = 0;
