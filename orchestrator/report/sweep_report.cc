@@ -7,6 +7,7 @@
 #include <google/protobuf/util/json_util.h>
 
 #include "orchestrator/report/html_escape.h"
+#include "orchestrator/report/survival_html.h"
 
 namespace collide::orchestrator::report {
 namespace {
@@ -150,6 +151,7 @@ std::string render_sweep_html(const v1::SweepResults& sweep, const std::vector<C
     }
   }
   html += "</table>";
+  html += survival_html(sweep);
   for (const CurveChart& chart : charts) {
     html += fmt::format("<h2>{}</h2>", html_escape(chart.title));
     const std::string png = chart.id + ".png";
