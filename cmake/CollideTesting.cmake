@@ -5,7 +5,7 @@ function(collide_test name)
   cmake_parse_arguments(ARG "" "" "LABELS;SOURCES;LIBS" ${ARGN})
   add_executable(${name} ${ARG_SOURCES})
   collide_warnings(${name})
-  target_link_libraries(${name} PRIVATE ${ARG_LIBS} GTest::gtest GTest::gtest_main)
+  target_link_libraries(${name} PRIVATE ${ARG_LIBS} GTest::gtest GTest::gmock GTest::gtest_main)
   # Labels are set after discovery by a script of our own: gtest_discover_tests would split a
   # list of labels into separate properties, and a test would keep only the first label.
   gtest_discover_tests(${name} DISCOVERY_MODE PRE_TEST TEST_LIST ${name}_TESTS
