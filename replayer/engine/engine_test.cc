@@ -1,21 +1,21 @@
 #include "replayer/engine/engine.h"
 
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <chrono>
 #include <deque>
 #include <functional>
+#include <iostream>
 #include <random>
 #include <set>
-
-#include <iostream>
-
-#include <gtest/gtest.h>
 
 #include "common/bytes.h"
 #include "replayer/engine/flow_tag_codec.h"
 #include "replayer/engine/heap_frame_for_tests.h"
 #include "replayer/wire/pfc_frame.h"
 #include "replayer/wire/roce_frame.h"
+#include "tests/support/status_matchers.h"
 
 namespace collide::replayer::engine {
 namespace {
@@ -368,7 +368,7 @@ TEST(EnginePacingTest, RejectsAZeroBurst) {
   addressing.next_hop_mac = [](uint32_t) { return wire::MacAddress{}; };
   auto e = Engine::create(config, header, *collectives::Placement::uniform(2, 1, 1), {}, {},
                           addressing, port, [] { return Nanos{0}; });
-  EXPECT_FALSE(e.ok());
+  EXPECT_THAT(e, StatusIs(StatusCode::kInvalidArgument));
 }
 
 // A port whose peer never answers, on a fake clock: its wait moves the clock on by the whole
@@ -623,7 +623,7 @@ TEST(FlowTagCodecTest, RoundTripsAndRejectsOverflow) {
   ASSERT_TRUE(packed.ok());
   EXPECT_EQ(unpack_flow_tag(*packed, 3), tag);
   tag.slice = 1u << 20;
-  EXPECT_FALSE(pack_flow_tag(tag).ok());
+  EXPECT_THAT(pack_flow_tag(tag), StatusIs(StatusCode::kInvalidArgument));
 }
 
 TEST(FlowTagCodecTest, CarriesThePxnOriginAndNotTheNvlinkHop) {
@@ -638,7 +638,7 @@ TEST(FlowTagCodecTest, CarriesThePxnOriginAndNotTheNvlinkHop) {
   EXPECT_EQ(unpack_flow_tag(*b, 1), relayed);
   EXPECT_EQ(unpack_flow_tag(*a, 1), own);
   relayed.relay_from = 256;
-  EXPECT_FALSE(pack_flow_tag(relayed).ok());
+  EXPECT_THAT(pack_flow_tag(relayed), StatusIs(StatusCode::kInvalidArgument));
   collectives::FlowTag hop = own;
   hop.relay_to = 9;
   EXPECT_EQ(pack_flow_tag(hop).value(), *a);
