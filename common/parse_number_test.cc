@@ -1,8 +1,10 @@
 #include "common/parse_number.h"
 
+#include <gtest/gtest.h>
+
 #include <cstdint>
 
-#include <gtest/gtest.h>
+#include "tests/support/status_matchers.h"
 
 namespace collide {
 namespace {
@@ -10,7 +12,7 @@ namespace {
 template <typename T>
 std::string error_of(std::string_view text, int base = 10) {
   auto r = parse_number<T>(text, "the field", base);
-  EXPECT_FALSE(r.ok()) << "'" << text << "' parsed";
+  EXPECT_THAT(r, StatusIs(StatusCode::kInvalidArgument)) << "'" << text << "' parsed";
   EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
   return r.status().message();
 }
@@ -68,7 +70,7 @@ TEST(ParseNumberTest, ReadsFloatingPoint) {
 
 TEST(ParseNumberTest, ErrorNamesWhatWasParsed) {
   auto r = parse_number<uint32_t>("x", "routes:3 flags", 16);
-  ASSERT_FALSE(r.ok());
+  ASSERT_THAT(r, StatusIs(StatusCode::kInvalidArgument));
   EXPECT_EQ(r.status().message(), "routes:3 flags: 'x' is not a hexadecimal number");
 }
 

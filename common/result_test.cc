@@ -1,9 +1,11 @@
 #include "common/result.h"
 
+#include <gtest/gtest.h>
+
 #include <cerrno>
 #include <memory>
 
-#include <gtest/gtest.h>
+#include "tests/support/status_matchers.h"
 
 namespace collide {
 namespace {
@@ -27,7 +29,7 @@ TEST(ResultTest, CarriesValueOrStatus) {
   EXPECT_TRUE(good.status().ok());
 
   auto bad = parse_positive(-1);
-  ASSERT_FALSE(bad.ok());
+  ASSERT_THAT(bad, StatusIs(StatusCode::kInvalidArgument));
   EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(bad.status().message(), "must be positive");
 }

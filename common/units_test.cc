@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/support/status_matchers.h"
+
 namespace collide::units {
 namespace {
 
@@ -17,10 +19,10 @@ TEST(UnitsTest, KilobyteIsSiAndKibibyteIsIec) {
 }
 
 TEST(UnitsTest, RefusesUnknownUnitsFractionsOfBytesAndNonNumbers) {
-  EXPECT_FALSE(parse_bytes("3 furlongs").ok());
-  EXPECT_FALSE(parse_bytes("1.5B").ok());
-  EXPECT_FALSE(parse_bytes("-1KB").ok());
-  EXPECT_FALSE(parse_bytes("KB").ok());
+  EXPECT_THAT(parse_bytes("3 furlongs"), StatusIs(StatusCode::kInvalidArgument));
+  EXPECT_THAT(parse_bytes("1.5B"), StatusIs(StatusCode::kInvalidArgument));
+  EXPECT_THAT(parse_bytes("-1KB"), StatusIs(StatusCode::kInvalidArgument));
+  EXPECT_THAT(parse_bytes("KB"), StatusIs(StatusCode::kInvalidArgument));
   EXPECT_NE(parse_bytes("4 parsecs").status().message().find("'4 parsecs'"), std::string::npos);
 }
 
@@ -30,7 +32,7 @@ TEST(UnitsTest, Durations) {
   EXPECT_EQ(parse_duration("40us")->count(), 40'000);
   EXPECT_EQ(parse_duration("2")->count(), 2'000'000'000);
   EXPECT_EQ(parse_duration("1m")->count(), 60'000'000'000);
-  EXPECT_FALSE(parse_duration("3 fortnights").ok());
+  EXPECT_THAT(parse_duration("3 fortnights"), StatusIs(StatusCode::kInvalidArgument));
 }
 
 TEST(UnitsTest, RatesAreBitsPerSecond) {

@@ -2,12 +2,12 @@
 
 #include <gtest/gtest.h>
 
-#include "common/units.h"
-
 #include "collide/port.pb.h"
 #include "collide/scenario.pb.h"
 #include "collide/testbed.pb.h"
 #include "collide/trace.pb.h"
+#include "common/units.h"
+#include "tests/support/status_matchers.h"
 
 namespace collide::config {
 namespace {
@@ -63,12 +63,12 @@ TEST(YamlProtoTest, RecordsTheLineOfEveryField) {
 TEST(YamlProtoTest, RefusesAKeyGivenTwiceNamingBothLines) {
   v1::VirtualTestbedSpec t;
   const Status s = parse_yaml_string("hosts: 2\nleaves: 1\nhosts: 8\n", "dup.yaml", t);
-  ASSERT_FALSE(s.ok());
+  ASSERT_THAT(s, StatusIs(StatusCode::kInvalidArgument));
   EXPECT_NE(s.message().find("dup.yaml:3: hosts: given twice (first on line 1)"), std::string::npos)
       << s.message();
   v1::Scenario nested;
   const Status n = parse_yaml_string("transport:\n  channels: 2\n  channels: 4\n", "n.yaml", nested);
-  ASSERT_FALSE(n.ok());
+  ASSERT_THAT(n, StatusIs(StatusCode::kInvalidArgument));
   EXPECT_NE(n.message().find("n.yaml:3: transport.channels: given twice (first on line 2)"), std::string::npos)
       << n.message();
 }
@@ -87,14 +87,15 @@ enqueue_time_ns: 250us
   EXPECT_EQ(op.compute_before_ns(), 10000000u);
   EXPECT_EQ(op.enqueue_time_ns(), 250000u);
   v1::VirtualTestbedSpec t;
-  EXPECT_FALSE(parse_yaml_string("hosts: 4KiB", "u.yaml", t).ok()) << "no size units on a count";
+  EXPECT_THAT(parse_yaml_string("hosts: 4KiB", "u.yaml", t), StatusIs(StatusCode::kInvalidArgument))
+      << "no size units on a count";
 }
 
 TEST(YamlProtoTest, ErrorsNameFileLineAndFieldAndChangeNothing) {
   v1::VirtualTestbedSpec t;
   t.set_hosts(7);
   Status s = parse_yaml_string("name: demo\nhosts: 2\nleafs: 2\n", "fabric.yaml", t);
-  ASSERT_FALSE(s.ok());
+  ASSERT_THAT(s, StatusIs(StatusCode::kInvalidArgument));
   EXPECT_NE(s.message().find("fabric.yaml:3: leafs: unknown field"), std::string::npos) << s.message();
   EXPECT_NE(s.message().find("leaves"), std::string::npos) << "lists the known fields";
   EXPECT_EQ(t.hosts(), 7u) << "nothing half-filled";

@@ -1,8 +1,10 @@
 #include "injectors/fault_rules.h"
 
+#include <gtest/gtest.h>
+
 #include <cstring>
 
-#include <gtest/gtest.h>
+#include "tests/support/status_matchers.h"
 
 namespace collide::injectors {
 namespace {
@@ -14,11 +16,11 @@ TEST(FaultRulesTest, Probabilities) {
   EXPECT_DOUBLE_EQ(*parse_probability("0.25"), 0.25);
   EXPECT_DOUBLE_EQ(*parse_probability("1e-3"), 0.001);
   EXPECT_DOUBLE_EQ(*parse_probability("100%"), 1.0);
-  EXPECT_FALSE(parse_probability("101%").ok());
-  EXPECT_FALSE(parse_probability("-0.1").ok());
-  EXPECT_FALSE(parse_probability("abc").ok());
-  EXPECT_FALSE(parse_probability("1x").ok());
-  EXPECT_FALSE(parse_probability("").ok());
+  EXPECT_THAT(parse_probability("101%"), StatusIs(StatusCode::kInvalidArgument));
+  EXPECT_THAT(parse_probability("-0.1"), StatusIs(StatusCode::kInvalidArgument));
+  EXPECT_THAT(parse_probability("abc"), StatusIs(StatusCode::kInvalidArgument));
+  EXPECT_THAT(parse_probability("1x"), StatusIs(StatusCode::kInvalidArgument));
+  EXPECT_THAT(parse_probability(""), StatusIs(StatusCode::kInvalidArgument));
   EXPECT_EQ(probability_threshold(0), 0u);
   EXPECT_EQ(probability_threshold(1), uint64_t{1} << 32);
   EXPECT_EQ(probability_threshold(0.5), uint64_t{1} << 31);
@@ -31,8 +33,8 @@ TEST(FaultRulesTest, DurationsAndWindows) {
   EXPECT_EQ(*parse_duration("500us"), Nanos(500us));
   EXPECT_EQ(*parse_duration("2m"), Nanos(120s));
   EXPECT_EQ(*parse_duration("3"), Nanos(3s));
-  EXPECT_FALSE(parse_duration("3 parsecs").ok());
-  EXPECT_FALSE(parse_duration("-1s").ok());
+  EXPECT_THAT(parse_duration("3 parsecs"), StatusIs(StatusCode::kInvalidArgument));
+  EXPECT_THAT(parse_duration("-1s"), StatusIs(StatusCode::kInvalidArgument));
 
   auto w = parse_window("2s,2.2s");
   ASSERT_TRUE(w.ok());
@@ -44,9 +46,9 @@ TEST(FaultRulesTest, DurationsAndWindows) {
   w = parse_window("1s,");
   ASSERT_TRUE(w.ok());
   EXPECT_EQ(w->end.count(), 0);
-  EXPECT_FALSE(parse_window("2s,1s").ok());
-  EXPECT_FALSE(parse_window("2s").ok());
-  EXPECT_FALSE(parse_window("1s+0s").ok());
+  EXPECT_THAT(parse_window("2s,1s"), StatusIs(StatusCode::kInvalidArgument));
+  EXPECT_THAT(parse_window("2s"), StatusIs(StatusCode::kInvalidArgument));
+  EXPECT_THAT(parse_window("1s+0s"), StatusIs(StatusCode::kInvalidArgument));
 }
 
 TEST(FaultRulesTest, PrefixesMapIpv4IntoIpv6) {
@@ -70,9 +72,9 @@ TEST(FaultRulesTest, PrefixesMapIpv4IntoIpv6) {
   p = parse_prefix("198.18.0.2");
   ASSERT_TRUE(p.ok());
   EXPECT_EQ(p->length, 128);
-  EXPECT_FALSE(parse_prefix("10.0.0.0/33").ok());
-  EXPECT_FALSE(parse_prefix("10.0.0/8").ok());
-  EXPECT_FALSE(parse_prefix("host.example").ok());
+  EXPECT_THAT(parse_prefix("10.0.0.0/33"), StatusIs(StatusCode::kInvalidArgument));
+  EXPECT_THAT(parse_prefix("10.0.0/8"), StatusIs(StatusCode::kInvalidArgument));
+  EXPECT_THAT(parse_prefix("host.example"), StatusIs(StatusCode::kInvalidArgument));
   // No prefix: an all-zero mask matches everything.
   const collide_fault_prefix any = encode_prefix(std::nullopt);
   EXPECT_EQ(any.mask[0], 0u);
@@ -85,13 +87,13 @@ TEST(FaultRulesTest, PortsProtocolsOpcodesLists) {
   EXPECT_EQ(r->lo, 1000);
   EXPECT_EQ(r->hi, 2000);
   EXPECT_EQ(parse_port_range("4791")->hi, 4791);
-  EXPECT_FALSE(parse_port_range("70000").ok());
-  EXPECT_FALSE(parse_port_range("20-10").ok());
+  EXPECT_THAT(parse_port_range("70000"), StatusIs(StatusCode::kInvalidArgument));
+  EXPECT_THAT(parse_port_range("20-10"), StatusIs(StatusCode::kInvalidArgument));
 
   EXPECT_EQ(*parse_protocol("udp"), 17);
   EXPECT_EQ(*parse_protocol("TCP"), 6);
   EXPECT_EQ(*parse_protocol("47"), 47);
-  EXPECT_FALSE(parse_protocol("sctpx").ok());
+  EXPECT_THAT(parse_protocol("sctpx"), StatusIs(StatusCode::kInvalidArgument));
 
   auto ops = parse_opcodes("write,0x11,0x81");
   ASSERT_TRUE(ops.ok());
@@ -101,13 +103,13 @@ TEST(FaultRulesTest, PortsProtocolsOpcodesLists) {
   EXPECT_FALSE(ops->test(0x0c));
   EXPECT_TRUE(ops->test(0x81));
   EXPECT_EQ(parse_opcodes("0-5")->count(), 6u);
-  EXPECT_FALSE(parse_opcodes("bogus").ok());
+  EXPECT_THAT(parse_opcodes("bogus"), StatusIs(StatusCode::kInvalidArgument));
 
   auto list = parse_number_list("9,1,5-7,5", 0xffffff);
   ASSERT_TRUE(list.ok());
   EXPECT_EQ(*list, (std::vector<uint32_t>{1, 5, 6, 7, 9}));
-  EXPECT_FALSE(parse_number_list("16777216", 0xffffff).ok());
-  EXPECT_FALSE(parse_number_list("0-70000", 0xffffff).ok());
+  EXPECT_THAT(parse_number_list("16777216", 0xffffff), StatusIs(StatusCode::kInvalidArgument));
+  EXPECT_THAT(parse_number_list("0-70000", 0xffffff), StatusIs(StatusCode::kInvalidArgument));
 
   auto qp = parse_u24_range("10-20");
   ASSERT_TRUE(qp.ok());
@@ -119,13 +121,15 @@ TEST(FaultRulesTest, RatesAndSizes) {
   EXPECT_EQ(*parse_rate("8kbit"), 1000u);
   EXPECT_EQ(*parse_rate("10gbit"), 1'250'000'000u);
   EXPECT_EQ(*parse_rate("1mbps"), 1'000'000u);
-  EXPECT_FALSE(parse_rate("100").ok());  // a rate needs its unit: bits or bytes is too easy to get wrong
+  EXPECT_THAT(parse_rate("100"),
+              StatusIs(StatusCode::kInvalidArgument));  // a rate needs its unit: bits or bytes is
+                                                        // too easy to get wrong
   EXPECT_EQ(*parse_size("1500"), 1500u);
   EXPECT_EQ(*parse_size("64k"), 65536u);
   EXPECT_EQ(*parse_size("1MiB"), 1048576u);
   EXPECT_EQ(*parse_size("1KB"), 1000u);  // as in a scenario's YAML
   EXPECT_EQ(*parse_size("1KiB"), 1024u);
-  EXPECT_FALSE(parse_size("3 furlongs").ok());
+  EXPECT_THAT(parse_size("3 furlongs"), StatusIs(StatusCode::kInvalidArgument));
 }
 
 TEST(FaultRulesTest, LossModels) {
@@ -139,14 +143,14 @@ TEST(FaultRulesTest, LossModels) {
   ASSERT_TRUE(g.ok());
   EXPECT_DOUBLE_EQ(g->h, 0);
   EXPECT_DOUBLE_EQ(g->k, 1);
-  EXPECT_FALSE(parse_gilbert("p=0.01").ok());
-  EXPECT_FALSE(parse_gilbert("p=0.01,r=0.3,q=1").ok());
-  EXPECT_FALSE(parse_gilbert("p=2,r=0.3").ok());
+  EXPECT_THAT(parse_gilbert("p=0.01"), StatusIs(StatusCode::kInvalidArgument));
+  EXPECT_THAT(parse_gilbert("p=0.01,r=0.3,q=1"), StatusIs(StatusCode::kInvalidArgument));
+  EXPECT_THAT(parse_gilbert("p=2,r=0.3"), StatusIs(StatusCode::kInvalidArgument));
 
   auto m = parse_markov4("p13=0.01,p31=0.5,p32=0.2,p23=0.3,p14=0.001");
   ASSERT_TRUE(m.ok()) << m.status().to_string();
   EXPECT_DOUBLE_EQ(m->p32, 0.2);
-  EXPECT_FALSE(parse_markov4("p13=0.6,p14=0.6").ok());
+  EXPECT_THAT(parse_markov4("p13=0.6,p14=0.6"), StatusIs(StatusCode::kInvalidArgument));
 }
 
 TEST(FaultRulesTest, EncodesWindowsRelativeToArming) {
@@ -182,14 +186,14 @@ TEST(FaultRulesTest, ValidationNamesTheRule) {
   r.id = 9;
   r.decider = Decider::kEveryNth;
   auto s = validate_rule(r);
-  ASSERT_FALSE(s.ok());
+  ASSERT_THAT(s, StatusIs(StatusCode::kInvalidArgument));
   EXPECT_NE(s.message().find("rule 9"), std::string::npos);
   r.every_nth = 5;
   EXPECT_TRUE(validate_rule(r).ok());
   r.decider = Decider::kPsnList;
-  EXPECT_FALSE(validate_rule(r).ok());
+  EXPECT_THAT(validate_rule(r), StatusIs(StatusCode::kInvalidArgument));
   r.decider = Decider::kPolice;
-  EXPECT_FALSE(validate_rule(r).ok());
+  EXPECT_THAT(validate_rule(r), StatusIs(StatusCode::kInvalidArgument));
   r.rate_bytes_per_s = 1000;
   r.burst_bytes = 1500;
   EXPECT_TRUE(validate_rule(r).ok());
@@ -219,7 +223,7 @@ TEST(FaultRulesTest, AllowlistLimits) {
   EXPECT_EQ(e->tcp_ports[1], 6443);
   EXPECT_EQ(e->prefix_count, 1u);
   a.tcp_ports.assign(17, 1);
-  EXPECT_FALSE(encode_allowlist(a).ok());
+  EXPECT_THAT(encode_allowlist(a), StatusIs(StatusCode::kInvalidArgument));
 }
 
 }  // namespace

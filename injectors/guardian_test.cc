@@ -1,5 +1,6 @@
 #include "injectors/guardian.h"
 
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -10,7 +11,7 @@
 #include <fstream>
 #include <thread>
 
-#include <gtest/gtest.h>
+#include "tests/support/status_matchers.h"
 
 namespace collide::injectors {
 namespace {
@@ -87,12 +88,15 @@ TEST(UndoRecord, RoundTripsThroughItsEncoding) {
 }
 
 TEST(UndoRecord, RejectsMalformedRecords) {
-  EXPECT_FALSE(decode_undo("{").ok());
-  EXPECT_FALSE(decode_undo(R"({"format":2,"description":"x"})").ok());
-  EXPECT_FALSE(decode_undo(R"({"format":2,"description":1,"netns":"","devices":[],"steps":[]})").ok());
-  EXPECT_FALSE(decode_undo(R"({"format":3,"description":"x","netns":"","devices":[],"steps":[]})").ok());
+  EXPECT_THAT(decode_undo("{"), StatusIs(StatusCode::kInvalidArgument));
+  EXPECT_THAT(decode_undo(R"({"format":2,"description":"x"})"),
+              StatusIs(StatusCode::kInvalidArgument));
+  EXPECT_THAT(decode_undo(R"({"format":2,"description":1,"netns":"","devices":[],"steps":[]})"),
+              StatusIs(StatusCode::kInvalidArgument));
+  EXPECT_THAT(decode_undo(R"({"format":3,"description":"x","netns":"","devices":[],"steps":[]})"),
+              StatusIs(StatusCode::kInvalidArgument));
   auto bad_netns = decode_undo(R"({"format":2,"description":"x","netns":"-all","devices":[],"steps":[]})");
-  ASSERT_FALSE(bad_netns.ok());
+  ASSERT_THAT(bad_netns, StatusIs(StatusCode::kInvalidArgument));
   EXPECT_NE(bad_netns.status().message().find("netns \"-all\""), std::string::npos);
 }
 
@@ -100,7 +104,7 @@ TEST(UndoRecord, RejectsMalformedRecords) {
 TEST(UndoRecord, RefusesARecordOfCommands) {
   auto decoded = decode_undo(
       R"({"description":"link a0 down","netns":"","devices":[],"commands":[["touch","/x"]]})");
-  ASSERT_FALSE(decoded.ok());
+  ASSERT_THAT(decoded, StatusIs(StatusCode::kFailedPrecondition));
   EXPECT_NE(decoded.status().message().find("no longer runs commands"), std::string::npos)
       << decoded.status().message();
   EXPECT_NE(decoded.status().message().find("link a0 down"), std::string::npos);
@@ -124,7 +128,7 @@ TEST(Guardian, RefusesAStepThatFailsItsChecks) {
   auto guardian = Guardian::start({dir});
   ASSERT_TRUE(guardian.ok()) << guardian.status().to_string();
   auto id = (*guardian)->register_undo(UndoAction{"x", "", {}, {UndoStep::delete_ifb("eth0")}});
-  ASSERT_FALSE(id.ok());
+  ASSERT_THAT(id, StatusIs(StatusCode::kInvalidArgument));
   EXPECT_NE(id.status().message().find("dev \"eth0\" is not a collide ifb device"),
             std::string::npos)
       << id.status().message();
@@ -243,7 +247,7 @@ TEST(Guardian, SurvivesSigintAndUndoesOnSigterm) {
 
 TEST(Guardian, FailsClearlyWhenTheStateDirectoryCannotBeMade) {
   auto guardian = Guardian::start({"/proc/collide-cannot-be-here"});
-  ASSERT_FALSE(guardian.ok());
+  ASSERT_THAT(guardian, StatusIs(StatusCode::kNotFound));
   EXPECT_NE(guardian.status().message().find("/proc/collide-cannot-be-here"), std::string::npos);
 }
 

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/support/status_matchers.h"
+
 namespace collide::injectors {
 namespace {
 
@@ -68,11 +70,12 @@ TEST(LinkSnapshot, KnowsALinkThatIsAlreadyDown) {
 
 TEST(LinkSnapshot, NamesAMissingInterfaceAndRejectsBadJson) {
   auto missing = snapshot_from_json("", "nope", kAddrJson, "[]", "[]");
-  ASSERT_FALSE(missing.ok());
+  ASSERT_THAT(missing, StatusIs(StatusCode::kNotFound));
   EXPECT_NE(missing.status().message().find("nope"), std::string::npos);
-  EXPECT_FALSE(snapshot_from_json("", "va", "[{", "[]", "[]").ok());
-  EXPECT_FALSE(snapshot_from_json("", "va", kAddrJson, "{}", "[]").ok());
-  EXPECT_FALSE(snapshot_from_json("", "va", kAddrJson, R"([{"dev":"va"}])", "[]").ok())
+  EXPECT_THAT(snapshot_from_json("", "va", "[{", "[]", "[]"), StatusIs(StatusCode::kDataLoss));
+  EXPECT_THAT(snapshot_from_json("", "va", kAddrJson, "{}", "[]"), StatusIs(StatusCode::kDataLoss));
+  EXPECT_THAT(snapshot_from_json("", "va", kAddrJson, R"([{"dev":"va"}])", "[]"),
+              StatusIs(StatusCode::kDataLoss))
       << "a route without a destination cannot be restored";
 }
 
@@ -88,11 +91,12 @@ TEST(FlapSpec, OnceOrPeriodic) {
 }
 
 TEST(FlapSpec, RejectsNonsense) {
-  EXPECT_FALSE(parse_flap_spec("0s").ok());
-  EXPECT_FALSE(parse_flap_spec("5s,5s").ok()) << "never up is not a flap";
-  EXPECT_FALSE(parse_flap_spec("1s,").ok());
+  EXPECT_THAT(parse_flap_spec("0s"), StatusIs(StatusCode::kInvalidArgument));
+  EXPECT_THAT(parse_flap_spec("5s,5s"), StatusIs(StatusCode::kInvalidArgument))
+      << "never up is not a flap";
+  EXPECT_THAT(parse_flap_spec("1s,"), StatusIs(StatusCode::kInvalidArgument));
   auto bad = parse_flap_spec("1s,soon");
-  ASSERT_FALSE(bad.ok());
+  ASSERT_THAT(bad, StatusIs(StatusCode::kInvalidArgument));
   EXPECT_NE(bad.status().message().find("EVERY"), std::string::npos);
 }
 

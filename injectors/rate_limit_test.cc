@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/support/status_matchers.h"
+
 namespace collide::injectors {
 namespace {
 
@@ -24,10 +26,11 @@ TEST(EgressParent, ReplacesDefaultsNestsUnderTbfRefusesTheRest) {
             "root");
   EXPECT_EQ(egress_parent(R"([{"kind":"tbf","handle":"8001:","root":true}])").value(), "8001:1");
   auto htb = egress_parent(R"([{"kind":"htb","handle":"1:","root":true}])");
-  ASSERT_FALSE(htb.ok());
+  ASSERT_THAT(htb, StatusIs(StatusCode::kFailedPrecondition));
   EXPECT_NE(htb.status().message().find("htb"), std::string::npos);
-  EXPECT_FALSE(egress_parent(R"([{"kind":"tbf","handle":"c011:","root":true}])").ok());
-  EXPECT_FALSE(egress_parent("oops").ok());
+  EXPECT_THAT(egress_parent(R"([{"kind":"tbf","handle":"c011:","root":true}])"),
+              StatusIs(StatusCode::kFailedPrecondition));
+  EXPECT_THAT(egress_parent("oops"), StatusIs(StatusCode::kDataLoss));
 }
 
 TEST(Ifb, TakesTheFirstFreeName) {

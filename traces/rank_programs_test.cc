@@ -1,11 +1,11 @@
 #include "traces/rank_programs.h"
 
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <filesystem>
 
-#include <gtest/gtest.h>
-
+#include "tests/support/status_matchers.h"
 #include "traces/trace_io.h"
 
 namespace collide::traces {
@@ -46,10 +46,10 @@ TEST(RankProgramsTest, KeepsOnlyTheAskedRanksInOrder) {
 
 TEST(RankProgramsTest, RejectsUnknownRanksAndBrokenOrder) {
   const std::string path = write_trace("programs-bad", 2, 3, true);
-  EXPECT_FALSE(read_rank_programs(path, {7}).ok());
+  EXPECT_THAT(read_rank_programs(path, {7}), StatusIs(StatusCode::kInvalidArgument));
   auto p = read_rank_programs(path, {1});
   std::filesystem::remove(path);
-  ASSERT_FALSE(p.ok());
+  ASSERT_THAT(p, StatusIs(StatusCode::kInvalidArgument));
   EXPECT_NE(p.status().message().find("rank 1 op index 5"), std::string::npos);
 }
 

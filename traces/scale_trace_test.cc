@@ -1,11 +1,11 @@
 #include "traces/scale_trace.h"
 
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <filesystem>
 
-#include <gtest/gtest.h>
-
+#include "tests/support/status_matchers.h"
 #include "traces/trace_io.h"
 
 namespace collide::traces {
@@ -45,7 +45,7 @@ TEST(ScaleTraceTest, ScalesSizesCountsAndGapsButKeepsEveryOp) {
   ASSERT_TRUE(*(*r)->next(op));
   EXPECT_EQ(op.count(), 1u);  // never scaled away
   EXPECT_EQ(op.bytes(), 2u);
-  EXPECT_FALSE(scale_trace(in, out, 0).ok());
+  EXPECT_THAT(scale_trace(in, out, 0), StatusIs(StatusCode::kInvalidArgument));
   std::filesystem::remove(in);
   std::filesystem::remove(out);
 }

@@ -1,13 +1,13 @@
 #include "traces/trace_io.h"
 
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 
-#include <gtest/gtest.h>
-
+#include "tests/support/status_matchers.h"
 #include "traces/op_types.h"
 
 namespace collide::traces {
@@ -97,7 +97,7 @@ TEST_F(TraceIoTest, TruncatedFileNamesOpAndOffset) {
   int read = 0;
   while ((more = (*reader)->next(op)).ok() && *more) ++read;
   EXPECT_EQ(read, 9);
-  ASSERT_FALSE(more.ok());
+  ASSERT_THAT(more, StatusIs(StatusCode::kDataLoss));
   EXPECT_EQ(more.status().code(), StatusCode::kDataLoss);
   EXPECT_NE(more.status().message().find("op #10"), std::string::npos) << more.status().message();
   EXPECT_NE(more.status().message().find("t.trace"), std::string::npos);
@@ -106,11 +106,11 @@ TEST_F(TraceIoTest, TruncatedFileNamesOpAndOffset) {
 TEST_F(TraceIoTest, RejectsFilesThatAreNotTraces) {
   std::ofstream(path("garbage")) << "NCCL INFO this is a log, not a trace\n";
   auto reader = TraceReader::open(path("garbage"));
-  ASSERT_FALSE(reader.ok());
+  ASSERT_THAT(reader, StatusIs(StatusCode::kInvalidArgument));
   EXPECT_NE(reader.status().message().find("not a collide trace"), std::string::npos);
 
   std::ofstream(path("empty")).close();
-  EXPECT_FALSE(TraceReader::open(path("empty")).ok());
+  EXPECT_THAT(TraceReader::open(path("empty")), StatusIs(StatusCode::kInvalidArgument));
   EXPECT_EQ(TraceReader::open(path("missing")).status().code(), StatusCode::kNotFound);
 }
 
@@ -129,7 +129,7 @@ TEST_F(TraceIoTest, RejectsNewerSchema) {
   out << bytes;
   out.close();
   auto reader = TraceReader::open(path("future.trace"));
-  ASSERT_FALSE(reader.ok());
+  ASSERT_THAT(reader, StatusIs(StatusCode::kInvalidArgument));
   EXPECT_NE(reader.status().message().find("newer"), std::string::npos);
 }
 
@@ -138,13 +138,13 @@ TEST(OpTypesTest, NcclIdsSizesAndNames) {
   EXPECT_EQ(datatype_size(v1::DATA_TYPE_BFLOAT16), 2u);
   EXPECT_EQ(datatype_size(*datatype_from_nccl_id(11)), 1u);
   EXPECT_EQ(datatype_size(*datatype_from_nccl_id(8)), 8u);
-  EXPECT_FALSE(datatype_from_nccl_id(12).ok());
+  EXPECT_THAT(datatype_from_nccl_id(12), StatusIs(StatusCode::kInvalidArgument));
   EXPECT_EQ(*reduce_op_from_nccl_id(4), v1::REDUCE_OP_AVG);
   EXPECT_EQ(*reduce_op_from_nccl_id(17), v1::REDUCE_OP_USER);
   EXPECT_EQ(op_kind_name(v1::OP_KIND_REDUCE_SCATTER), "reduce_scatter");
   EXPECT_EQ(*parse_op_kind("all_to_all"), v1::OP_KIND_ALL_TO_ALL);
   EXPECT_EQ(*parse_datatype("float32"), v1::DATA_TYPE_FLOAT32);
-  EXPECT_FALSE(parse_datatype("float128").ok());
+  EXPECT_THAT(parse_datatype("float128"), StatusIs(StatusCode::kInvalidArgument));
   EXPECT_TRUE(is_point_to_point(v1::OP_KIND_RECV));
   EXPECT_FALSE(is_point_to_point(v1::OP_KIND_ALL_REDUCE));
 }

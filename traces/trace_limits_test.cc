@@ -1,12 +1,12 @@
 // Traces whose sizes and counts no consumer could hold are refused as they are read, by the one
 // reader every command goes through, with the op and the field named.
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <filesystem>
 
-#include <gtest/gtest.h>
-
 #include "common/input_limits.h"
+#include "tests/support/status_matchers.h"
 #include "traces/trace_io.h"
 
 namespace collide::traces {
@@ -70,7 +70,7 @@ TEST_F(TraceLimitsTest, AnOpOfTheLargestSizeReads) {
 TEST_F(TraceLimitsTest, AnOpAbovePetabytesIsRefusedNamingTheOpAndField) {
   write(all_reduce(uint64_t{1} << 50));
   const Status s = read_all();
-  ASSERT_FALSE(s.ok());
+  ASSERT_THAT(s, StatusIs(StatusCode::kInvalidArgument));
   EXPECT_NE(s.message().find(path_ + ": op #1 (rank 1, index 0): bytes: 1125899906842624 is above "),
             std::string::npos)
       << s.message();
@@ -83,14 +83,14 @@ TEST_F(TraceLimitsTest, AnAllToAllvPeerSizeAboveTheLimitIsRefused) {
   op.add_peer_bytes(uint64_t{1} << 50);
   write(op);
   const Status s = read_all();
-  ASSERT_FALSE(s.ok());
+  ASSERT_THAT(s, StatusIs(StatusCode::kInvalidArgument));
   EXPECT_NE(s.message().find("peer_bytes[1]: 1125899906842624 is above"), std::string::npos) << s.message();
 }
 
 TEST_F(TraceLimitsTest, AWorldOfFourBillionRanksIsRefusedAtOpen) {
   write(all_reduce(4096), 4'000'000'000u);
   auto reader = TraceReader::open(path_);
-  ASSERT_FALSE(reader.ok());
+  ASSERT_THAT(reader, StatusIs(StatusCode::kInvalidArgument));
   EXPECT_NE(reader.status().message().find(path_ + ": header: world_size: 4000000000 is above"),
             std::string::npos)
       << reader.status().message();
@@ -105,7 +105,7 @@ TEST_F(TraceLimitsTest, ACommunicatorRankBeyondTheLimitIsRefusedAtOpen) {
   ASSERT_TRUE(writer.ok());
   ASSERT_TRUE((*writer)->close().ok());
   auto reader = TraceReader::open(path_);
-  ASSERT_FALSE(reader.ok());
+  ASSERT_THAT(reader, StatusIs(StatusCode::kInvalidArgument));
   EXPECT_NE(reader.status().message().find("header: communicators[0] 'dp': rank 4000000000 is above"),
             std::string::npos)
       << reader.status().message();

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/support/status_matchers.h"
+
 namespace collide::orchestrator::agent {
 namespace {
 
@@ -30,16 +32,16 @@ TEST(OwnNicOfFault, AnInterfaceMayBeNamedAsItIs) {
 
 TEST(OwnNicOfFault, ANicTheHostDoesNotHaveIsNamedWithTheOnesItHas) {
   auto nic = own_nic_of_fault(on("h1.nic3"), kNics);
-  ASSERT_FALSE(nic.ok());
+  ASSERT_THAT(nic, StatusIs(StatusCode::kNotFound));
   EXPECT_NE(nic.status().message().find("no NIC 3: this host's NICs are h1.nic0 to h1.nic2 (ens1f0, ens1f1, ens2f0)"),
             std::string::npos)
       << nic.status().message();
   nic = own_nic_of_fault(on("h1.eth7"), kNics);
-  ASSERT_FALSE(nic.ok());
+  ASSERT_THAT(nic, StatusIs(StatusCode::kNotFound));
   EXPECT_NE(nic.status().message().find("names neither a NIC nor an interface"), std::string::npos)
       << nic.status().message();
-  EXPECT_FALSE(own_nic_of_fault(on("h1.nicX"), kNics).ok());
-  EXPECT_FALSE(own_nic_of_fault(on("h1"), {}).ok());
+  EXPECT_THAT(own_nic_of_fault(on("h1.nicX"), kNics), StatusIs(StatusCode::kInvalidArgument));
+  EXPECT_THAT(own_nic_of_fault(on("h1"), {}), StatusIs(StatusCode::kInvalidArgument));
 }
 
 }  // namespace

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/support/status_matchers.h"
+
 namespace collide::orchestrator::agent {
 namespace {
 
@@ -37,10 +39,11 @@ TEST(NextHop, TheLongestPrefixWinsAndGivesItsGateway) {
 
 TEST(NextHop, OnlyRoutesOutOfTheInterfaceCount) {
   auto hop = next_hop_from_routes(kRoutes, "eth0", ip(10, 1, 0, 7));
-  ASSERT_FALSE(hop.ok());
+  ASSERT_THAT(hop, StatusIs(StatusCode::kNotFound));
   EXPECT_NE(hop.status().message().find("10.1.0.7"), std::string::npos);
   EXPECT_NE(hop.status().message().find("eth0"), std::string::npos);
-  EXPECT_FALSE(next_hop_from_routes(kRoutes, "eth9", ip(10, 1, 0, 7)).ok());
+  EXPECT_THAT(next_hop_from_routes(kRoutes, "eth9", ip(10, 1, 0, 7)),
+              StatusIs(StatusCode::kNotFound));
 }
 
 const char* const kArp =
@@ -61,7 +64,7 @@ TEST(NextHop, OnlyCompleteNeighbourEntriesOfTheInterfaceGiveAMac) {
 TEST(NextHop, AnUnresolvablePeerIsNamedWithItsInterface) {
   // Not IPv4 at all: refused before any table is read.
   auto mac = resolve_next_hop_mac("not-an-address", "eth1", std::chrono::milliseconds(10));
-  ASSERT_FALSE(mac.ok());
+  ASSERT_THAT(mac, StatusIs(StatusCode::kInvalidArgument));
   EXPECT_NE(mac.status().message().find("not-an-address"), std::string::npos);
 }
 
@@ -75,7 +78,8 @@ TEST(NextHop, LinesWithUnreadableNumbersAreSkipped) {
   auto hop = next_hop_from_routes(routes, "eth1", ip(10, 1, 0, 7));
   ASSERT_TRUE(hop.ok()) << hop.status().message();
   EXPECT_EQ(*hop, ip(10, 1, 0, 7));
-  EXPECT_FALSE(next_hop_from_routes(routes, "eth1", ip(10, 16, 3, 4)).ok());
+  EXPECT_THAT(next_hop_from_routes(routes, "eth1", ip(10, 16, 3, 4)),
+              StatusIs(StatusCode::kNotFound));
   const char* const arp =
       "IP address       HW type     Flags       HW address            Mask     Device\n"
       "10.1.0.7         0x1         0xZ         02:00:00:00:01:07     *        eth1\n";
@@ -124,7 +128,7 @@ TEST(PeerMacs, APeerThatCannotBeResolvedIsNamedWithTheNicThatAsked) {
                                   if (ifname == "eth1" && peer == "10.0.0.3") return unavailable("no ARP answer");
                                   return std::string("02:00:00:00:00:01");
                                 });
-  ASSERT_FALSE(macs.ok());
+  ASSERT_THAT(macs, StatusIs(StatusCode::kUnavailable));
   EXPECT_NE(macs.status().message().find("host 1 NIC 1 (eth1), peer rank 4 on host 2"), std::string::npos)
       << macs.status().message();
   EXPECT_NE(macs.status().message().find("no ARP answer"), std::string::npos) << macs.status().message();

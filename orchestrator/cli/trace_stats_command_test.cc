@@ -1,4 +1,4 @@
-// `collide trace stats` and `collide trace validate` through the real binary: output, JSON and
+// `collide trace stats`, `trace validate` and `trace synth` through the real binary: output, JSON,
 // exit codes (validate: 0 valid, 1 not, 2 unreadable).
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -103,6 +103,26 @@ TEST_F(TraceAnalysisCommandTest, ValidateExitCodes) {
   auto stats_missing = process::run_command({COLLIDE_BIN, "trace", "stats", path_ + ".nope"});
   ASSERT_TRUE(stats_missing.ok());
   EXPECT_EQ(stats_missing->exit_code, 2) << stats_missing->output;
+}
+
+// Progress into a pipe (a CI log) is plain lines: no carriage return redraws a line and no
+// terminal escape clears one. run_command reads stderr through a pipe.
+TEST_F(TraceAnalysisCommandTest, ProgressIntoAPipeHasNoCarriageReturnsOrEscapes) {
+  auto synth = process::run_command({COLLIDE_BIN, "trace", "synth", "-m",
+                                     COLLIDE_SOURCE_DIR "/configs/models/llama3-70b.yaml", "--tp",
+                                     "2", "--pp", "2", "--dp", "2", "--global-batch", "8", "-o",
+                                     path_});
+  ASSERT_TRUE(synth.ok()) << synth.status().to_string();
+  ASSERT_EQ(synth->exit_code, 0) << synth->output;
+  EXPECT_NE(synth->output.find("synth: 8 of 8 ranks (100%)\n"), std::string::npos)
+      << synth->output;
+  for (const char* what : {"stats", "validate"}) {
+    auto out = process::run_command({COLLIDE_BIN, "trace", what, path_});
+    ASSERT_TRUE(out.ok()) << out.status().to_string();
+    EXPECT_EQ(out->exit_code, 0) << out->output;
+    EXPECT_EQ(out->output.find_first_of("\r\x1b"), std::string::npos) << what;
+  }
+  EXPECT_EQ(synth->output.find_first_of("\r\x1b"), std::string::npos) << synth->output;
 }
 
 }  // namespace

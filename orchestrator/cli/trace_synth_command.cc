@@ -10,6 +10,8 @@
 #include <optional>
 #include <string>
 
+#include <unistd.h>
+
 #include "orchestrator/cli/commands.h"
 #include "orchestrator/cli/trace_commands.h"
 #include "traces/synth/model_spec.h"
@@ -62,22 +64,27 @@ void run_synth(const SynthCommandOptions& opt) {
   auto spec = traces::synth::load_model_spec(opt.model, o);
   if (!spec.ok()) fail("trace synth", kExitUsage, spec.status().message());
 
-  // Progress at most twice a second: a 16k-rank job takes a while.
+  // Progress: a 16k-rank job takes a while. On a terminal one line redrawn at most twice a
+  // second; in a log (CI, a pipe) a plain line every ten seconds and one at the end, so the log
+  // holds no carriage returns or terminal escapes.
+  const bool terminal = isatty(STDERR_FILENO) == 1;
+  const auto every = terminal ? std::chrono::milliseconds(500) : std::chrono::milliseconds(10000);
   auto last = std::chrono::steady_clock::now();
   traces::synth::SynthProgress progress;
   if (!opt.quiet) {
-    progress = [&last](uint32_t done, uint32_t total) {
+    progress = [&last, every, terminal](uint32_t done, uint32_t total) {
       const auto now = std::chrono::steady_clock::now();
-      if (now - last < std::chrono::milliseconds(500) && done != total) return;
+      if (now - last < every && done != total) return;
       last = now;
-      std::cerr << fmt::format("\rsynth: {} of {} ranks ({:.0f}%)", done, total,
+      std::cerr << (terminal ? "\r" : "")
+                << fmt::format("synth: {} of {} ranks ({:.0f}%)", done, total,
                                100.0 * done / total)
-                << std::flush;
+                << (terminal ? "" : "\n") << std::flush;
     };
   }
   const auto started = std::chrono::steady_clock::now();
   auto report = traces::synth::synthesize(*spec, opt.output, progress);
-  if (progress) std::cerr << "\r\033[K" << std::flush;
+  if (progress && terminal) std::cerr << "\r\033[K" << std::flush;
   if (!report.ok()) fail("trace synth", kExitFailed, report.status().message());
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();

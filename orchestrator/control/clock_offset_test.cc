@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/support/status_matchers.h"
+
 namespace collide::orchestrator::control {
 namespace {
 
@@ -62,17 +64,17 @@ TEST(ClockOffset, TakesTheSampleWithTheShortestRoundTripAndTheTruthIsWithinItsBo
 }
 
 TEST(ClockOffset, RejectsNoSamplesAndInconsistentOnes) {
-  EXPECT_FALSE(estimate_offset({}).ok());
+  EXPECT_THAT(estimate_offset({}), StatusIs(StatusCode::kInvalidArgument));
   // The agent claims to have answered before it received.
-  EXPECT_FALSE(estimate_offset({{100, 500, 400, 900}}).ok());
+  EXPECT_THAT(estimate_offset({{100, 500, 400, 900}}), StatusIs(StatusCode::kInvalidArgument));
   // The answer arrived before the probe left.
-  EXPECT_FALSE(estimate_offset({{900, 500, 500, 100}}).ok());
+  EXPECT_THAT(estimate_offset({{900, 500, 500, 100}}), StatusIs(StatusCode::kInvalidArgument));
 }
 
 TEST(ClockOffset, AFailedExchangeIsAnError) {
   auto o = measure_offset([] { return uint64_t{1}; },
                           [](uint64_t) -> Result<AgentTimes> { return unavailable("gone"); }, 3);
-  ASSERT_FALSE(o.ok());
+  ASSERT_THAT(o, StatusIs(StatusCode::kUnavailable));
   EXPECT_NE(o.status().message().find("gone"), std::string::npos);
 }
 

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "collide/agent.pb.h"
+#include "tests/support/status_matchers.h"
 
 namespace collide::orchestrator::control {
 namespace {
@@ -46,10 +47,10 @@ TEST(Framing, HeaderIsBigEndianLength) {
 TEST(Framing, RejectsAnAnnouncedLengthAboveTheLimitForGood) {
   FrameDecoder decoder;
   const std::string huge("\xff\xff\xff\xff", 4);
-  EXPECT_FALSE(decoder.feed(huge).ok());
+  EXPECT_THAT(decoder.feed(huge), StatusIs(StatusCode::kDataLoss));
   EXPECT_FALSE(decoder.has_frame());
   // Once damaged, the stream stays refused, even if valid frames follow.
-  EXPECT_FALSE(decoder.feed(encode_frame("ok").value()).ok());
+  EXPECT_THAT(decoder.feed(encode_frame("ok").value()), StatusIs(StatusCode::kDataLoss));
   EXPECT_FALSE(decoder.has_frame());
 }
 

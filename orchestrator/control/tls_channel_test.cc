@@ -1,6 +1,7 @@
 #include "orchestrator/control/tls_channel.h"
 
 #include <arpa/inet.h>
+#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
@@ -12,9 +13,8 @@
 #include <thread>
 #include <vector>
 
-#include <gtest/gtest.h>
-
 #include "collide/agent.pb.h"
+#include "tests/support/status_matchers.h"
 
 namespace collide::orchestrator::control {
 namespace {
@@ -188,10 +188,10 @@ TEST_F(TlsChannelTest, TheClientRefusesAnAgentOfAnotherCa) {
   ASSERT_TRUE(listener.ok());
   auto served = serve_one(**listener);
   auto channel = Channel::connect("127.0.0.1", (*listener)->port(), orchestrator_files(ours()), 5s);
-  ASSERT_FALSE(channel.ok());
+  ASSERT_THAT(channel, StatusIs(StatusCode::kPermissionDenied));
   EXPECT_NE(channel.status().message().find("not signed by our CA"), std::string::npos)
       << channel.status().message();
-  EXPECT_FALSE(served.get().ok());
+  EXPECT_THAT(served.get(), StatusIs(StatusCode::kPermissionDenied));
 }
 
 // A copy of our certificates in a folder of its own, to spoil.
@@ -207,7 +207,7 @@ TEST_F(TlsChannelTest, RefusesAPrivateKeyOthersCanRead) {
   std::filesystem::permissions(dir / "agent.key", std::filesystem::perms::group_read,
                                std::filesystem::perm_options::add);
   auto listener = Listener::create("127.0.0.1", 0, agent_files(dir));
-  ASSERT_FALSE(listener.ok());
+  ASSERT_THAT(listener, StatusIs(StatusCode::kPermissionDenied));
   const std::string& m = listener.status().message();
   EXPECT_NE(m.find((dir / "agent.key").string()), std::string::npos) << m;
   EXPECT_NE(m.find("readable by group or others"), std::string::npos) << m;
@@ -215,7 +215,7 @@ TEST_F(TlsChannelTest, RefusesAPrivateKeyOthersCanRead) {
   std::filesystem::permissions(dir / "orchestrator.key", std::filesystem::perms::others_read,
                                std::filesystem::perm_options::add);
   auto channel = Channel::connect("127.0.0.1", 1, orchestrator_files(dir), 1s);
-  ASSERT_FALSE(channel.ok());
+  ASSERT_THAT(channel, StatusIs(StatusCode::kPermissionDenied));
   EXPECT_NE(channel.status().message().find("readable by group or others"), std::string::npos)
       << channel.status().message();
 }
@@ -224,7 +224,7 @@ TEST_F(TlsChannelTest, AnEmptyOrIncompleteCertsFolderNamesWhatIsMissing) {
   const auto empty = *dir_ / "empty";
   std::filesystem::create_directories(empty);
   auto listener = Listener::create("127.0.0.1", 0, agent_files(empty));
-  ASSERT_FALSE(listener.ok());
+  ASSERT_THAT(listener, StatusIs(StatusCode::kNotFound));
   std::string m = listener.status().message();
   for (const char* name : {"ca.pem", "agent.pem", "agent.key"}) {
     EXPECT_NE(m.find(name), std::string::npos) << m;
@@ -234,7 +234,7 @@ TEST_F(TlsChannelTest, AnEmptyOrIncompleteCertsFolderNamesWhatIsMissing) {
   const auto incomplete = copy_of(ours(), "incomplete");
   std::filesystem::remove(incomplete / "agent.key");
   listener = Listener::create("127.0.0.1", 0, agent_files(incomplete));
-  ASSERT_FALSE(listener.ok());
+  ASSERT_THAT(listener, StatusIs(StatusCode::kNotFound));
   m = listener.status().message();
   EXPECT_NE(m.find((incomplete / "agent.key").string() + " is missing"), std::string::npos) << m;
   EXPECT_EQ(m.find("agent.pem"), std::string::npos) << m;
@@ -264,7 +264,7 @@ TEST_F(TlsChannelTest, AReceiveThatTimesOutLosesNothingAndAClosedPeerIsAnError) 
   EXPECT_EQ((*reply)->progress().ops_done(), 7u);
   EXPECT_TRUE(server.get().ok());
   auto closed = (*channel)->receive_message<v1::AgentReply>(5s);
-  EXPECT_FALSE(closed.ok());
+  EXPECT_THAT(closed, StatusIs(StatusCode::kUnavailable));
 }
 
 // Handshakes run side by side: peers that connect and say nothing do not hold the door shut for an

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/support/status_matchers.h"
+
 namespace collide::orchestrator::faults {
 namespace {
 
@@ -78,13 +80,13 @@ TEST(FaultPlanTest, NicLinksActOnTheirRailLeafsPortFacingThatNic) {
   EXPECT_EQ(bare->leaf_netns, "ft-leaf0");
   // A NIC the host does not have: the error lists the ones it has, and split_faults names the fault.
   auto bad = resolve_site(plan, "h1.nic4", v1::Fault::DIRECTION_BOTH);
-  ASSERT_FALSE(bad.ok());
+  ASSERT_THAT(bad, StatusIs(StatusCode::kNotFound));
   EXPECT_NE(bad.status().message().find("no link 'h1.nic4': host 1's NICs are nic0..nic3"), std::string::npos)
       << bad.status().to_string();
   v1::Fault f = fault(v1::Fault::KIND_LOSS, "h1.nic4");
   f.set_name("rail-loss");
   auto split = split_faults({&f}, plan);
-  ASSERT_FALSE(split.ok());
+  ASSERT_THAT(split, StatusIs(StatusCode::kNotFound));
   EXPECT_NE(split.status().to_string().find("fault rail-loss"), std::string::npos) << split.status().to_string();
   // Replayer faults on any NIC of a host are that host's.
   v1::Fault slow = fault(v1::Fault::KIND_SLOW_RECEIVER, "h2.nic1");
@@ -113,12 +115,14 @@ TEST(FaultPlanTest, FabricLinksActOnTheLeafsUplink) {
   EXPECT_EQ(site->leaf_ifname, "p2");
   ASSERT_EQ(site->hooks.size(), 1u);
   EXPECT_EQ(site->hooks[0].direction, Direction::kIngress);  // down the fabric enters the leaf
-  EXPECT_FALSE(resolve_site(plan, "leaf0-spine2", v1::Fault::DIRECTION_BOTH).ok());
-  EXPECT_FALSE(resolve_site(plan, "h2", v1::Fault::DIRECTION_BOTH).ok());
-  EXPECT_FALSE(resolve_site(plan, "spine0", v1::Fault::DIRECTION_BOTH).ok());
+  EXPECT_THAT(resolve_site(plan, "leaf0-spine2", v1::Fault::DIRECTION_BOTH),
+              StatusIs(StatusCode::kNotFound));
+  EXPECT_THAT(resolve_site(plan, "h2", v1::Fault::DIRECTION_BOTH), StatusIs(StatusCode::kNotFound));
+  EXPECT_THAT(resolve_site(plan, "spine0", v1::Fault::DIRECTION_BOTH),
+              StatusIs(StatusCode::kNotFound));
   // A host number too large for its field is an error, not an abort.
   auto huge = resolve_site(plan, "h99999999999", v1::Fault::DIRECTION_BOTH);
-  ASSERT_FALSE(huge.ok());
+  ASSERT_THAT(huge, StatusIs(StatusCode::kInvalidArgument));
   EXPECT_NE(huge.status().message().find("link 'h99999999999': host"), std::string::npos)
       << huge.status().to_string();
 }
@@ -144,7 +148,8 @@ TEST(FaultPlanTest, PacketRulesCarryDecisionWindowAndSeed) {
   EXPECT_EQ(late->window.start.count(), 1'700'000'000);
   EXPECT_EQ(late->window.end.count(), 2'200'000'000);
   // Armed after the window was over: an error, not a silent no-op.
-  EXPECT_FALSE(packet_rule(loss, 0, std::chrono::seconds(-3)).ok());
+  EXPECT_THAT(packet_rule(loss, 0, std::chrono::seconds(-3)),
+              StatusIs(StatusCode::kFailedPrecondition));
   // Open windows stay open.
   auto open = packet_rule(fault(v1::Fault::KIND_LOSS, "h1"), 0, std::chrono::milliseconds(-5));
   ASSERT_TRUE(open.ok());
@@ -186,7 +191,7 @@ TEST(FaultPlanTest, BurstLossIsGilbertWithTheAskedRateAndBurst) {
   EXPECT_EQ(g.h, 0);
   EXPECT_EQ(g.k, 1);
   burst.set_mean_burst(0.5);
-  EXPECT_FALSE(packet_rule(burst, 0, {}).ok());
+  EXPECT_THAT(packet_rule(burst, 0, {}), StatusIs(StatusCode::kInvalidArgument));
 }
 
 TEST(FaultPlanTest, OtherPacketKindsMapToTheirActions) {
@@ -203,7 +208,8 @@ TEST(FaultPlanTest, OtherPacketKindsMapToTheirActions) {
   ASSERT_TRUE(blackhole.ok());
   EXPECT_EQ(blackhole->decider, injectors::Decider::kAlways);
   EXPECT_EQ(blackhole->action, injectors::Action::kDrop);
-  EXPECT_FALSE(packet_rule(fault(v1::Fault::KIND_LINK_FLAP, "h0"), 0, {}).ok());
+  EXPECT_THAT(packet_rule(fault(v1::Fault::KIND_LINK_FLAP, "h0"), 0, {}),
+              StatusIs(StatusCode::kInvalidArgument));
 }
 
 TEST(FaultPlanTest, SplitsByHostAndFabricAndBuildsReplayerFlags) {
@@ -226,7 +232,7 @@ TEST(FaultPlanTest, SplitsByHostAndFabricAndBuildsReplayerFlags) {
   EXPECT_EQ(replayer_hook_flags({&a, &b, &c, &d}, 0),
             (std::vector<std::string>{"--send-delay=0ns:0ns:50000ns"}));
   v1::Fault bad = fault(v1::Fault::KIND_LOSS, "h9");
-  EXPECT_FALSE(split_faults({&bad}, plan).ok());
+  EXPECT_THAT(split_faults({&bad}, plan), StatusIs(StatusCode::kNotFound));
 }
 
 }  // namespace

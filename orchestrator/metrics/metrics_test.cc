@@ -1,10 +1,13 @@
 #include <elf.h>
+#include <gtest/gtest.h>
+#include <prometheus/text_serializer.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <array>
+#include <boost/asio.hpp>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -16,12 +19,9 @@
 #include <thread>
 #include <utility>  // before Boost.Asio 1.74, whose awaitable.hpp uses std::exchange without it
 
-#include <boost/asio.hpp>
-#include <gtest/gtest.h>
-#include <prometheus/text_serializer.h>
-
 #include "orchestrator/metrics/http_endpoint.h"
 #include "orchestrator/metrics/registry.h"
+#include "tests/support/status_matchers.h"
 
 namespace collide::orchestrator::metrics {
 namespace {
@@ -367,22 +367,23 @@ TEST(MetricsEndpointTest, CollidesThreadLocalStorageLeavesCivetwebsWorkersTheirS
 
 TEST(MetricsEndpointTest, RefusesBadAddressesAndBusyPorts) {
   Registry r;
-  EXPECT_FALSE(HttpEndpoint::start("localhost", r).ok());
+  EXPECT_THAT(HttpEndpoint::start("localhost", r), StatusIs(StatusCode::kInvalidArgument));
   auto host = HttpEndpoint::start("localhost:9464", r);
-  ASSERT_FALSE(host.ok());
+  ASSERT_THAT(host, StatusIs(StatusCode::kInvalidArgument));
   EXPECT_EQ(host.status().message(),
             "metrics address 'localhost:9464': 'localhost' is not an IP address (IPv4, or IPv6 in brackets as [::1])");
-  EXPECT_FALSE(HttpEndpoint::start("::1:9464", r).ok());  // IPv6 without brackets
-  EXPECT_FALSE(HttpEndpoint::start("127.0.0.1:99999", r).ok());
+  EXPECT_THAT(HttpEndpoint::start("::1:9464", r),
+              StatusIs(StatusCode::kInvalidArgument));  // IPv6 without brackets
+  EXPECT_THAT(HttpEndpoint::start("127.0.0.1:99999", r), StatusIs(StatusCode::kInvalidArgument));
   auto letters = HttpEndpoint::start("127.0.0.1:80a", r);
-  ASSERT_FALSE(letters.ok());
+  ASSERT_THAT(letters, StatusIs(StatusCode::kInvalidArgument));
   EXPECT_EQ(letters.status().message(),
             "metrics address '127.0.0.1:80a': port: '80a' is not a non-negative whole number");
   auto first = HttpEndpoint::start("127.0.0.1:0", r);
   ASSERT_TRUE(first.ok());
   const std::string busy = "127.0.0.1:" + std::to_string((*first)->port());
   auto second = HttpEndpoint::start(busy, r);
-  ASSERT_FALSE(second.ok());
+  ASSERT_THAT(second, StatusIs(StatusCode::kUnavailable));
   // civetweb's own reason, not prometheus-cpp's "possible problem binding to port".
   EXPECT_EQ(second.status().message().rfind("metrics endpoint: cannot listen on " + busy + ": ", 0), 0u)
       << second.status().message();
@@ -398,7 +399,7 @@ TEST(MetricsEndpointTest, Ipv6LoopbackServesOrIsRefusedClearly) {
   Registry r;
   auto endpoint = HttpEndpoint::start("[::1]:0", r);
   if (!HttpEndpoint::ipv6_supported()) {
-    ASSERT_FALSE(endpoint.ok());
+    ASSERT_THAT(endpoint, StatusIs(StatusCode::kInvalidArgument));
     EXPECT_NE(endpoint.status().message().find("built without IPv6"), std::string::npos)
         << endpoint.status().message();
     return;

@@ -1,5 +1,6 @@
 #include "orchestrator/report/compare.h"
 
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -7,9 +8,8 @@
 #include <fstream>
 #include <random>
 
-#include <gtest/gtest.h>
-
 #include "orchestrator/report/compare_output.h"
+#include "tests/support/status_matchers.h"
 
 namespace collide::orchestrator::report {
 namespace {
@@ -262,18 +262,18 @@ class ReadResultsTest : public ::testing::Test {
 
 TEST_F(ReadResultsTest, NamesTheFileThatIsMissingOrBad) {
   auto missing = read_results(dir_.string());
-  ASSERT_FALSE(missing.ok());
+  ASSERT_THAT(missing, StatusIs(StatusCode::kNotFound));
   EXPECT_NE(missing.status().message().find((dir_ / "report.json").string() + ": cannot read it"),
             std::string::npos)
       << missing.status().message();
   std::ofstream(dir_ / "report.json") << "{\"variants\": [{\"name\": \"baseline\", \"runs\": \"x\"}]}";
   auto bad = read_results(dir_.string());
-  ASSERT_FALSE(bad.ok());
+  ASSERT_THAT(bad, StatusIs(StatusCode::kInvalidArgument));
   EXPECT_NE(bad.status().message().find("report.json: not a collide report.json"), std::string::npos)
       << bad.status().message();
   std::ofstream(dir_ / "empty.json") << "{}";
   auto empty = read_results((dir_ / "empty.json").string());
-  ASSERT_FALSE(empty.ok());
+  ASSERT_THAT(empty, StatusIs(StatusCode::kInvalidArgument));
   EXPECT_NE(empty.status().message().find("empty.json: not a collide report.json: no variants"),
             std::string::npos);
 }

@@ -1,12 +1,13 @@
 #include "orchestrator/report/junit_xml.h"
 
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
-#include <gtest/gtest.h>
+#include "tests/support/status_matchers.h"
 
 namespace collide::orchestrator::report {
 namespace {
@@ -82,7 +83,7 @@ TEST(JUnitXmlTest, WritesAtomicallyOverAnEarlierFile) {
   // Nothing else is left beside it, and a folder that is not there is an error that names it.
   EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir), std::filesystem::directory_iterator()), 1);
   const Status missing = write_file_atomically(dir / "no" / "such.xml", "x");
-  EXPECT_FALSE(missing.ok());
+  EXPECT_THAT(missing, StatusIs(StatusCode::kUnavailable));
   EXPECT_NE(missing.message().find("no/such.xml"), std::string::npos) << missing.message();
   std::filesystem::remove_all(dir);
 }

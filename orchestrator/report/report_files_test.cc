@@ -1,10 +1,11 @@
 #include "orchestrator/report/report_files.h"
 
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <fstream>
 
-#include <gtest/gtest.h>
+#include "tests/support/status_matchers.h"
 
 namespace collide::orchestrator::report {
 namespace {
@@ -58,14 +59,14 @@ TEST_F(ReportFilesTest, AReportFileThatCannotBeWrittenIsAnErrorNamingIt) {
     std::filesystem::remove_all(dir_);
     std::filesystem::create_directories(dir_ / name / "inside");
     auto files = write_report_files(dir_, v1::Outputs(), report_, runs_);
-    ASSERT_FALSE(files.ok()) << name;
+    ASSERT_THAT(files, StatusIs(StatusCode::kUnavailable)) << name;
     EXPECT_NE(files.status().message().find((dir_ / name).string()), std::string::npos)
         << files.status().to_string();
   }
   v1::Outputs no_page;
   no_page.set_html(false);
   auto files = write_report_files(dir_, no_page, report_, runs_);
-  ASSERT_FALSE(files.ok());
+  ASSERT_THAT(files, StatusIs(StatusCode::kUnavailable));
   EXPECT_NE(files.status().message().find("report.html"), std::string::npos) << files.status().to_string();
 }
 

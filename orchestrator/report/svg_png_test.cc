@@ -1,6 +1,8 @@
 #include "orchestrator/report/svg_png.h"
 
 #include <cairo.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -8,10 +10,8 @@
 #include <fstream>
 #include <iterator>
 
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
-
 #include "orchestrator/report/curve_svg.h"
+#include "tests/support/status_matchers.h"
 
 namespace collide::orchestrator::report {
 namespace {
@@ -78,7 +78,7 @@ TEST_F(SvgPngTest, ACurveBecomesAPngOfItsSizeWithTheCurveDrawn) {
 TEST_F(SvgPngTest, TextThatIsNotSvgIsAnErrorAndWritesNothing) {
   const auto png = dir_ / "bad.png";
   Status written = write_svg_png("<html>not a drawing", png);
-  EXPECT_FALSE(written.ok());
+  EXPECT_THAT(written, StatusIs(StatusCode::kInvalidArgument));
   EXPECT_THAT(written.message(), ::testing::HasSubstr("bad.png"));
   EXPECT_FALSE(std::filesystem::exists(png));
 }
@@ -88,7 +88,7 @@ TEST_F(SvgPngTest, AFolderThatCannotBeWrittenIsAnErrorNamingTheFile) {
   CurveChart chart;
   chart.id = "x";
   Status written = write_svg_png(curve_svg(chart), png);
-  EXPECT_FALSE(written.ok());
+  EXPECT_THAT(written, StatusIs(StatusCode::kUnavailable));
   EXPECT_THAT(written.message(), ::testing::HasSubstr("x.png"));
 }
 

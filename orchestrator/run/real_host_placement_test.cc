@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "orchestrator/scenario/scenario.h"
+#include "tests/support/status_matchers.h"
 
 namespace collide::orchestrator {
 namespace {
@@ -106,7 +107,7 @@ TEST_F(RealHostPlacementTest, AnInterfaceWithTooFewAddressesForItsRanksIsNamed) 
   // Three ranks on two NICs: eth0 carries local ranks 0 and 2.
   host({interface("eth0", {"10.0.0.1"}), interface("eth1", {"10.0.1.1"})});
   auto p = place(3);
-  ASSERT_FALSE(p.ok());
+  ASSERT_THAT(p, StatusIs(StatusCode::kFailedPrecondition));
   EXPECT_NE(p.status().message().find("host 0"), std::string::npos) << p.status().message();
   EXPECT_NE(p.status().message().find("interface eth0 (NIC 0) has 1 IPv4 address(es) for its 2 rank(s)"),
             std::string::npos)
@@ -117,7 +118,7 @@ TEST_F(RealHostPlacementTest, HostsWithDifferentNumbersOfNicsAreRefused) {
   host({interface("eth0", {"10.0.0.1"}), interface("eth1", {"10.0.1.1"})});
   host({interface("eth0", {"10.0.0.2", "10.0.0.12"})});
   auto p = place(2);
-  ASSERT_FALSE(p.ok());
+  ASSERT_THAT(p, StatusIs(StatusCode::kFailedPrecondition));
   EXPECT_NE(p.status().message().find("same number of NICs"), std::string::npos) << p.status().message();
   EXPECT_NE(p.status().message().find("uses 2 (eth0, eth1)"), std::string::npos) << p.status().message();
   EXPECT_NE(p.status().message().find("has 1 that fit (eth0)"), std::string::npos) << p.status().message();
@@ -126,7 +127,7 @@ TEST_F(RealHostPlacementTest, HostsWithDifferentNumbersOfNicsAreRefused) {
 TEST_F(RealHostPlacementTest, ANamedInterfaceThatCannotCarryAFrameIsAnErrorAnUnnamedOneIsPassedOver) {
   host({interface("eth0", {"10.0.0.1"}, 576), interface("eth1", {"10.0.1.1"})});
   auto p = place(1);
-  ASSERT_FALSE(p.ok());
+  ASSERT_THAT(p, StatusIs(StatusCode::kFailedPrecondition));
   EXPECT_NE(p.status().message().find("interface eth0 has MTU 576"), std::string::npos) << p.status().message();
 
   scenario_.mutable_testbed()->clear_agents();
@@ -141,7 +142,7 @@ TEST_F(RealHostPlacementTest, ANamedInterfaceThatCannotCarryAFrameIsAnErrorAnUnn
 TEST_F(RealHostPlacementTest, NoInterfaceThatFitsSaysWhatEachLacks) {
   host({interface("eth0", {"10.0.0.1"}, 576), interface("nothing0", {})}, /*named=*/false);
   auto p = place(1);
-  ASSERT_FALSE(p.ok());
+  ASSERT_THAT(p, StatusIs(StatusCode::kFailedPrecondition));
   EXPECT_NE(p.status().message().find("no interface fits"), std::string::npos) << p.status().message();
   EXPECT_NE(p.status().message().find("nothing0 has no IPv4 address"), std::string::npos) << p.status().message();
 }
@@ -150,7 +151,7 @@ TEST_F(RealHostPlacementTest, TwoRanksOnOneAddressAreRefused) {
   host({interface("eth0", {"10.0.0.1"})});
   host({interface("eth0", {"10.0.0.1"})});
   auto p = place(1);
-  ASSERT_FALSE(p.ok());
+  ASSERT_THAT(p, StatusIs(StatusCode::kFailedPrecondition));
   EXPECT_NE(p.status().message().find("ranks 0 and 1 would share address 10.0.0.1"), std::string::npos)
       << p.status().message();
 }
@@ -158,7 +159,7 @@ TEST_F(RealHostPlacementTest, TwoRanksOnOneAddressAreRefused) {
 TEST_F(RealHostPlacementTest, AfXdpOnANicThatCarriesTheControlConnectionIsRefused) {
   host({interface("eth0", {"10.0.0.1"}), interface("ctl0", {"192.0.2.1"})});
   auto p = place(2);
-  ASSERT_FALSE(p.ok());
+  ASSERT_THAT(p, StatusIs(StatusCode::kFailedPrecondition));
   EXPECT_NE(p.status().message().find("control address 192.0.2.1 is on ctl0"), std::string::npos)
       << p.status().message();
   scenario_.mutable_testbed()->set_port("af_packet");

@@ -1,13 +1,13 @@
 #include "orchestrator/scenario/expectations_check.h"
 
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 
-#include <gtest/gtest.h>
-
 #include "orchestrator/scenario/scenario.h"
+#include "tests/support/status_matchers.h"
 
 namespace collide::orchestrator {
 namespace {
@@ -50,7 +50,7 @@ class ExpectationsCheckTest : public ::testing::Test {
   void expect_refused(const std::string& expect, const std::string& where, const std::string& what,
                       int repetitions = 3, const std::string& testbed_extra = "") {
     auto s = load(scenario_with(testbed_extra, repetitions, expect));
-    ASSERT_FALSE(s.ok()) << expect;
+    ASSERT_THAT(s, StatusIs(StatusCode::kInvalidArgument)) << expect;
     const std::string& m = s.status().message();
     EXPECT_EQ(m.rfind(path_ + ":" + where, 0), 0u) << m;
     EXPECT_NE(m.find(what), std::string::npos) << m;

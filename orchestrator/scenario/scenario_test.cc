@@ -1,14 +1,14 @@
 #include "orchestrator/scenario/scenario.h"
 
+#include <fmt/format.h>
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 
-#include <fmt/format.h>
-#include <gtest/gtest.h>
-
 #include "tests/support/all_reduce_trace.h"
+#include "tests/support/status_matchers.h"
 #include "traces/trace_io.h"
 
 namespace collide::orchestrator {
@@ -73,7 +73,7 @@ TEST_F(ScenarioTest, RealTestbedRefusesAVariantsLoadBalancingWithFileLineAndFiel
       load_balancing: spray
 )");
   auto s = load_scenario(path);
-  ASSERT_FALSE(s.ok());
+  ASSERT_THAT(s, StatusIs(StatusCode::kInvalidArgument));
   EXPECT_NE(s.status().message().find(path + ":13: runs.variants[0].load_balancing: chooses a "
                                              "virtual testbed's balancing"),
             std::string::npos)
@@ -88,7 +88,7 @@ TEST_F(ScenarioTest, RealTestbedNeedsEveryHostsLeafForATopologyRingOrder) {
         ring_order: topology
 )");
   auto s = load_scenario(path);
-  ASSERT_FALSE(s.ok());
+  ASSERT_THAT(s, StatusIs(StatusCode::kInvalidArgument));
   EXPECT_NE(s.status().message().find(path + ":14: runs.variants[0].transport.ring_order: topology "
                                              "needs the leaf of every host: give testbed.agents[0] a leaf"),
             std::string::npos)
@@ -142,7 +142,7 @@ runs:
   baseline: true
 )");
   auto s = load_scenario(path);
-  ASSERT_FALSE(s.ok());
+  ASSERT_THAT(s, StatusIs(StatusCode::kInvalidArgument));
   EXPECT_NE(s.status().message().find(path + ":7: faults[0].link: no link 'h9'"), std::string::npos)
       << s.status().message();
 }
@@ -163,7 +163,7 @@ runs:
 )";
   const std::string path = write(yaml);
   auto s = load_scenario(path);
-  ASSERT_FALSE(s.ok());
+  ASSERT_THAT(s, StatusIs(StatusCode::kInvalidArgument));
   EXPECT_NE(s.status().message().find(path + ":9: faults[0].link: no link 'h1.nic4': host 1's NICs are nic0..nic3"),
             std::string::npos)
       << s.status().message();
@@ -235,7 +235,7 @@ TEST_F(ScenarioTest, SynthesizedWorkloadOfTheWrongSizeNamesLineAndField) {
   yaml.replace(yaml.find("dp: 2"), 5, "dp: 4");
   const std::string path = write(yaml);
   auto s = load_scenario(path);
-  ASSERT_FALSE(s.ok());
+  ASSERT_THAT(s, StatusIs(StatusCode::kInvalidArgument));
   EXPECT_NE(s.status().message().find(path + ":6: workload.synth: the job has tp 2 x pp 2 x dp 4 = "
                                       "16 ranks but the testbed holds hosts x ranks_per_host = 8"),
             std::string::npos)
@@ -247,7 +247,7 @@ TEST_F(ScenarioTest, SynthesizedWorkloadWithAnUnknownModelNamesIt) {
   yaml.replace(yaml.find("llama3-70b"), 10, "no-such-model");
   const std::string path = write(yaml);
   auto s = load_scenario(path);
-  ASSERT_FALSE(s.ok());
+  ASSERT_THAT(s, StatusIs(StatusCode::kInvalidArgument));
   EXPECT_NE(s.status().message().find(path + ":7: workload.synth.model: no model spec 'no-such-model'"),
             std::string::npos)
       << s.status().message();
@@ -258,7 +258,7 @@ TEST_F(ScenarioTest, SynthesizedWorkloadWithABadOverrideNamesTheSpec) {
   yaml.replace(yaml.find("tp: 2"), 5, "tp: 3");  // 64 heads are not divisible by 3
   yaml.replace(yaml.find("dp: 2"), 5, "dp: 1");
   auto s = load_scenario(write(yaml));
-  ASSERT_FALSE(s.ok());
+  ASSERT_THAT(s, StatusIs(StatusCode::kInvalidArgument));
   EXPECT_NE(s.status().message().find("workload.synth.model"), std::string::npos) << s.status().message();
   EXPECT_NE(s.status().message().find("tp"), std::string::npos) << s.status().message();
 }
@@ -274,7 +274,7 @@ TEST_F(ScenarioTest, DamagedTraceIsRefusedWithItsPlace) {
   std::filesystem::resize_file(trace, std::filesystem::file_size(trace) - 5);
   auto bad = load_scenario(write(yaml));
   std::filesystem::remove(trace);
-  ASSERT_FALSE(bad.ok());
+  ASSERT_THAT(bad, StatusIs(StatusCode::kInvalidArgument));
   EXPECT_NE(bad.status().message().find(":3: workload.trace: "), std::string::npos) << bad.status().message();
   EXPECT_NE(bad.status().message().find(trace.string()), std::string::npos) << bad.status().message();
 }
@@ -289,7 +289,7 @@ TEST_F(ScenarioTest, TraceOfAnotherSizeIsRefused) {
   ASSERT_TRUE((*w)->close().ok());
   auto s = load_scenario(write("name: t\nworkload: {trace: " + trace.string() + "}\nruns: {baseline: true}\n"));
   std::filesystem::remove(trace);
-  ASSERT_FALSE(s.ok());
+  ASSERT_THAT(s, StatusIs(StatusCode::kInvalidArgument));
   EXPECT_NE(s.status().message().find("has 16 ranks but the testbed holds hosts x ranks_per_host = 4"),
             std::string::npos)
       << s.status().message();
@@ -315,7 +315,7 @@ runs:
   baseline: true
 )");
   auto s = load_scenario(path);
-  ASSERT_FALSE(s.ok());
+  ASSERT_THAT(s, StatusIs(StatusCode::kInvalidArgument));
   EXPECT_NE(s.status().message().find(path + ":17: faults[1].link: 'leaf0-spine1' is a fabric"),
             std::string::npos)
       << s.status().message();
@@ -378,7 +378,7 @@ runs: {baseline: true}
 )";
   const std::string path = write(yaml);
   auto bad = load_scenario(path);
-  ASSERT_FALSE(bad.ok());
+  ASSERT_THAT(bad, StatusIs(StatusCode::kInvalidArgument));
   EXPECT_NE(bad.status().message().find(path + ":11: testbed.virtual.leaf_down.ecn.kmax_bytes: kmax 300000 is "
                                         "beyond the buffer (200000 bytes)"),
             std::string::npos)
@@ -421,7 +421,7 @@ runs:
   EXPECT_EQ(s->transport().reorder_window_ns(), 50'000u);
 
   auto refused = load_scenario(write(yaml.replace(yaml.find("senders: 7"), 10, "senders: 8")));
-  ASSERT_FALSE(refused.ok());
+  ASSERT_THAT(refused, StatusIs(StatusCode::kInvalidArgument));
   EXPECT_NE(refused.status().message().find(
                 ":7: workload.incast.senders: 8 senders and a receiver need 9 ranks, but the job has 8"),
             std::string::npos)

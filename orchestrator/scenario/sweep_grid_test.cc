@@ -1,14 +1,15 @@
 #include "orchestrator/scenario/sweep_grid.h"
 
-#include <filesystem>
-#include <set>
-
 #include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
 
+#include <filesystem>
+#include <set>
+
 #include "common/input_limits.h"
+#include "tests/support/status_matchers.h"
 
 namespace collide::orchestrator {
 namespace {
@@ -107,7 +108,7 @@ TEST(SweepGridTest, AGridPastTheLimitIsRefusedAtTheFieldThatTakesItThere) {
   for (uint32_t i = 1; i <= 8; ++i) probabilities += fmt::format("{}{}%", i > 1 ? ", " : "", i);
   ASSERT_GT(9u * 8u, limits::kMaxSweepPoints);
   auto grid = grid_of(scenario("{sweep: [" + probabilities + "]}", "{sweep: [" + qps + "]}"));
-  ASSERT_FALSE(grid.ok());
+  ASSERT_THAT(grid, StatusIs(StatusCode::kInvalidArgument));
   EXPECT_THAT(grid.status().message(), HasSubstr("sweep.yaml:10: faults[0].probability: the sweep's grid has 72 "
                                                  "points or more (9 x 8)"));
   EXPECT_THAT(grid.status().message(), HasSubstr("common/input_limits.h"));
@@ -119,26 +120,26 @@ TEST(SweepGridTest, AGridPastTheLimitIsRefusedAtTheFieldThatTakesItThere) {
 
 TEST(SweepGridTest, ABadSweptValueIsRefusedAsTheFieldWouldRefuseItWithItsPoint) {
   auto above_one = grid_of(scenario("{sweep: [1%, 1.5]}"));
-  ASSERT_FALSE(above_one.ok());
+  ASSERT_THAT(above_one, StatusIs(StatusCode::kInvalidArgument));
   EXPECT_THAT(above_one.status().message(),
               HasSubstr("sweep.yaml:10: faults[0].probability: must be within 0..1 (or 0%..100%)"));
   EXPECT_THAT(above_one.status().message(), HasSubstr("point 2 of 2: faults[0].probability=1.5"));
 
   auto zero = grid_of(scenario("{sweep: [0, 1%]}"));
-  ASSERT_FALSE(zero.ok());
+  ASSERT_THAT(zero, StatusIs(StatusCode::kInvalidArgument));
   EXPECT_THAT(zero.status().message(), HasSubstr("sweep.yaml:10: faults[0].probability: this kind of fault needs a probability"));
 
   auto not_a_number = grid_of(scenario("1%", "{sweep: [1, many]}"));
-  ASSERT_FALSE(not_a_number.ok());
+  ASSERT_THAT(not_a_number, StatusIs(StatusCode::kInvalidArgument));
   EXPECT_THAT(not_a_number.status().message(), HasSubstr("sweep.yaml:7: transport.qps_per_connection: 'many' is not a number"));
 
   auto too_many_qps = grid_of(scenario("1%", "{sweep: [1, 100000]}"));
-  ASSERT_FALSE(too_many_qps.ok());
+  ASSERT_THAT(too_many_qps, StatusIs(StatusCode::kInvalidArgument));
   EXPECT_THAT(too_many_qps.status().message(), HasSubstr("sweep.yaml:7: transport.qps_per_connection"));
   EXPECT_THAT(too_many_qps.status().message(), HasSubstr("transport.qps_per_connection=100000"));
 
   auto wrong_unit = grid_of(scenario("1%", "1", "{sweep: [4KiB, 10ms]}"));
-  ASSERT_FALSE(wrong_unit.ok());
+  ASSERT_THAT(wrong_unit, StatusIs(StatusCode::kInvalidArgument));
   EXPECT_THAT(wrong_unit.status().message(), HasSubstr("sweep.yaml:6: workload.collectives.bytes: unit 'ms' does not fit"));
 }
 
@@ -153,42 +154,42 @@ TEST(SweepGridTest, ALinkFlapsDurationSweepsInNanosecondsAndAZeroIsRefusedAsAFla
   EXPECT_EQ(grid->points[1].settings[0].field(), "faults[0].duration_ns");
 
   auto zero = grid_of(std::string(flap).replace(flap.find("duration_ns: 0"), 14, "duration_ns: {sweep: [50ms, 0]}"));
-  ASSERT_FALSE(zero.ok());
+  ASSERT_THAT(zero, StatusIs(StatusCode::kInvalidArgument));
   EXPECT_THAT(zero.status().message(), HasSubstr("sweep.yaml:12: faults[0].duration_ns: a flap or blackhole needs a duration"));
   EXPECT_THAT(zero.status().message(), HasSubstr("point 2 of 2: faults[0].duration_ns=0"));
 }
 
 TEST(SweepGridTest, SweepsWrittenWronglyAreRefusedWithFileLineAndField) {
   auto unsweepable = grid_of(scenario("1%").replace(scenario("1%").find("hosts: 2"), 8, "hosts: {sweep: [2, 3]}"));
-  ASSERT_FALSE(unsweepable.ok());
+  ASSERT_THAT(unsweepable, StatusIs(StatusCode::kInvalidArgument));
   EXPECT_THAT(unsweepable.status().message(),
               HasSubstr("sweep.yaml:3: testbed.virtual.hosts: cannot be swept (the fields that can: "
                         "faults[*].probability, faults[*].duration_ns"));
 
   auto empty = grid_of(scenario("{sweep: []}"));
-  ASSERT_FALSE(empty.ok());
+  ASSERT_THAT(empty, StatusIs(StatusCode::kInvalidArgument));
   EXPECT_THAT(empty.status().message(), HasSubstr("sweep.yaml:10: faults[0].probability: a sweep needs a list"));
 
   auto scalar = grid_of(scenario("{sweep: 1%}"));
-  ASSERT_FALSE(scalar.ok());
+  ASSERT_THAT(scalar, StatusIs(StatusCode::kInvalidArgument));
   EXPECT_THAT(scalar.status().message(), HasSubstr("sweep.yaml:10: faults[0].probability: a sweep needs a list"));
 
   auto extra = grid_of(scenario("{sweep: [1%, 2%], step: 1%}"));
-  ASSERT_FALSE(extra.ok());
+  ASSERT_THAT(extra, StatusIs(StatusCode::kInvalidArgument));
   EXPECT_THAT(extra.status().message(), HasSubstr("sweep.yaml:10: faults[0].probability: a sweep is written"));
 
   auto nested = grid_of(scenario("{sweep: [1%, [2%, 3%]]}"));
-  ASSERT_FALSE(nested.ok());
+  ASSERT_THAT(nested, StatusIs(StatusCode::kInvalidArgument));
   EXPECT_THAT(nested.status().message(), HasSubstr("sweep.yaml:10: faults[0].probability.sweep[1]: each value"));
 
   auto twice = grid_of(scenario("{sweep: [1%, 2%, 0.01]}"));
-  ASSERT_FALSE(twice.ok());
+  ASSERT_THAT(twice, StatusIs(StatusCode::kInvalidArgument));
   EXPECT_THAT(twice.status().message(),
               HasSubstr("sweep.yaml:10: faults[0].probability: '1%' and '0.01' are the same value"));
 
   // A plain list where one value belongs stays the mapper's error: a sweep is always marked.
   auto plain_list = grid_of(scenario("[1%, 2%]"));
-  ASSERT_FALSE(plain_list.ok());
+  ASSERT_THAT(plain_list, StatusIs(StatusCode::kInvalidArgument));
   EXPECT_THAT(plain_list.status().message(), HasSubstr("sweep.yaml:10: faults[0].probability: expected a single value"));
 }
 

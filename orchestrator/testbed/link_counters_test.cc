@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "tests/support/status_matchers.h"
+
 namespace collide::orchestrator::testbed {
 namespace {
 
@@ -30,14 +32,14 @@ TEST(LinkCountersTest, ParsesEveryInterfacesStats) {
 }
 
 TEST(LinkCountersTest, RefusesWhatIsNotCounters) {
-  EXPECT_FALSE(parse_link_stats("not json").ok());
-  EXPECT_FALSE(parse_link_stats(R"({"ifname":"eth0"})").ok());
+  EXPECT_THAT(parse_link_stats("not json"), StatusIs(StatusCode::kInvalidArgument));
+  EXPECT_THAT(parse_link_stats(R"({"ifname":"eth0"})"), StatusIs(StatusCode::kInvalidArgument));
   auto no_stats = parse_link_stats(R"([{"ifname":"eth0"}])");
-  ASSERT_FALSE(no_stats.ok());
+  ASSERT_THAT(no_stats, StatusIs(StatusCode::kInvalidArgument));
   EXPECT_NE(no_stats.status().message().find("eth0 without stats64"), std::string::npos);
   auto negative = parse_link_stats(
       R"([{"ifname":"eth0","stats64":{"rx":{"bytes":-1,"packets":0,"dropped":0},"tx":{"bytes":0,"packets":0,"dropped":0}}}])");
-  ASSERT_FALSE(negative.ok());
+  ASSERT_THAT(negative, StatusIs(StatusCode::kInvalidArgument));
   EXPECT_NE(negative.status().message().find("stats64.rx.bytes"), std::string::npos);
 }
 

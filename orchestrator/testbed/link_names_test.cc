@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/support/status_matchers.h"
+
 namespace collide::orchestrator::testbed {
 namespace {
 
@@ -39,10 +41,10 @@ TEST(LinkNamesTest, OtherNamesAreNotHostLinks) {
 
 TEST(LinkNamesTest, NumbersTooLargeAreErrorsNamingTheLink) {
   auto host = parse_host_link("h99999999999");
-  ASSERT_FALSE(host.ok());
+  ASSERT_THAT(host, StatusIs(StatusCode::kInvalidArgument));
   EXPECT_NE(host.status().message().find("link 'h99999999999': host"), std::string::npos);
   auto nic = parse_host_link("h1.nic99999999999");
-  ASSERT_FALSE(nic.ok());
+  ASSERT_THAT(nic, StatusIs(StatusCode::kInvalidArgument));
   EXPECT_NE(nic.status().message().find("link 'h1.nic99999999999': NIC"), std::string::npos);
 }
 

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/support/status_matchers.h"
+
 namespace collide::orchestrator::testbed {
 namespace {
 
@@ -47,11 +49,13 @@ TEST(PortTelemetryTest, ReadsTcQdiscJson) {
 }
 
 TEST(PortTelemetryTest, RefusesWhatIsNotTcsJson) {
-  EXPECT_FALSE(parse_qdisc_json("qdisc tbf 1: root refcnt 2").ok());
-  EXPECT_FALSE(parse_qdisc_json(R"({"kind":"tbf"})").ok());
-  EXPECT_FALSE(parse_qdisc_json(R"([{"dev":"p0","bytes":1}])").ok());
+  EXPECT_THAT(parse_qdisc_json("qdisc tbf 1: root refcnt 2"),
+              StatusIs(StatusCode::kInvalidArgument));
+  EXPECT_THAT(parse_qdisc_json(R"({"kind":"tbf"})"), StatusIs(StatusCode::kInvalidArgument));
+  EXPECT_THAT(parse_qdisc_json(R"([{"dev":"p0","bytes":1}])"),
+              StatusIs(StatusCode::kInvalidArgument));
   auto negative = parse_qdisc_json(R"([{"kind":"tbf","dev":"p0","root":true,"drops":-1}])");
-  ASSERT_FALSE(negative.ok());
+  ASSERT_THAT(negative, StatusIs(StatusCode::kInvalidArgument));
   EXPECT_NE(negative.status().message().find("'drops'"), std::string::npos) << negative.status().message();
   auto none = parse_qdisc_json("[]");
   ASSERT_TRUE(none.ok());

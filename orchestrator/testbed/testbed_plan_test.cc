@@ -1,11 +1,12 @@
 #include "orchestrator/testbed/testbed_plan.h"
 
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
 #include <map>
 #include <set>
 
-#include <fmt/format.h>
-
-#include <gtest/gtest.h>
+#include "tests/support/status_matchers.h"
 
 namespace collide::orchestrator::testbed {
 namespace {
@@ -138,7 +139,8 @@ TEST(TestbedPlanTest, OneNicPerHostKeepsHostOnLeafHostModLeaves) {
 TEST(TestbedPlanTest, RefusesLeavesThatCannotBeRails) {
   for (auto [nics, leaves] : {std::pair{4u, 2u}, {4u, 6u}, {2u, 3u}}) {
     auto plan = plan_testbed(spec(4, nics, leaves, 2));
-    ASSERT_FALSE(plan.ok()) << nics << " NICs on " << leaves << " leaves";
+    ASSERT_THAT(plan, StatusIs(StatusCode::kInvalidArgument))
+        << nics << " NICs on " << leaves << " leaves";
     EXPECT_NE(plan.status().message().find("multiple of nics_per_host"), std::string::npos)
         << plan.status().message();
   }
@@ -153,15 +155,16 @@ TEST(TestbedPlanTest, RankAddressesFollowHostAndNic) {
 }
 
 TEST(TestbedPlanTest, RejectsImpossibleSpecs) {
-  EXPECT_FALSE(plan_testbed(spec(0, 1, 1, 0)).ok());
-  EXPECT_FALSE(plan_testbed(spec(2, 9, 1, 0)).ok());
-  EXPECT_FALSE(plan_testbed(spec(2, 1, 2, 0)).ok());  // two leaves, nothing joins them
+  EXPECT_THAT(plan_testbed(spec(0, 1, 1, 0)), StatusIs(StatusCode::kInvalidArgument));
+  EXPECT_THAT(plan_testbed(spec(2, 9, 1, 0)), StatusIs(StatusCode::kInvalidArgument));
+  EXPECT_THAT(plan_testbed(spec(2, 1, 2, 0)),
+              StatusIs(StatusCode::kInvalidArgument));  // two leaves, nothing joins them
   auto bad_name = spec(2, 1, 1, 0);
   bad_name.set_name("Bad-Name");
-  EXPECT_FALSE(plan_testbed(bad_name).ok());
+  EXPECT_THAT(plan_testbed(bad_name), StatusIs(StatusCode::kInvalidArgument));
   auto bad_mtu = spec(2, 1, 1, 0);
   bad_mtu.set_mtu(100);
-  EXPECT_FALSE(plan_testbed(bad_mtu).ok());
+  EXPECT_THAT(plan_testbed(bad_mtu), StatusIs(StatusCode::kInvalidArgument));
 }
 
 }  // namespace

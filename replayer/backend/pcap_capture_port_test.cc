@@ -1,7 +1,6 @@
 #include "replayer/backend/pcap_capture_port.h"
 
-#include "replayer/backend/port_factory.h"
-
+#include <gtest/gtest.h>
 #include <pcap/pcap.h>
 #include <time.h>
 #include <unistd.h>
@@ -10,7 +9,8 @@
 #include <filesystem>
 #include <vector>
 
-#include <gtest/gtest.h>
+#include "replayer/backend/port_factory.h"
+#include "tests/support/status_matchers.h"
 
 namespace collide::replayer::backend {
 namespace {
@@ -171,7 +171,7 @@ TEST_F(PcapCapturePortTest, StopsAtTheLimitAndCountsTheRest) {
 TEST_F(PcapCapturePortTest, AnUnwritablePathIsAnErrorNamingIt) {
   auto port = PcapCapturePort::open(std::make_unique<ScriptedPort>(),
                                     "/nonexistent-dir/x.pcap", 10);
-  ASSERT_FALSE(port.ok());
+  ASSERT_THAT(port, StatusIs(StatusCode::kUnavailable));
   EXPECT_NE(port.status().message().find("/nonexistent-dir/x.pcap"), std::string::npos)
       << port.status().to_string();
 }
@@ -179,7 +179,7 @@ TEST_F(PcapCapturePortTest, AnUnwritablePathIsAnErrorNamingIt) {
 TEST(PortFactoryTest, BadSpecsAreRejectedWithWhatIsWanted) {
   for (const char* spec : {"", "afpacket", "afpacket:", "dpdk:", "tap:eth0", "eth0"}) {
     auto port = open_port(spec, 0);
-    ASSERT_FALSE(port.ok()) << spec;
+    ASSERT_THAT(port, StatusIs(StatusCode::kInvalidArgument)) << spec;
     EXPECT_NE(port.status().message().find("afpacket:<interface>"), std::string::npos)
         << port.status().to_string();
   }

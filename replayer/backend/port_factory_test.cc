@@ -1,22 +1,22 @@
 // Port specs that cannot open say why, before touching any device.
 #include "replayer/backend/port_factory.h"
 
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 #include <thread>
 
-#include <gtest/gtest.h>
-
 #include "replayer/backend/engine_thread.h"
+#include "tests/support/status_matchers.h"
 
 namespace collide::replayer::backend {
 namespace {
 
 TEST(PortFactoryTest, UnknownKindNamesTheKindsThereAre) {
   auto port = open_port("ring:x", 0);
-  ASSERT_FALSE(port.ok());
+  ASSERT_THAT(port, StatusIs(StatusCode::kInvalidArgument));
   EXPECT_EQ(port.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(port.status().message().find("want dpdk:<device>"), std::string::npos)
       << port.status().message();
@@ -67,7 +67,7 @@ TEST(PortFactoryTest, PciDeviceOnAKernelDriverIsRefusedBeforeTheEal) {
   const FakePciSysfs sysfs("i40e", 1024);
   auto ports =
       open_ports({"dpdk:net_null0", "dpdk:0000:3b:00.0,rx_low_latency=1"}, sysfs.options());
-  ASSERT_FALSE(ports.ok());
+  ASSERT_THAT(ports, StatusIs(StatusCode::kFailedPrecondition));
   EXPECT_EQ(ports.status().code(), StatusCode::kFailedPrecondition);
   EXPECT_NE(ports.status().message().find("kernel driver 'i40e'"), std::string::npos)
       << ports.status().message();
@@ -82,7 +82,7 @@ TEST(PortFactoryTest, PciDeviceWithoutHugepagesSaysToReserveThem) {
   if (!dpdk_available()) GTEST_SKIP() << "this build is without DPDK";
   const FakePciSysfs sysfs("vfio-pci", 0);
   auto ports = open_ports({"dpdk:0000:3b:00.0"}, sysfs.options());
-  ASSERT_FALSE(ports.ok());
+  ASSERT_THAT(ports, StatusIs(StatusCode::kFailedPrecondition));
   EXPECT_EQ(ports.status().code(), StatusCode::kFailedPrecondition);
   EXPECT_NE(ports.status().message().find("none are reserved"), std::string::npos)
       << ports.status().message();
@@ -102,7 +102,7 @@ TEST(PortFactoryTest, EngineThreadsNeedNoRegistrationWithoutDpdkPorts) {
 TEST(PortFactoryTest, MalformedPciAddressNamesThePort) {
   if (!dpdk_available()) GTEST_SKIP() << "this build is without DPDK";
   auto ports = open_ports({"dpdk:net_null0", "dpdk:0000:3b:00"}, PortOptions{});
-  ASSERT_FALSE(ports.ok());
+  ASSERT_THAT(ports, StatusIs(StatusCode::kInvalidArgument));
   EXPECT_EQ(ports.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(ports.status().message().find("port 'dpdk:0000:3b:00'"), std::string::npos)
       << ports.status().message();

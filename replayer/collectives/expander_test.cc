@@ -1,14 +1,15 @@
 #include "replayer/collectives/expander.h"
 
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <numeric>
 #include <random>
 
-#include <fmt/format.h>
-#include <gtest/gtest.h>
-
 #include "replayer/collectives/accounting.h"
 #include "replayer/collectives/instant_execution.h"
+#include "tests/support/status_matchers.h"
 #include "traces/op_types.h"
 
 namespace collide::replayer::collectives {
@@ -270,7 +271,7 @@ TEST(ExpanderTest, RejectsBadInput) {
   auto placement = *Placement::uniform(2, 1, 1);
   ExpandOptions bad;
   bad.channels = 0;
-  EXPECT_FALSE(Expander::create(h, placement, bad).ok());
+  EXPECT_THAT(Expander::create(h, placement, bad), StatusIs(StatusCode::kInvalidArgument));
   auto expander = Expander::create(h, placement, ExpandOptions{});
   v1::Op op;
   op.set_rank(0);
@@ -282,9 +283,10 @@ TEST(ExpanderTest, RejectsBadInput) {
   op.set_comm("c");
   op.set_kind(v1::OP_KIND_SEND);
   op.set_root(5);
-  EXPECT_FALSE(expander->expand(op).ok());
+  EXPECT_THAT(expander->expand(op), StatusIs(StatusCode::kInvalidArgument));
   comm->add_ranks(7);  // beyond the placement
-  EXPECT_FALSE(Expander::create(h, placement, ExpandOptions{}).ok());
+  EXPECT_THAT(Expander::create(h, placement, ExpandOptions{}),
+              StatusIs(StatusCode::kInvalidArgument));
 }
 
 TEST(AccountingTest, BusBandwidthFactorsFollowNcclTests) {

@@ -1,8 +1,10 @@
 #include "replayer/collectives/ring_order.h"
 
+#include <gtest/gtest.h>
+
 #include <set>
 
-#include <gtest/gtest.h>
+#include "tests/support/status_matchers.h"
 
 namespace collide::replayer::collectives {
 namespace {
@@ -112,7 +114,7 @@ TEST(RingOrderTest, TopologyOrderOfASubGroupOrdersItsOwnLeaves) {
 TEST(RingOrderTest, TopologyOrderWithoutLeavesIsRefused) {
   const auto p = *Placement::uniform(8, 2, 1);
   auto order = ring_order(world(8), p, 0, RingOrder::kTopology);
-  ASSERT_FALSE(order.ok());
+  ASSERT_THAT(order, StatusIs(StatusCode::kInvalidArgument));
   EXPECT_NE(order.status().message().find("leaf of every host"), std::string::npos);
 }
 

@@ -1,13 +1,13 @@
 #include "replayer/dpdk/eal_args.h"
 
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 
-#include <gtest/gtest.h>
-
 #include "replayer/dpdk/eal.h"
+#include "tests/support/status_matchers.h"
 
 namespace collide::replayer::dpdk {
 namespace {
@@ -56,7 +56,7 @@ TEST(ParseDeviceTest, MalformedPciAddressesSayWhatIsWrong) {
                         Case{"0000:-1:00.0", "bus"}, Case{",iface=x", "no name"},
                         Case{"net null0", "space"}}) {
     auto d = parse_device(c.text);
-    ASSERT_FALSE(d.ok()) << c.text;
+    ASSERT_THAT(d, StatusIs(StatusCode::kInvalidArgument)) << c.text;
     EXPECT_EQ(d.status().code(), StatusCode::kInvalidArgument);
     EXPECT_TRUE(contains(d.status().message(), c.says)) << c.text << ": " << d.status().message();
   }
@@ -105,13 +105,13 @@ TEST(EalArgsTest, RefusesADeviceNamedTwiceAndABadLcore) {
   auto args = eal_args_for(
       std::vector<DeviceSpec>{device("0000:3b:00.0"), device("3b:00.0,txq_inline_max=0")},
       v1::DpdkPortConfig{}, 0);
-  ASSERT_FALSE(args.ok());
+  ASSERT_THAT(args, StatusIs(StatusCode::kInvalidArgument));
   EXPECT_TRUE(contains(args.status().message(), "'0000:3b:00.0' is named by two ports"))
       << args.status().message();
-  EXPECT_FALSE(eal_args_for({}, v1::DpdkPortConfig{}, -1).ok());
+  EXPECT_THAT(eal_args_for({}, v1::DpdkPortConfig{}, -1), StatusIs(StatusCode::kInvalidArgument));
   v1::DpdkPortConfig odd;
   odd.set_eal_memory(static_cast<v1::DpdkPortConfig::EalMemory>(7));
-  EXPECT_FALSE(eal_args_for({}, odd, 0).ok());
+  EXPECT_THAT(eal_args_for({}, odd, 0), StatusIs(StatusCode::kInvalidArgument));
 }
 
 // A sysfs tree of PCI devices in a temporary folder: <root>/bus/pci/devices/<address>, with a

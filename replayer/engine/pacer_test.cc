@@ -1,9 +1,11 @@
 #include "replayer/engine/pacer.h"
 
+#include <gtest/gtest.h>
+
 #include <cmath>
 #include <limits>
 
-#include <gtest/gtest.h>
+#include "tests/support/status_matchers.h"
 
 namespace collide::replayer::engine {
 namespace {
@@ -94,10 +96,12 @@ TEST(PacerTest, SmallFramesCostTheirOwnSize) {
 TEST(PacerTest, ValidateRejectsNonsense) {
   EXPECT_TRUE(validate(PacerConfig{0, 0, 0}).ok());  // off
   EXPECT_TRUE(validate(PacerConfig{100, 32, 4200}).ok());
-  EXPECT_FALSE(validate(PacerConfig{-1, 32, 4200}).ok());
-  EXPECT_FALSE(validate(PacerConfig{std::nan(""), 32, 4200}).ok());
-  EXPECT_FALSE(validate(PacerConfig{std::numeric_limits<double>::infinity(), 32, 4200}).ok());
-  EXPECT_FALSE(validate(PacerConfig{10, 0, 4200}).ok());
+  EXPECT_THAT(validate(PacerConfig{-1, 32, 4200}), StatusIs(StatusCode::kInvalidArgument));
+  EXPECT_THAT(validate(PacerConfig{std::nan(""), 32, 4200}),
+              StatusIs(StatusCode::kInvalidArgument));
+  EXPECT_THAT(validate(PacerConfig{std::numeric_limits<double>::infinity(), 32, 4200}),
+              StatusIs(StatusCode::kInvalidArgument));
+  EXPECT_THAT(validate(PacerConfig{10, 0, 4200}), StatusIs(StatusCode::kInvalidArgument));
 }
 
 }  // namespace

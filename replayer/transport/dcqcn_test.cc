@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/support/status_matchers.h"
+
 namespace collide::replayer::transport {
 namespace {
 
@@ -89,10 +91,10 @@ TEST(DcqcnTest, ValidatesConfig) {
   DcqcnConfig c = enabled();
   EXPECT_TRUE(validate(c).ok());
   c.min_rate_gbps = 200;
-  EXPECT_FALSE(validate(c).ok());
+  EXPECT_THAT(validate(c), StatusIs(StatusCode::kInvalidArgument));
   c = enabled();
   c.cnp_interval_ns = 0;
-  EXPECT_FALSE(validate(c).ok());
+  EXPECT_THAT(validate(c), StatusIs(StatusCode::kInvalidArgument));
 }
 
 }  // namespace

@@ -1,14 +1,15 @@
 #include "replayer/transport/frame_codec.h"
 
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <array>
 #include <random>
 #include <vector>
 
-#include <gtest/gtest.h>
-
 #include "replayer/wire/icrc.h"
 #include "replayer/wire/roce_frame.h"
+#include "tests/support/status_matchers.h"
 
 namespace collide::replayer::transport {
 namespace {
@@ -157,12 +158,12 @@ TEST(FrameCodecTest, UnwrapsAcrossTheWrap) {
 
 TEST(FrameCodecTest, RejectsForeignFrames) {
   std::array<uint8_t, 64> junk{};
-  EXPECT_FALSE(decode_frame(junk, false).ok());
+  EXPECT_THAT(decode_frame(junk, false), StatusIs(StatusCode::kInvalidArgument));
   Packet p;
   p.type = PacketType::kData;
   p.message_bytes = uint64_t{1} << 33;
   std::array<uint8_t, 256> buf{};
-  EXPECT_FALSE(encode_frame(buf, p, address(), false).ok());
+  EXPECT_THAT(encode_frame(buf, p, address(), false), StatusIs(StatusCode::kInvalidArgument));
 }
 
 // Frames from encode_frame, whose ICRC comes from the payload's CRC rather than its bytes, check
@@ -243,7 +244,7 @@ TEST(FrameCodecTest, ReceiverIcrcCheckAgreesWithTheReference) {
       auto d = decode_frame(frame, verify);
       // (A changed opcode or syndrome may make a frame the parser takes one decode refuses.)
       if (!reference.ok()) {
-        ASSERT_FALSE(d.ok()) << "frame " << i;
+        ASSERT_THAT(d, StatusIs(StatusCode::kInvalidArgument)) << "frame " << i;
       }
       if (!d.ok()) continue;
       ASSERT_EQ(d->icrc_ok, reference->icrc_ok()) << "frame " << i << " verify " << verify;

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "replayer/transport/loopback_transfer.h"
+#include "tests/support/status_matchers.h"
 
 namespace collide::replayer::transport {
 namespace {
@@ -331,14 +332,14 @@ TEST(QpConfigTest, TimeoutFollowsNcclFormula) {
   EXPECT_NEAR(static_cast<double>(c.timeout_ns()), 4294967.0, 1.0);
   EXPECT_TRUE(validate(c).ok());
   c.retry_count = 8;
-  EXPECT_FALSE(validate(c).ok());
+  EXPECT_THAT(validate(c), StatusIs(StatusCode::kInvalidArgument));
   c.retry_count = 7;
   c.reorder_packets = 0;
-  EXPECT_FALSE(validate(c).ok());
+  EXPECT_THAT(validate(c), StatusIs(StatusCode::kInvalidArgument));
   EXPECT_EQ(*parse_recovery("irn"), Recovery::kSelectiveRepeat);
   EXPECT_EQ(*parse_recovery("out-of-order"), Recovery::kOutOfOrder);
   EXPECT_STREQ(recovery_name(Recovery::kOutOfOrder), "out-of-order");
-  EXPECT_FALSE(parse_recovery("magic").ok());
+  EXPECT_THAT(parse_recovery("magic"), StatusIs(StatusCode::kInvalidArgument));
 }
 
 }  // namespace

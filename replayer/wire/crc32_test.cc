@@ -1,15 +1,15 @@
 #include "replayer/wire/crc32.h"
 
+#include <gtest/gtest.h>
 #include <zlib.h>
 
 #include <random>
 #include <vector>
 
-#include <gtest/gtest.h>
-
 #include "replayer/wire/icrc.h"
 #include "replayer/wire/payload_pattern.h"
 #include "replayer/wire/roce_frame.h"
+#include "tests/support/status_matchers.h"
 
 namespace collide::replayer::wire {
 namespace {
@@ -173,9 +173,10 @@ TEST(FinishRoceFrameTest, RefusesWhatTheFullBuilderRefuses) {
   RoceHeaders h;
   h.bth.opcode = Opcode::kWriteFirst;  // needs a RETH
   std::vector<uint8_t> out(256);
-  EXPECT_FALSE(finish_roce_frame(out, h, 8, 0).ok());
+  EXPECT_THAT(finish_roce_frame(out, h, 8, 0), StatusIs(StatusCode::kInvalidArgument));
   h.reth = Reth{};
-  EXPECT_FALSE(finish_roce_frame(out, h, 1024, 0).ok());  // does not fit
+  EXPECT_THAT(finish_roce_frame(out, h, 1024, 0),
+              StatusIs(StatusCode::kInvalidArgument));  // does not fit
   EXPECT_TRUE(finish_roce_frame(out, h, 8, 0).ok());
 }
 

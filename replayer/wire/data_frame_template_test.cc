@@ -1,13 +1,13 @@
 #include "replayer/wire/data_frame_template.h"
 
+#include <gtest/gtest.h>
 #include <zlib.h>
 
 #include <random>
 #include <vector>
 
-#include <gtest/gtest.h>
-
 #include "replayer/wire/icrc.h"
+#include "tests/support/status_matchers.h"
 
 namespace collide::replayer::wire {
 namespace {
@@ -164,14 +164,16 @@ TEST(DataFrameTemplateTest, RefusesOtherOpcodesAndShortBuffers) {
   for (Opcode op : {Opcode::kSendOnly, Opcode::kAcknowledge, Opcode::kWriteOnlyImm,
                     Opcode::kCnp}) {
     f.opcode = op;
-    EXPECT_FALSE(tmpl.finish(out, f, 0).ok()) << static_cast<int>(op);
+    EXPECT_THAT(tmpl.finish(out, f, 0), StatusIs(StatusCode::kInvalidArgument))
+        << static_cast<int>(op);
   }
   f.opcode = Opcode::kWriteMiddle;
   EXPECT_TRUE(tmpl.finish(std::span<uint8_t>(out).first(54 + 1024 + 4), f, 0).ok());
-  EXPECT_FALSE(tmpl.finish(std::span<uint8_t>(out).first(54 + 1024 + 3), f, 0).ok());
+  EXPECT_THAT(tmpl.finish(std::span<uint8_t>(out).first(54 + 1024 + 3), f, 0),
+              StatusIs(StatusCode::kInvalidArgument));
   f.payload_len = 70000;  // larger than an IPv4 packet
   std::vector<uint8_t> big(80000);
-  EXPECT_FALSE(tmpl.finish(big, f, 0).ok());
+  EXPECT_THAT(tmpl.finish(big, f, 0), StatusIs(StatusCode::kInvalidArgument));
 }
 
 }  // namespace

@@ -1,8 +1,10 @@
 #include "replayer/wire/pfc_frame.h"
 
+#include <gtest/gtest.h>
+
 #include <vector>
 
-#include <gtest/gtest.h>
+#include "tests/support/status_matchers.h"
 
 namespace collide::replayer::wire {
 namespace {
@@ -71,18 +73,19 @@ TEST(PfcFrameTest, RefusesWhatIsNotAPause) {
   ASSERT_TRUE(encode_pfc(priority3(1), buf).ok());
   std::vector<uint8_t> other = buf;
   other[15] = 0x02;  // opcode 0x0102 (not PAUSE or PFC)
-  EXPECT_FALSE(decode_pause(other).ok());
+  EXPECT_THAT(decode_pause(other), StatusIs(StatusCode::kInvalidArgument));
   other = buf;
   other[16] = 0x01;  // reserved upper bits of the enable vector
-  EXPECT_FALSE(decode_pause(other).ok());
+  EXPECT_THAT(decode_pause(other), StatusIs(StatusCode::kInvalidArgument));
   other = buf;
   other[12] = 0x08;  // IPv4
   other[13] = 0x00;
   EXPECT_FALSE(is_mac_control(other));
-  EXPECT_FALSE(decode_pause(other).ok());
-  EXPECT_FALSE(decode_pause(std::span<const uint8_t>(buf).first(20)).ok());
+  EXPECT_THAT(decode_pause(other), StatusIs(StatusCode::kInvalidArgument));
+  EXPECT_THAT(decode_pause(std::span<const uint8_t>(buf).first(20)),
+              StatusIs(StatusCode::kInvalidArgument));
   std::vector<uint8_t> small(40);
-  EXPECT_FALSE(encode_pfc(priority3(1), small).ok());
+  EXPECT_THAT(encode_pfc(priority3(1), small), StatusIs(StatusCode::kInvalidArgument));
 }
 
 TEST(PfcFrameTest, AQuantumIs512BitTimes) {

@@ -1,11 +1,12 @@
 #include "replayer/wire/roce_frame.h"
 
+#include <gtest/gtest.h>
+
 #include <array>
 #include <vector>
 
-#include <gtest/gtest.h>
-
 #include "replayer/wire/icrc.h"
+#include "tests/support/status_matchers.h"
 
 namespace collide::replayer::wire {
 namespace {
@@ -214,24 +215,25 @@ TEST(RoceFrameTest, RejectsBadInput) {
   RoceHeaders no_reth = hand_built_headers();
   no_reth.reth.reset();
   std::array<uint8_t, 256> out{};
-  EXPECT_FALSE(write_roce_frame(out, no_reth, payload).ok());
+  EXPECT_THAT(write_roce_frame(out, no_reth, payload), StatusIs(StatusCode::kInvalidArgument));
 
-  EXPECT_FALSE(parse_roce_frame(std::span<const uint8_t>(kConnectX4Cnp).first(40)).ok());
+  EXPECT_THAT(parse_roce_frame(std::span<const uint8_t>(kConnectX4Cnp).first(40)),
+              StatusIs(StatusCode::kInvalidArgument));
   std::array<uint8_t, 74> not_roce = kConnectX4Cnp;
   not_roce[kEthHeaderSize + 20 + 3] = 0xb8;  // UDP 4792
-  EXPECT_FALSE(parse_roce_frame(not_roce).ok());
+  EXPECT_THAT(parse_roce_frame(not_roce), StatusIs(StatusCode::kInvalidArgument));
   std::array<uint8_t, 74> bad_len = kConnectX4Cnp;
   bad_len[kEthHeaderSize + 2] = 0x7f;  // IPv4 total length past the frame
-  EXPECT_FALSE(parse_roce_frame(bad_len).ok());
+  EXPECT_THAT(parse_roce_frame(bad_len), StatusIs(StatusCode::kInvalidArgument));
 }
 
 TEST(AddressTest, ParsesAndRejects) {
   EXPECT_EQ(MacAddress::parse("E4:1D:2D:AB:2B:C2")->to_string(), "e4:1d:2d:ab:2b:c2");
-  EXPECT_FALSE(MacAddress::parse("e4:1d:2d:ab:2b").ok());
-  EXPECT_FALSE(MacAddress::parse("e4:1d:2d:ab:2b:c2:00").ok());
-  EXPECT_FALSE(MacAddress::parse("zz:1d:2d:ab:2b:c2").ok());
+  EXPECT_THAT(MacAddress::parse("e4:1d:2d:ab:2b"), StatusIs(StatusCode::kInvalidArgument));
+  EXPECT_THAT(MacAddress::parse("e4:1d:2d:ab:2b:c2:00"), StatusIs(StatusCode::kInvalidArgument));
+  EXPECT_THAT(MacAddress::parse("zz:1d:2d:ab:2b:c2"), StatusIs(StatusCode::kInvalidArgument));
   EXPECT_EQ(Ipv4Address::parse("198.18.0.2")->host_order, 0xc6120002u);
-  EXPECT_FALSE(Ipv4Address::parse("198.18.0").ok());
+  EXPECT_THAT(Ipv4Address::parse("198.18.0"), StatusIs(StatusCode::kInvalidArgument));
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <map>
 #include <set>
 
+#include "tests/support/status_matchers.h"
 #include "traces/aicb/aicb_import.h"
 #include "traces/trace_io.h"
 
@@ -181,11 +182,11 @@ TEST(AicbExpand, DegreesMustDivide) {
   auto w = parse_workload("P model_parallel_NPU_group: 3 all_gpus: 8\n0\n", "w.txt", {}, report);
   ASSERT_TRUE(w.ok());
   auto e = Expansion::create(*w, {}, report);
-  ASSERT_FALSE(e.ok());
+  ASSERT_THAT(e, StatusIs(StatusCode::kInvalidArgument));
   EXPECT_NE(e.status().message().find("w.txt:1"), std::string::npos);
   auto w2 = parse_workload("P ep: 3 all_gpus: 4\n0\n", "w.txt", {}, report);
   ASSERT_TRUE(w2.ok());
-  EXPECT_FALSE(Expansion::create(*w2, {}, report).ok());
+  EXPECT_THAT(Expansion::create(*w2, {}, report), StatusIs(StatusCode::kInvalidArgument));
 }
 
 TEST(AicbImport, WritesTheTrace) {
@@ -211,10 +212,11 @@ TEST(AicbImport, WritesTheTrace) {
   ImportOptions strict;
   strict.strict = true;
   auto bad = import_aicb({testdata("bad_columns.txt")}, out.string(), strict);
-  ASSERT_FALSE(bad.ok());
+  ASSERT_THAT(bad, StatusIs(StatusCode::kInvalidArgument));
   EXPECT_NE(bad.status().message().find("bad_columns.txt:4"), std::string::npos);
-  EXPECT_FALSE(import_aicb({"/nonexistent/w.txt"}, out.string(), {}).ok());
-  EXPECT_FALSE(import_aicb({}, out.string(), {}).ok());
+  EXPECT_THAT(import_aicb({"/nonexistent/w.txt"}, out.string(), {}),
+              StatusIs(StatusCode::kNotFound));
+  EXPECT_THAT(import_aicb({}, out.string(), {}), StatusIs(StatusCode::kInvalidArgument));
   std::filesystem::remove(out);
 }
 
@@ -303,7 +305,7 @@ TEST(AicbImport, MicroTestFileTakesTheWorldSizeGiven) {
   ImportOptions sixteen;
   sixteen.world_size = 16;
   auto mismatch = import_aicb({testdata("tp2_pp2_dp2.txt")}, out.string(), sixteen);
-  ASSERT_FALSE(mismatch.ok());
+  ASSERT_THAT(mismatch, StatusIs(StatusCode::kInvalidArgument));
   EXPECT_NE(mismatch.status().message().find("all_gpus 8"), std::string::npos);
 }
 

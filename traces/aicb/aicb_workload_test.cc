@@ -5,6 +5,8 @@
 #include <fstream>
 #include <iterator>
 
+#include "tests/support/status_matchers.h"
+
 namespace collide::traces::aicb {
 namespace {
 
@@ -54,8 +56,8 @@ TEST(AicbWorkload, CommTypesAndSuffixes) {
   auto plain = parse_comm_type("BROADCAST");
   ASSERT_TRUE(plain.ok());
   EXPECT_EQ(plain->group, Group::kDefault);
-  EXPECT_FALSE(parse_comm_type("ALLREDUCE_XX").ok());
-  EXPECT_FALSE(parse_comm_type("allreduce").ok());
+  EXPECT_THAT(parse_comm_type("ALLREDUCE_XX"), StatusIs(StatusCode::kInvalidArgument));
+  EXPECT_THAT(parse_comm_type("allreduce"), StatusIs(StatusCode::kInvalidArgument));
 }
 
 TEST(AicbWorkload, WrongColumnCountNamesFileAndLine) {
@@ -73,7 +75,7 @@ TEST(AicbWorkload, WrongColumnCountNamesFileAndLine) {
   strict.strict = true;
   ImportReport strict_report;
   auto failed = parse_workload(text, "bad_columns.txt", strict, strict_report);
-  ASSERT_FALSE(failed.ok());
+  ASSERT_THAT(failed, StatusIs(StatusCode::kInvalidArgument));
   EXPECT_NE(failed.status().message().find("bad_columns.txt:4:"), std::string::npos)
       << failed.status().message();
 }
@@ -81,15 +83,16 @@ TEST(AicbWorkload, WrongColumnCountNamesFileAndLine) {
 TEST(AicbWorkload, StructuralErrors) {
   ImportReport report;
   auto no_count = parse_workload("HYBRID model_parallel_NPU_group: 2\nlots\n", "x.txt", {}, report);
-  ASSERT_FALSE(no_count.ok());
+  ASSERT_THAT(no_count, StatusIs(StatusCode::kInvalidArgument));
   EXPECT_NE(no_count.status().message().find("x.txt:2"), std::string::npos);
   auto bad_key = parse_workload("HYBRID model_parallel_NPU_group 2\n1\n", "x.txt", {}, report);
-  ASSERT_FALSE(bad_key.ok());
+  ASSERT_THAT(bad_key, StatusIs(StatusCode::kInvalidArgument));
   EXPECT_NE(bad_key.status().message().find("x.txt:1"), std::string::npos);
   auto zero_tp = parse_workload("HYBRID model_parallel_NPU_group: 0\n0\n", "x.txt", {}, report);
-  EXPECT_FALSE(zero_tp.ok());
-  EXPECT_FALSE(parse_workload("", "x.txt", {}, report).ok());
-  EXPECT_FALSE(parse_workload(std::string("\x01\x02\0\x03", 4), "x.txt", {}, report).ok());
+  EXPECT_THAT(zero_tp, StatusIs(StatusCode::kInvalidArgument));
+  EXPECT_THAT(parse_workload("", "x.txt", {}, report), StatusIs(StatusCode::kInvalidArgument));
+  EXPECT_THAT(parse_workload(std::string("\x01\x02\0\x03", 4), "x.txt", {}, report),
+              StatusIs(StatusCode::kInvalidArgument));
   auto bad_number =
       parse_workload("P all_gpus: 2\n1\nl -1 x NONE 0 1 NONE 0 1 NONE 0 1\n", "x.txt", {}, report);
   ASSERT_TRUE(bad_number.ok());

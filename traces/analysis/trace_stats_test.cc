@@ -4,6 +4,7 @@
 
 #include <filesystem>
 
+#include "tests/support/status_matchers.h"
 #include "traces/analysis/stats_report.h"
 #include "traces/analysis/test_traces.h"
 
@@ -242,7 +243,7 @@ TEST(TraceStats, FromFileAndUnreadableFile) {
   EXPECT_EQ(s->job.full_mesh_bytes, 2 * 7'840'000'000'000u);
   std::filesystem::remove(path);
   auto missing = compute_trace_stats(path);
-  ASSERT_FALSE(missing.ok());
+  ASSERT_THAT(missing, StatusIs(StatusCode::kNotFound));
   EXPECT_NE(missing.status().message().find(path), std::string::npos);
 }
 

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "tests/support/status_matchers.h"
 #include "traces/analysis/test_traces.h"
 
 namespace collide::traces::analysis {
@@ -283,7 +284,7 @@ TEST_F(ValidateTest, ManyMismatchesAreAllCountedAndTheFirstReported) {
 TEST(ValidateFiles, UnreadableAndDamagedFilesAreErrorsNamingTheFile) {
   const std::string missing = testing::temp_trace_path("missing");
   auto r = validate_trace(missing, {});
-  ASSERT_FALSE(r.ok());
+  ASSERT_THAT(r, StatusIs(StatusCode::kNotFound));
   EXPECT_NE(r.status().message().find(missing), std::string::npos);
 
   const std::string truncated = testing::temp_trace_path("truncated");
@@ -291,11 +292,11 @@ TEST(ValidateFiles, UnreadableAndDamagedFilesAreErrorsNamingTheFile) {
       testing::write_trace(truncated, make_header(4, {{"world", {0, 1, 2, 3}}}), good_ops()).ok());
   std::filesystem::resize_file(truncated, std::filesystem::file_size(truncated) - 3);
   r = validate_trace(truncated, {});
-  ASSERT_FALSE(r.ok());
+  ASSERT_THAT(r, StatusIs(StatusCode::kDataLoss));
   EXPECT_NE(r.status().message().find(truncated), std::string::npos);
   std::filesystem::remove(truncated);
 
-  EXPECT_FALSE(validate_trace("-", {}).ok());
+  EXPECT_THAT(validate_trace("-", {}), StatusIs(StatusCode::kInvalidArgument));
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "tests/support/status_matchers.h"
 #include "traces/analysis/trace_stats.h"
 #include "traces/chakra/chakra_test_util.h"
 #include "traces/trace_io.h"
@@ -89,7 +90,7 @@ TEST(ChakraImport, CommittedFixture) {
   EXPECT_EQ(t.ops[0].compute_before_ns(), 40'000u);
 
   auto text = import_chakra({std::string(COLLIDE_CHAKRA_TESTDATA) + "/not_chakra.0.et"}, out, {});
-  ASSERT_FALSE(text.ok());
+  ASSERT_THAT(text, StatusIs(StatusCode::kInvalidArgument));
   EXPECT_NE(text.status().message().find("not_chakra.0.et: record 0"), std::string::npos)
       << text.status().message();
 }
@@ -132,7 +133,7 @@ TEST(ChakraImport, UnusableNodeIsAProblemNamingFileAndRecord) {
   ImportOptions strict = one_rank;
   strict.strict = true;
   auto failed = import_chakra({dir.string()}, out, strict);
-  ASSERT_FALSE(failed.ok());
+  ASSERT_THAT(failed, StatusIs(StatusCode::kInvalidArgument));
   EXPECT_NE(failed.status().message().find("t.0.et: record 2"), std::string::npos);
 }
 
@@ -143,7 +144,7 @@ TEST(ChakraImport, BadFilesAreClearErrors) {
 
   write_file(dir / "notes.0.et", "this is a text file, not a trace\nsecond line\n");
   auto text = import_chakra({(dir / "notes.0.et").string()}, out, {});
-  ASSERT_FALSE(text.ok());
+  ASSERT_THAT(text, StatusIs(StatusCode::kInvalidArgument));
   EXPECT_NE(text.status().message().find("notes.0.et"), std::string::npos);
   EXPECT_NE(text.status().message().find("not a Chakra .et file"), std::string::npos)
       << text.status().message();
@@ -151,20 +152,21 @@ TEST(ChakraImport, BadFilesAreClearErrors) {
   std::string bytes = et_bytes({comp(1, 3), coll(2, ChakraProtoMsg::ALL_REDUCE, 8, "")});
   write_file(dir / "cut.0.et", bytes.substr(0, bytes.size() - 3));
   auto cut = import_chakra({(dir / "cut.0.et").string()}, out, {});
-  ASSERT_FALSE(cut.ok());
+  ASSERT_THAT(cut, StatusIs(StatusCode::kDataLoss));
   EXPECT_NE(cut.status().message().find("cut.0.et: record 2"), std::string::npos)
       << cut.status().message();
 
   write_file(dir / "unnamed.et", et_bytes({}));
   auto unnamed = import_chakra({(dir / "unnamed.et").string()}, out, {});
-  ASSERT_FALSE(unnamed.ok());
+  ASSERT_THAT(unnamed, StatusIs(StatusCode::kInvalidArgument));
   EXPECT_NE(unnamed.status().message().find("<prefix>.<rank>.et"), std::string::npos);
 
-  EXPECT_FALSE(import_chakra({(dir / "missing.0.et").string()}, out, {}).ok());
+  EXPECT_THAT(import_chakra({(dir / "missing.0.et").string()}, out, {}),
+              StatusIs(StatusCode::kNotFound));
   write_file(dir / "g.json", "{\"0\": [0, 5]}");
   write_file(dir / "ok.0.et", et_bytes({coll(1, ChakraProtoMsg::ALL_REDUCE, 8, "0")}));
   auto outside = import_chakra({(dir / "ok.0.et").string(), (dir / "g.json").string()}, out, {});
-  ASSERT_FALSE(outside.ok());
+  ASSERT_THAT(outside, StatusIs(StatusCode::kInvalidArgument));
   EXPECT_NE(outside.status().message().find("rank 5"), std::string::npos)
       << outside.status().message();
 }
@@ -316,7 +318,7 @@ TEST(ChakraImport, LoneRankWithoutProcessGroupsSaysHowToGiveTheWorldSize) {
   ImportOptions two;
   two.world_size = 2;
   auto below = import_chakra({tmp.path.string()}, out, two);
-  ASSERT_FALSE(below.ok());
+  ASSERT_THAT(below, StatusIs(StatusCode::kInvalidArgument));
   EXPECT_NE(below.status().message().find("rank 3"), std::string::npos) << below.status().message();
 }
 
@@ -348,7 +350,7 @@ TEST(ChakraImport, UnreadableProcessGroupRecordIsAProblemNamingFileAndRecord) {
   ImportOptions strict = two;
   strict.strict = true;
   auto strict_fails = import_chakra({tmp.path.string()}, out, strict);
-  ASSERT_FALSE(strict_fails.ok());
+  ASSERT_THAT(strict_fails, StatusIs(StatusCode::kInvalidArgument));
   EXPECT_NE(strict_fails.status().message().find("record 1 (node 1)"), std::string::npos);
 }
 

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/support/status_matchers.h"
+
 namespace collide::traces::chakra {
 namespace {
 
@@ -27,13 +29,14 @@ TEST(CommGroups, PgIdObjectsAndPgConfigList) {
 
 TEST(CommGroups, ErrorsNameFileAndLine) {
   auto bad = parse_comm_groups("{\n \"a\": [0,\n 1,,]\n}", "g.json");
-  ASSERT_FALSE(bad.ok());
+  ASSERT_THAT(bad, StatusIs(StatusCode::kInvalidArgument));
   EXPECT_NE(bad.status().message().find("g.json:3"), std::string::npos) << bad.status().message();
   auto neg = parse_comm_groups(R"({"a": [0, -1]})", "g.json");
-  ASSERT_FALSE(neg.ok());
+  ASSERT_THAT(neg, StatusIs(StatusCode::kInvalidArgument));
   EXPECT_NE(neg.status().message().find("'a'"), std::string::npos);
-  EXPECT_FALSE(parse_comm_groups(R"({"a": [1, 1]})", "g.json").ok());
-  EXPECT_FALSE(parse_comm_groups(R"(42)", "g.json").ok());
+  EXPECT_THAT(parse_comm_groups(R"({"a": [1, 1]})", "g.json"),
+              StatusIs(StatusCode::kInvalidArgument));
+  EXPECT_THAT(parse_comm_groups(R"(42)", "g.json"), StatusIs(StatusCode::kInvalidArgument));
 }
 
 }  // namespace

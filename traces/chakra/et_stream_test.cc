@@ -3,6 +3,7 @@
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 #include <gtest/gtest.h>
 
+#include "tests/support/status_matchers.h"
 #include "traces/chakra/chakra_test_util.h"
 
 namespace collide::traces::chakra {
@@ -43,7 +44,7 @@ TEST(EtStream, TruncatedRecordNamesFileRecordAndOffset) {
   const std::string bytes = et_bytes({comp(1, 10), coll(2, ChakraProtoMsg::ALL_REDUCE, 64, "0")});
   for (size_t cut = 1; cut < 6; ++cut) {
     auto nodes = decode_all(bytes.substr(0, bytes.size() - cut));
-    ASSERT_FALSE(nodes.ok());
+    ASSERT_THAT(nodes, StatusIs(StatusCode::kDataLoss));
     EXPECT_NE(nodes.status().message().find("x.0.et: record 2"), std::string::npos)
         << nodes.status().message();
     EXPECT_NE(nodes.status().message().find("truncated"), std::string::npos);
@@ -70,30 +71,30 @@ TEST(EtStream, TextIsNotAChakraFile) {
   auto nodes = decode_all(
       "# NCCL INFO comm 0x1234 rank 0 nranks 8 cudaDev 0 busId 1000 - Init COMPLETE\n"
       "all_reduce_perf: size 1024 time 12.5 us\n");
-  ASSERT_FALSE(nodes.ok());
+  ASSERT_THAT(nodes, StatusIs(StatusCode::kInvalidArgument));
   EXPECT_NE(nodes.status().message().find("x.0.et"), std::string::npos);
   EXPECT_NE(nodes.status().message().find("not a Chakra .et file"), std::string::npos)
       << nodes.status().message();
 }
 
 TEST(EtStream, EmptyAndGarbageAreErrors) {
-  EXPECT_FALSE(decode_all("").ok());
+  EXPECT_THAT(decode_all(""), StatusIs(StatusCode::kInvalidArgument));
   std::string garbage;
   for (int i = 0; i < 300; ++i) garbage.push_back(static_cast<char>((i * 131 + 7) & 0xff));
   auto nodes = decode_all(garbage);
-  EXPECT_FALSE(nodes.ok());
+  EXPECT_THAT(nodes, StatusIs(StatusCode::kInvalidArgument));
   auto huge = decode_all(std::string("\xff\xff\xff\xff\x0f", 5));
-  ASSERT_FALSE(huge.ok());
+  ASSERT_THAT(huge, StatusIs(StatusCode::kInvalidArgument));
   EXPECT_NE(huge.status().message().find("limit"), std::string::npos) << huge.status().message();
   auto overflow = decode_all(std::string("\xff\xff\xff\xff\xff\x01", 6));
-  EXPECT_FALSE(overflow.ok());
+  EXPECT_THAT(overflow, StatusIs(StatusCode::kInvalidArgument));
 }
 
 TEST(EtStream, GarbageRecordAfterMetadataIsAnError) {
   std::string bytes = et_bytes({});
   bytes += std::string("\x03\xff\xff\xff", 4);  // a record whose field tags are nonsense
   auto nodes = decode_all(bytes);
-  ASSERT_FALSE(nodes.ok());
+  ASSERT_THAT(nodes, StatusIs(StatusCode::kInvalidArgument));
   EXPECT_NE(nodes.status().message().find("record 1"), std::string::npos)
       << nodes.status().message();
 }

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "tests/support/status_matchers.h"
 #include "traces/analysis/stats_report.h"
 #include "traces/analysis/trace_stats.h"
 #include "traces/analysis/trace_validator.h"
@@ -310,7 +311,7 @@ TEST_F(FlightRecorderImport, BadDumpsAreErrorsNamingFileAndField) {
   negative.replace(negative.find("\"collective_seq_id\": 1"), 22, "\"collective_seq_id\": -1");
   write(dir_ / "neg_rank_0.json", dump(negative));
   auto r = import_flight_recorder({out("neg_rank_0.json")}, out("x.trace"), {});
-  ASSERT_FALSE(r.ok());
+  ASSERT_THAT(r, StatusIs(StatusCode::kInvalidArgument));
   EXPECT_NE(r.status().message().find("neg_rank_0.json: entries[0].collective_seq_id: negative"),
             std::string::npos)
       << r.status().message();
@@ -319,18 +320,18 @@ TEST_F(FlightRecorderImport, BadDumpsAreErrorsNamingFileAndField) {
   state.replace(state.find("\"completed\""), 11, "\"finished\"");
   write(dir_ / "state_rank_0.json", dump(state));
   r = import_flight_recorder({out("state_rank_0.json")}, out("x.trace"), {});
-  ASSERT_FALSE(r.ok());
+  ASSERT_THAT(r, StatusIs(StatusCode::kInvalidArgument));
   EXPECT_NE(r.status().message().find("entries[0].state: 'finished' is not"), std::string::npos);
 
   write(dir_ / "norank.json", dump(entry));
   r = import_flight_recorder({out("norank.json")}, out("x.trace"), {});
-  ASSERT_FALSE(r.ok());
+  ASSERT_THAT(r, StatusIs(StatusCode::kInvalidArgument));
   EXPECT_NE(r.status().message().find("norank.json: cannot tell the rank"), std::string::npos);
 
   write(dir_ / "ranks_rank_0.json",
         R"({"version": "2.4", "pg_config": {"0": {"ranks": "[0, x]"}}, "entries": []})");
   r = import_flight_recorder({out("ranks_rank_0.json")}, out("x.trace"), {});
-  ASSERT_FALSE(r.ok());
+  ASSERT_THAT(r, StatusIs(StatusCode::kInvalidArgument));
   EXPECT_NE(r.status().message().find("pg_config[0].ranks: '[0, x]' is not a list of ranks"),
             std::string::npos)
       << r.status().message();
@@ -346,7 +347,7 @@ TEST_F(FlightRecorderImport, BadDumpsAreErrorsNamingFileAndField) {
   ImportOptions strict;
   strict.strict = true;
   r = import_flight_recorder({out("odd_rank_0.json")}, out("x.trace"), strict);
-  ASSERT_FALSE(r.ok());
+  ASSERT_THAT(r, StatusIs(StatusCode::kInvalidArgument));
   EXPECT_NE(r.status().message().find("odd_rank_0.json:entries[0]: profiling_name "
                                       "'nccl:frobnicate'"),
             std::string::npos)

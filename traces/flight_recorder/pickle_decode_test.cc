@@ -6,6 +6,8 @@
 #include <iterator>
 #include <string>
 
+#include "tests/support/status_matchers.h"
+
 namespace collide::traces::flight_recorder {
 namespace {
 
@@ -51,13 +53,13 @@ TEST(PickleDecode, IntegersAtTheEdgesOf64Bits) {
   EXPECT_EQ((*decoded)["small"].get<int64_t>(), -5);
   EXPECT_EQ((*decoded)["wide"].get<int64_t>(), 70000);
   auto wide = decode_pickle(read_bytes(corpus("wide_long.pkl")), "wide_long.pkl");
-  ASSERT_FALSE(wide.ok());
+  ASSERT_THAT(wide, StatusIs(StatusCode::kInvalidArgument));
   EXPECT_NE(wide.status().message().find("does not fit 64 bits"), std::string::npos);
 }
 
 void expect_refused(const std::string& name, const std::string& words) {
   auto decoded = decode_pickle(read_bytes(corpus(name)), name);
-  ASSERT_FALSE(decoded.ok()) << name;
+  ASSERT_THAT(decoded, StatusIs(StatusCode::kInvalidArgument)) << name;
   EXPECT_NE(decoded.status().message().find(words), std::string::npos)
       << name << ": " << decoded.status().message();
   EXPECT_NE(decoded.status().message().find(name), std::string::npos) << "names the file";
@@ -68,16 +70,16 @@ TEST(PickleDecode, RefusesOpcodesThatRunCode) {
   expect_refused("stack_global_reduce.pkl", "opcode STACK_GLOBAL (0x93)");
   // REDUCE alone, after plain data: refused all the same.
   auto reduce = decode_pickle(std::string("\x80\x02N)R.", 6), "reduce.pkl");
-  ASSERT_FALSE(reduce.ok());
+  ASSERT_THAT(reduce, StatusIs(StatusCode::kInvalidArgument));
   EXPECT_NE(reduce.status().message().find("REDUCE"), std::string::npos);
   for (const char op : {'b', 'i', 'o', 'P', 'Q'}) {
     auto refused = decode_pickle(std::string("\x80\x02N") + op + ".", "op.pkl");
-    ASSERT_FALSE(refused.ok()) << op;
+    ASSERT_THAT(refused, StatusIs(StatusCode::kInvalidArgument)) << op;
     EXPECT_NE(refused.status().message().find("would import or call"), std::string::npos) << op;
   }
   for (const char op : {'\x81', '\x82', '\x83', '\x84', '\x92'}) {
     auto refused = decode_pickle(std::string("\x80\x02N") + op + ".", "op.pkl");
-    ASSERT_FALSE(refused.ok());
+    ASSERT_THAT(refused, StatusIs(StatusCode::kInvalidArgument));
     EXPECT_NE(refused.status().message().find("would import or call"), std::string::npos);
   }
 }

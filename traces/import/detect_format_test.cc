@@ -5,6 +5,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "tests/support/status_matchers.h"
+
 namespace collide::traces {
 namespace {
 
@@ -52,13 +54,13 @@ TEST(DetectFormat, NothingMatchingIsAClearError) {
   std::ofstream(file) << "just some words\nof no trace format\n";
   auto got = detect_import_format({file.string()});
   fs::remove(file);
-  ASSERT_FALSE(got.ok());
+  ASSERT_THAT(got, StatusIs(StatusCode::kInvalidArgument));
   EXPECT_NE(got.status().message().find("collide_detect_plain.txt: cannot tell the trace format "
                                         "from its content; give --format (one of nccl"),
             std::string::npos)
       << got.status().message();
   auto missing = detect_import_format({"/nonexistent/trace.log"});
-  ASSERT_FALSE(missing.ok());
+  ASSERT_THAT(missing, StatusIs(StatusCode::kNotFound));
   EXPECT_NE(missing.status().message().find("/nonexistent/trace.log: cannot open"),
             std::string::npos);
 }

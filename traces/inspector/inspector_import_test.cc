@@ -6,6 +6,7 @@
 #include <fstream>
 #include <map>
 
+#include "tests/support/status_matchers.h"
 #include "traces/trace_test_util.h"
 
 namespace collide::traces::inspector {
@@ -70,7 +71,7 @@ TEST(InspectorImport, BadLinesNameFileLineAndField) {
   ImportOptions strict;
   strict.strict = true;
   auto failed = import_nccl_inspector({dir.string()}, out, strict);
-  ASSERT_FALSE(failed.ok());
+  ASSERT_THAT(failed, StatusIs(StatusCode::kInvalidArgument));
   EXPECT_NE(failed.status().message().find("node-a-pid4101.log:7: coll_perf: coll_sn: negative"),
             std::string::npos)
       << failed.status().message();

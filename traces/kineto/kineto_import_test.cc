@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "tests/support/status_matchers.h"
 #include "traces/analysis/trace_validator.h"
 #include "traces/trace_test_util.h"
 
@@ -64,7 +65,7 @@ TEST(KinetoImport, BadEventsNameFileEventAndField) {
   ImportOptions strict;
   strict.strict = true;
   auto failed = import_kineto({(dir / "r0.json").string()}, out, strict);
-  ASSERT_FALSE(failed.ok());
+  ASSERT_THAT(failed, StatusIs(StatusCode::kInvalidArgument));
   EXPECT_NE(failed.status().message().find("r0.json:traceEvents[1]: args[\"In msg nelems\"]: "
                                            "negative"),
             std::string::npos)
@@ -72,7 +73,7 @@ TEST(KinetoImport, BadEventsNameFileEventAndField) {
   doc.erase("distributedInfo");
   std::ofstream(dir / "r1.json") << doc.dump();
   failed = import_kineto({(dir / "r1.json").string()}, out, {});
-  ASSERT_FALSE(failed.ok());
+  ASSERT_THAT(failed, StatusIs(StatusCode::kInvalidArgument));
   EXPECT_NE(failed.status().message().find("r1.json: distributedInfo: missing"), std::string::npos);
   fs::remove_all(dir);
   fs::remove(out);

@@ -12,6 +12,7 @@
 #include <set>
 #include <string>
 
+#include "tests/support/status_matchers.h"
 #include "traces/nccl/nccl_test_util.h"
 #include "traces/op_types.h"
 
@@ -344,7 +345,7 @@ TEST(NcclImport, WorldSizeOptionServesLogsThatPrintNoNranks) {
   // Fewer ranks than the logs show is refused.
   options.world_size = 1;
   auto small = import_files({log}, options);
-  ASSERT_FALSE(small.ok());
+  ASSERT_THAT(small, StatusIs(StatusCode::kInvalidArgument));
   EXPECT_NE(small.status().message().find("smaller than the 2 ranks"), std::string::npos);
 }
 
@@ -360,7 +361,7 @@ TEST(NcclImport, WorldSizeOptionThatDisagreesWithNranksIsRefused) {
     for (const std::string& log : {testdata("nccl_2_18.log"), testdata("coll_only_two_hosts.log")}) {
       SCOPED_TRACE(log);
       auto t = import_files({log}, options);
-      ASSERT_FALSE(t.ok());
+      ASSERT_THAT(t, StatusIs(StatusCode::kInvalidArgument));
       EXPECT_NE(t.status().message().find(fmt::format("--world-size {} disagrees", wrong)),
                 std::string::npos)
           << t.status().message();
@@ -480,7 +481,7 @@ TEST(NcclImport, UnobservedRanksFilledFromTheWorldsCollectives) {
 TEST(NcclImport, InitOnlyLogIsAnErrorThatSaysToAddColl) {
   for (const bool strict : {false, true}) {
     auto t = import_files({testdata("init_only.log")}, strict);
-    ASSERT_FALSE(t.ok());
+    ASSERT_THAT(t, StatusIs(StatusCode::kInvalidArgument));
     EXPECT_NE(t.status().message().find("init_only.log"), std::string::npos);
     EXPECT_NE(t.status().message().find("COLL"), std::string::npos) << t.status().message();
     EXPECT_NE(t.status().message().find("INIT"), std::string::npos) << t.status().message();
@@ -488,7 +489,7 @@ TEST(NcclImport, InitOnlyLogIsAnErrorThatSaysToAddColl) {
   // Streamed (as logs of several GB are), nothing is left behind either.
   const std::string out = (scratch_dir() / "streamed.trace").string();
   auto streamed = import_nccl_logs_streamed({testdata("init_only.log")}, out, {});
-  ASSERT_FALSE(streamed.ok());
+  ASSERT_THAT(streamed, StatusIs(StatusCode::kInvalidArgument));
   EXPECT_NE(streamed.status().message().find("COLL"), std::string::npos);
   EXPECT_FALSE(std::filesystem::exists(out));
 }
@@ -521,7 +522,7 @@ TEST(NcclImport, LogsOfTwoJobsAreRefused) {
     ASSERT_TRUE(import_files({a}).ok());
     ASSERT_TRUE(import_files({b}).ok());
     auto both = import_files({a, b});
-    ASSERT_FALSE(both.ok());
+    ASSERT_THAT(both, StatusIs(StatusCode::kInvalidArgument));
     EXPECT_NE(both.status().message().find(a), std::string::npos) << both.status().message();
     EXPECT_NE(both.status().message().find(b), std::string::npos) << both.status().message();
   }
@@ -564,7 +565,7 @@ TEST(NcclImport, LogsStartingAtDifferentOpCountsAlignByOpCount) {
     ASSERT_EQ(t->report.problems_total, 1u);
     EXPECT_NE(t->report.problems[0].what.find("rank 0"), std::string::npos)
         << t->report.problems[0].what;
-    EXPECT_FALSE(import_files({a, b}, true).ok());
+    EXPECT_THAT(import_files({a, b}, true), StatusIs(StatusCode::kInvalidArgument));
   }
 }
 
@@ -614,7 +615,7 @@ TEST(NcclImport, MessyLogCountsWhatItCannotUse) {
 
 TEST(NcclImport, StrictStopsAtTheFirstProblem) {
   auto t = import_files({testdata("messy.log")}, /*strict=*/true);
-  ASSERT_FALSE(t.ok());
+  ASSERT_THAT(t, StatusIs(StatusCode::kInvalidArgument));
   EXPECT_NE(t.status().message().find("messy.log:2:"), std::string::npos) << t.status().message();
   auto clean = import_files({testdata("nccl_2_18.log")}, /*strict=*/true);
   EXPECT_TRUE(clean.ok()) << clean.status().to_string();
@@ -681,20 +682,20 @@ TEST(NcclImport, BadInput) {
       write_file("empty.log", "")};
   for (const std::string& path : bad) {
     auto strict = import_files({path}, true);
-    ASSERT_FALSE(strict.ok()) << path;
+    ASSERT_THAT(strict, StatusIs(StatusCode::kInvalidArgument)) << path;
     EXPECT_NE(strict.status().message().find(path + ":1"), std::string::npos)
         << strict.status().message();
     // Without a single collective there is nothing to replay: an error even when lenient.
     auto lenient = import_files({path}, false);
-    ASSERT_FALSE(lenient.ok()) << path;
+    ASSERT_THAT(lenient, StatusIs(StatusCode::kInvalidArgument)) << path;
     EXPECT_NE(lenient.status().message().find("no collective lines"), std::string::npos)
         << lenient.status().message();
   }
   auto missing = import_files({"/nonexistent/nccl.log"});
-  ASSERT_FALSE(missing.ok());
+  ASSERT_THAT(missing, StatusIs(StatusCode::kNotFound));
   EXPECT_NE(missing.status().message().find("/nonexistent/nccl.log"), std::string::npos);
   auto directory = import_files({testdata("")});
-  ASSERT_FALSE(directory.ok());
+  ASSERT_THAT(directory, StatusIs(StatusCode::kInvalidArgument));
 }
 
 TEST(NcclImport, TruncatedFile) {
@@ -709,7 +710,7 @@ TEST(NcclImport, TruncatedFile) {
   ASSERT_EQ(t->report.problems_total, 1u);
   EXPECT_EQ(t->report.problems[0].where, path + ":82");
   auto strict = import_files({path}, true);
-  ASSERT_FALSE(strict.ok());
+  ASSERT_THAT(strict, StatusIs(StatusCode::kInvalidArgument));
   EXPECT_NE(strict.status().message().find(path + ":82"), std::string::npos);
 }
 
@@ -725,7 +726,7 @@ TEST(NcclImport, IncompleteCommunicatorIsAProblem) {
   EXPECT_EQ(t->report.problems_total, 1u);
   EXPECT_EQ(t->ops.size(), 1u);
   EXPECT_EQ(t->ops[0].rank(), 1u);
-  EXPECT_FALSE(import_files({path}, true).ok());
+  EXPECT_THAT(import_files({path}, true), StatusIs(StatusCode::kInvalidArgument));
 }
 
 TEST(NcclImport, LargeInputIsCutIntoPiecesCorrectly) {

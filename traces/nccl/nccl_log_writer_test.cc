@@ -5,6 +5,7 @@
 #include <sstream>
 #include <string>
 
+#include "tests/support/status_matchers.h"
 #include "traces/nccl/nccl_test_util.h"
 
 namespace collide::traces::nccl {
@@ -87,7 +88,7 @@ TEST(NcclLogWriter, RejectsOpsItCannotPlace) {
   op.set_kind(v1::OP_KIND_ALL_REDUCE);
   op.set_comm("nowhere");
   std::ostringstream out;
-  EXPECT_FALSE(write_nccl_log(header, {op}, out).ok());
+  EXPECT_THAT(write_nccl_log(header, {op}, out), StatusIs(StatusCode::kInvalidArgument));
 }
 
 }  // namespace

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/support/status_matchers.h"
+
 namespace collide::traces::nccl_tests {
 namespace {
 
@@ -96,9 +98,10 @@ TEST(NcclTestsText, HeaderVariants) {
 
 TEST(NcclTestsText, NotNcclTestsOutput) {
   auto p = parse_text("hello\nworld\n", "x.log");
-  ASSERT_FALSE(p.ok());
+  ASSERT_THAT(p, StatusIs(StatusCode::kInvalidArgument));
   EXPECT_NE(p.status().message().find("x.log"), std::string::npos);
-  EXPECT_FALSE(parse_text(std::string("\x01\0\x02", 3), "x.bin").ok());
+  EXPECT_THAT(parse_text(std::string("\x01\0\x02", 3), "x.bin"),
+              StatusIs(StatusCode::kInvalidArgument));
 }
 
 TEST(NcclTestsJson, Version2Report) {
@@ -123,9 +126,9 @@ TEST(NcclTestsJson, Version2Report) {
 
 TEST(NcclTestsJson, BadJsonNamesTheLine) {
   auto p = parse_json("{\n\"results\": [\n{\"size\": }\n]}", "r.json");
-  ASSERT_FALSE(p.ok());
+  ASSERT_THAT(p, StatusIs(StatusCode::kInvalidArgument));
   EXPECT_NE(p.status().message().find("r.json:3"), std::string::npos) << p.status().message();
-  EXPECT_FALSE(parse_json("{\"version\": 2}", "r.json").ok());
+  EXPECT_THAT(parse_json("{\"version\": 2}", "r.json"), StatusIs(StatusCode::kInvalidArgument));
   auto partial = parse_json(
       R"({"results": [{"size": 8}, {"size": 16, "count": 4, "type": "float", "redop": "sum",
           "out_of_place": {"time": 9.5, "alg_bw": 0.1, "bus_bw": 0.1}}]})",
@@ -134,7 +137,7 @@ TEST(NcclTestsJson, BadJsonNamesTheLine) {
   EXPECT_EQ(partial->problems.size(), 1u);
   EXPECT_EQ(partial->baseline.rows_size(), 1);
   auto none = parse_json(R"({"results": [{"size": 8}]})", "r.json");
-  ASSERT_FALSE(none.ok());
+  ASSERT_THAT(none, StatusIs(StatusCode::kInvalidArgument));
   EXPECT_NE(none.status().message().find("no results"), std::string::npos);
 }
 
@@ -152,7 +155,7 @@ TEST(NcclTestsText, HeaderWithoutRowsIsAnError) {
       "(us)  (GB/s)  (GB/s)       \n"
       "node1:1234:1234 [0] NCCL INFO comm 0x55d0 rank 0 nranks 4 cudaDev 0 busId 1000 - Abort\n";
   auto p = parse_text(text, "dead.txt");
-  ASSERT_FALSE(p.ok());
+  ASSERT_THAT(p, StatusIs(StatusCode::kInvalidArgument));
   EXPECT_NE(p.status().message().find("dead.txt:5"), std::string::npos) << p.status().message();
   EXPECT_NE(p.status().message().find("no result rows"), std::string::npos);
 }
@@ -164,7 +167,7 @@ TEST(NcclTestsText, IterationCountsAreCheckedNumbers) {
       "#  size  count  type  redop  root  time  algbw  busbw  #wrong  time  algbw  busbw  #wrong\n"
       "8  2  float  sum  -1  9.1  0.00  0.00  0  9.0  0.00  0.00  0\n";
   auto p = parse_text(text, "big.txt");
-  ASSERT_FALSE(p.ok());
+  ASSERT_THAT(p, StatusIs(StatusCode::kInvalidArgument));
   EXPECT_NE(p.status().message().find("big.txt:1"), std::string::npos) << p.status().message();
 }
 
@@ -221,7 +224,7 @@ TEST(RcclTestsJson, ListFormAndBadRecords) {
   EXPECT_NE(list->problems[0].find("r.json: [1]"), std::string::npos) << list->problems[0];
 
   auto broken = parse_rccl_json("{\"size\": 8, \"busBw\": 1\n{oops\n", "x.jsonl");
-  ASSERT_FALSE(broken.ok());
+  ASSERT_THAT(broken, StatusIs(StatusCode::kInvalidArgument));
   EXPECT_NE(broken.status().message().find("x.jsonl"), std::string::npos);
 }
 

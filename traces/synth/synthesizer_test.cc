@@ -15,6 +15,7 @@
 #include <tuple>
 #include <vector>
 
+#include "tests/support/status_matchers.h"
 #include "traces/synth/model_spec.h"
 #include "traces/synth/rank_generator.h"
 #include "traces/trace_io.h"
@@ -454,11 +455,13 @@ TEST(RankGenerator, RefusesARankOutsideTheJob) {
       "m.yaml");
   ASSERT_TRUE(spec.ok());
   const RankGenerator gen(*spec);
-  EXPECT_FALSE(gen.generate(1, [](const v1::Op&) { return Status{}; }).ok());
+  EXPECT_THAT(gen.generate(1, [](const v1::Op&) { return Status{}; }),
+              StatusIs(StatusCode::kInvalidArgument));
   // An unchecked spec is refused, not divided by zero.
   const RankGenerator unchecked{v1::ModelSpec{}};
-  EXPECT_FALSE(unchecked.generate(0, [](const v1::Op&) { return Status{}; }).ok());
-  EXPECT_FALSE(synthesize(v1::ModelSpec{}, "/dev/null").ok());
+  EXPECT_THAT(unchecked.generate(0, [](const v1::Op&) { return Status{}; }),
+              StatusIs(StatusCode::kInvalidArgument));
+  EXPECT_THAT(synthesize(v1::ModelSpec{}, "/dev/null"), StatusIs(StatusCode::kInvalidArgument));
 }
 
 }  // namespace
