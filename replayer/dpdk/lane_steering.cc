@@ -32,9 +32,9 @@ Result<std::vector<LaneRule>> lane_rules(uint32_t queues) {
 
 namespace {
 
-// One rule: Ethernet / IPv4 / UDP (destination 4791, source under the mask) -> the queue.
-rte_flow* make_rule(uint16_t port_id, const LaneRule& rule, bool validate_only, rte_flow_error& error,
-                    int& rc) {
+// One rule: Ethernet / IPv4 / UDP (destination 4791, source under the mask) -> the queue. The
+// device validates it as it creates it; nullptr with `error` set when it refuses.
+rte_flow* make_rule(uint16_t port_id, const LaneRule& rule, rte_flow_error& error) {
   rte_flow_attr attr{};
   attr.ingress = 1;
   rte_flow_item_udp udp_spec{};
@@ -56,13 +56,7 @@ rte_flow* make_rule(uint16_t port_id, const LaneRule& rule, bool validate_only, 
   actions[0].type = RTE_FLOW_ACTION_TYPE_QUEUE;
   actions[0].conf = &queue;
   actions[1].type = RTE_FLOW_ACTION_TYPE_END;
-  if (validate_only) {
-    rc = rte_flow_validate(port_id, &attr, pattern, actions, &error);
-    return nullptr;
-  }
-  rte_flow* flow = rte_flow_create(port_id, &attr, pattern, actions, &error);
-  rc = flow == nullptr ? -rte_errno : 0;
-  return flow;
+  return rte_flow_create(port_id, &attr, pattern, actions, &error);
 }
 
 }  // namespace
@@ -73,10 +67,9 @@ Result<std::vector<rte_flow*>> install_lane_rules(uint16_t port_id, const std::s
   std::vector<rte_flow*> flows;
   for (const LaneRule& rule : rules) {
     rte_flow_error error{};
-    int rc = 0;
-    make_rule(port_id, rule, true, error, rc);
-    rte_flow* flow = rc == 0 ? make_rule(port_id, rule, false, error, rc) : nullptr;
+    rte_flow* flow = make_rule(port_id, rule, error);
     if (flow == nullptr) {
+      const int rc = rte_errno;
       remove_lane_rules(port_id, flows);
       return unavailable(fmt::format(
           "DPDK port '{}' ({}) cannot steer RoCE frames to queue {} by their UDP source port "
@@ -84,7 +77,7 @@ Result<std::vector<rte_flow*>> install_lane_rules(uint16_t port_id, const std::s
           "device keeps frames on their sender's queue, or use one queue",
           port_name, driver, rule.queue, rule.source_value, rule.source_mask,
           error.message != nullptr ? error.message : "no reason given",
-          rc != 0 ? std::strerror(-rc) : "refused"));
+          rc != 0 ? std::strerror(rc) : "refused"));
     }
     flows.push_back(flow);
   }
