@@ -16,7 +16,11 @@ ci/install-deps.sh
 
 build="$root/build/ci-gcc"
 rm -rf "$build"
+# Optimised as users build it, with line tables only (-g1) rather than full debug information:
+# backtraces and sanitizer reports still name files and lines, and the build takes about a
+# quarter less time (full -g doubles the compile time of a test file full of gtest macros).
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" \
   -DCMAKE_C_COMPILER=gcc -DCMAKE_CXX_COMPILER=g++
 cmake --build "$build" -j"$(nproc)"
 
