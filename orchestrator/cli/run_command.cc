@@ -52,15 +52,17 @@ std::string self_path() {
   return ec ? "collide" : p.string();
 }
 
-// The scenario's expectations judged and printed (and written as JUnit XML when asked); false
-// when one does not hold or the JUnit file cannot be written. `results` is null when the run
-// failed before it had any.
-bool judge_expectations(const v1::Scenario& scenario, const v1::Results* results, const std::string& failure,
-                        const orchestrator::report::GateRun& gate) {
-  const auto verdict = orchestrator::report::judge_run(scenario, results, failure, gate);
+// The scenario's expectations judged and printed (and written as JUnit XML when the gate names a
+// file); `all_hold` false when one does not hold or the JUnit file cannot be written. `results` is
+// null when the run failed before it had any.
+orchestrator::report::GateVerdict judge_expectations(const v1::Scenario& scenario, const v1::Results* results,
+                                                     const std::string& failure,
+                                                     const orchestrator::report::GateRun& gate) {
+  auto verdict = orchestrator::report::judge_run(scenario, results, failure, gate);
   std::cout << verdict.summary;
   if (!verdict.junit.ok()) std::cerr << "collide run: " << verdict.junit.message() << "\n";
-  return verdict.all_hold && verdict.junit.ok();
+  verdict.all_hold = verdict.all_hold && verdict.junit.ok();
+  return verdict;
 }
 
 // Which runs failed and why ("baseline (repetition 1): host 0: ..."), empty when none did. A
@@ -86,6 +88,7 @@ struct PointOutcome {
   orchestrator::report::Report report;
   std::string failure;  // failed runs, an agent's failure, a testbed left behind, unwritten files
   bool hold = true;     // every expectation holds
+  orchestrator::report::JUnitSuite gates;  // the expectations' verdicts as a JUnit suite
 };
 
 // Runs a scenario into `out`: its report files written, its summary and expectations printed.
@@ -96,7 +99,7 @@ PointOutcome run_point(const v1::Scenario& scenario, const std::vector<v1::Sweep
   local.work_dir = out / "work";
   auto outcome = orchestrator::run_locally(scenario, local);
   if (!outcome.ok()) {
-    judge_expectations(scenario, nullptr, outcome.status().message(), gate);
+    point.gates = judge_expectations(scenario, nullptr, outcome.status().message(), gate).suite;
     point.failure = outcome.status().message();
     return point;
   }
@@ -107,7 +110,9 @@ PointOutcome run_point(const v1::Scenario& scenario, const std::vector<v1::Sweep
   const v1::Results results = orchestrator::report::to_results(point.report);
   auto files = orchestrator::report::write_report_files(out, scenario.outputs(), point.report, outcome->runs);
   if (!files.ok()) {
-    point.hold = judge_expectations(scenario, &results, files.status().message(), gate);
+    const auto verdict = judge_expectations(scenario, &results, files.status().message(), gate);
+    point.hold = verdict.all_hold;
+    point.gates = verdict.suite;
     point.failure = files.status().message();
     return point;
   }
@@ -116,12 +121,25 @@ PointOutcome run_point(const v1::Scenario& scenario, const std::vector<v1::Sweep
   if (!outcome->teardown_failure.empty()) {
     point.failure += (point.failure.empty() ? "" : "\n") + outcome->teardown_failure;
   }
-  point.hold = judge_expectations(scenario, &results, point.failure, gate);
+  const auto verdict = judge_expectations(scenario, &results, point.failure, gate);
+  point.hold = verdict.all_hold;
+  point.gates = verdict.suite;
   return point;
 }
 
+// A sweep's JUnit file, rewritten whole after each point so that a sweep stopped half way leaves
+// the verdicts of the points that ran. False (and said why) when it cannot be written.
+bool write_sweep_junit(const std::filesystem::path& path, const std::vector<orchestrator::report::JUnitSuite>& suites) {
+  if (path.empty()) return true;
+  const Status written = orchestrator::report::write_file_atomically(path, orchestrator::report::junit_xml(suites));
+  if (!written.ok()) std::cerr << "collide run: " << written.message() << "\n";
+  return written.ok();
+}
+
 // Each point of the grid runs as a scenario of its own into point-<k>/, then the sweep's files
-// (sweep.json, report.html with the curves, the curves as PNG) go beside them.
+// (sweep.json, report.html with the curves, the curves as PNG) go beside them. With --junit, each
+// point's expectations are a suite of their own, named after the point, and a last suite says
+// whether every point ran and, in a flap-duration sweep, whether the survival limit agrees.
 void run_sweep(const orchestrator::ScenarioGrid& grid, const std::filesystem::path& out,
                const orchestrator::LocalRunOptions& local, const orchestrator::report::GateRun& gate) {
   const v1::Scenario& first = grid.points.front().scenario;
@@ -130,13 +148,20 @@ void run_sweep(const orchestrator::ScenarioGrid& grid, const std::filesystem::pa
   sweep.set_description(first.description());
   for (const auto& f : grid.fields) sweep.add_fields(f.field);
   std::string failures, interrupted;
-  bool hold = true;
+  bool hold = true, junit_written = true;
+  std::vector<orchestrator::report::JUnitSuite> suites;
   for (size_t k = 0; k < grid.points.size(); ++k) {
     const orchestrator::SweepPoint& at = grid.points[k];
     const std::string directory = fmt::format("point-{}", k + 1);
-    std::cerr << fmt::format("collide run: sweep point {} of {}: {}\n", k + 1, grid.points.size(),
-                             orchestrator::point_label(at.settings));
-    PointOutcome point = run_point(at.scenario, at.settings, out / directory, local, gate);
+    const std::string label = orchestrator::point_label(at.settings);
+    std::cerr << fmt::format("collide run: sweep point {} of {}: {}\n", k + 1, grid.points.size(), label);
+    // The point's verdicts go into the sweep's file, not a file of their own.
+    const orchestrator::report::GateRun point_gate{gate.scenario_path, {}, std::chrono::system_clock::now()};
+    PointOutcome point = run_point(at.scenario, at.settings, out / directory, local, point_gate);
+    point.gates.name = fmt::format("{} [{}]", first.name(), label);
+    point.gates.properties.emplace_back("point", directory);
+    suites.push_back(std::move(point.gates));
+    junit_written = write_sweep_junit(gate.junit, suites) && junit_written;
     v1::SweepPointResults results;
     if (point.ran) {
       results = orchestrator::report::sweep_point_results(point.report, directory);
@@ -171,6 +196,11 @@ void run_sweep(const orchestrator::ScenarioGrid& grid, const std::filesystem::pa
     *sweep.mutable_survival() = *survival;
     std::cout << orchestrator::report::survival_text(*survival);
   }
+  orchestrator::report::SweepGates gates{first.name(), failures, static_cast<size_t>(sweep.points_size()),
+                                         grid.points.size(), survival.has_value(),
+                                         survival && survival->within_one_step(), survival ? survival->verdict() : ""};
+  suites.push_back(orchestrator::report::sweep_suite(gates, gate));
+  junit_written = write_sweep_junit(gate.junit, suites) && junit_written;
   auto files = orchestrator::report::write_sweep_files(out, first.outputs(), sweep);
   if (!files.ok()) fail("run", kExitFailed, files.status().message());
   std::cout << fmt::format("sweep: {} of {} points over {}\n  results: {}\n", sweep.points_size(), grid.points.size(),
@@ -180,6 +210,7 @@ void run_sweep(const orchestrator::ScenarioGrid& grid, const std::filesystem::pa
   if (!files->png_note.empty()) std::cout << "  " << files->png_note << "\n";
   if (!failures.empty()) fail("run", kExitFailed, "the sweep did not run cleanly:" + failures);
   if (!hold) fail("run", kExitFailed, "not every expectation holds at every point (see above)");
+  if (!junit_written) fail("run", kExitFailed, "the JUnit file could not be written (see above)");
   if (survival && !survival->within_one_step()) {
     fail("run", kExitFailed, "the survival limit found is not within one step of the arithmetic: " + survival->verdict());
   }
@@ -193,9 +224,6 @@ void run(const RunOptions& opt) {
       std::cerr << "collide run: " << s.message() << "\n";
     }
     fail("run", kExitUsage, grid.status().message());
-  }
-  if (grid->swept() && !opt.junit.empty()) {
-    fail("run", kExitUsage, "--junit is not written for a sweep (each point judges its expectations and prints them)");
   }
   const v1::Scenario& scenario = grid->points.front().scenario;
   const std::filesystem::path out = opt.output.empty() ? scenario.outputs().directory() : opt.output;
@@ -256,7 +284,8 @@ void add_run_command(CLI::App& app) {
                   "serve live metrics for Prometheus at HOST:PORT/metrics (e.g. 127.0.0.1:9464; port 0 takes a "
                   "free port and the URL printed names it)");
   cmd->add_option("--junit", opt->junit,
-                  "write the scenario's expectations (expect:) as JUnit XML to FILE, also when the run fails")
+                  "write the scenario's expectations (expect:) as JUnit XML to FILE, also when the run fails; for a sweep, "
+                  "a suite per point and one for the sweep")
       ->type_name("FILE");
   cmd->callback([opt] { run(*opt); });
 }

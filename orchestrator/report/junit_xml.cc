@@ -93,16 +93,24 @@ std::string xml_escape(std::string_view text) {
   return out;
 }
 
-std::string junit_xml(const JUnitSuite& suite) {
-  const size_t tests = suite.cases.size();
-  const size_t failures = count(suite.cases, Verdict::kFail);
-  const size_t errors = count(suite.cases, Verdict::kError);
-  const std::string counts = fmt::format(R"(tests="{}" failures="{}" errors="{}" skipped="0" time="{}")", tests,
-                                         failures, errors, seconds_text(suite.seconds));
-  std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
-  out += fmt::format("<testsuites name=\"collide\" {}>\n", counts);
-  out += fmt::format("  <testsuite name=\"{}\" {} timestamp=\"{}\">\n", xml_escape(suite.name), counts,
-                     xml_escape(suite.timestamp));
+namespace {
+
+struct Counts {
+  size_t tests = 0, failures = 0, errors = 0;
+  double seconds = 0;
+  std::string attributes() const {
+    return fmt::format(R"(tests="{}" failures="{}" errors="{}" skipped="0" time="{}")", tests, failures, errors,
+                       seconds_text(seconds));
+  }
+};
+
+Counts counts_of(const JUnitSuite& suite) {
+  return {suite.cases.size(), count(suite.cases, Verdict::kFail), count(suite.cases, Verdict::kError), suite.seconds};
+}
+
+std::string suite_xml(const JUnitSuite& suite) {
+  std::string out = fmt::format("  <testsuite name=\"{}\" {} timestamp=\"{}\">\n", xml_escape(suite.name),
+                                counts_of(suite).attributes(), xml_escape(suite.timestamp));
   if (!suite.properties.empty()) {
     out += "    <properties>\n";
     for (const auto& [name, value] : suite.properties) {
@@ -125,9 +133,28 @@ std::string junit_xml(const JUnitSuite& suite) {
     out += "    </testcase>\n";
   }
   if (!suite.system_err.empty()) out += fmt::format("    <system-err>{}</system-err>\n", xml_escape(suite.system_err));
-  out += "  </testsuite>\n</testsuites>\n";
+  out += "  </testsuite>\n";
   return out;
 }
+
+}  // namespace
+
+std::string junit_xml(const std::vector<JUnitSuite>& suites) {
+  Counts total;
+  std::string body;
+  for (const JUnitSuite& suite : suites) {
+    const Counts c = counts_of(suite);
+    total.tests += c.tests;
+    total.failures += c.failures;
+    total.errors += c.errors;
+    total.seconds += c.seconds;
+    body += suite_xml(suite);
+  }
+  return "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n" +
+         fmt::format("<testsuites name=\"collide\" {}>\n", total.attributes()) + body + "</testsuites>\n";
+}
+
+std::string junit_xml(const JUnitSuite& suite) { return junit_xml(std::vector<JUnitSuite>{suite}); }
 
 Status write_file_atomically(const std::filesystem::path& path, const std::string& text) {
   // A name of this process's own beside the target: the rename stays on one file system.

@@ -25,6 +25,9 @@ struct JUnitSuite {
 };
 
 std::string junit_xml(const JUnitSuite& suite);
+// Several suites in one file (a sweep: one per point, and one for the sweep as a whole); the
+// root's counts and time are their sums.
+std::string junit_xml(const std::vector<JUnitSuite>& suites);
 
 // Text made safe for XML 1.0 in both attribute values and element content: markup characters as
 // entities; in attributes also tabs and line breaks, which a parser would otherwise fold into

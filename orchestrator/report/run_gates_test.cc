@@ -82,5 +82,31 @@ TEST_F(RunGatesTest, ARefusedScenarioIsOneCaseInErrorInASuiteNamedAfterTheFile) 
   EXPECT_TRUE(write_junit_for_bad_scenario(GateRun{"x.yaml", "", {}}, "why").ok());  // no --junit: nothing
 }
 
+TEST_F(RunGatesTest, ASweepsSuiteSaysWhetherEveryPointRanAndWhetherTheSurvivalLimitAgrees) {
+  const GateRun run{"flaps.yaml", "", std::chrono::system_clock::now()};
+  const JUnitSuite clean = sweep_suite({"flaps", "", 3, 3, false, false, ""}, run);
+  EXPECT_EQ(clean.name, "flaps (sweep)");
+  EXPECT_EQ(clean.seconds, 0);  // the points' suites hold the time
+  ASSERT_EQ(clean.cases.size(), 1u);
+  EXPECT_EQ(clean.cases[0].name, "every point ran cleanly");
+  EXPECT_EQ(clean.cases[0].verdict, Verdict::kPass);
+  EXPECT_EQ(clean.cases[0].measured, "3 of 3 points");
+
+  const JUnitSuite broken = sweep_suite(
+      {"flaps", "\n  point 2 (flap=1s): host 0: exited\n  interrupted after point 2 of 3", 2, 3, true, false,
+       "limit 0.5 s, arithmetic 1.9 s"},
+      run);
+  ASSERT_EQ(broken.cases.size(), 2u);
+  EXPECT_EQ(broken.cases[0].verdict, Verdict::kError);
+  EXPECT_EQ(broken.cases[0].measured, "2 of 3 points");
+  EXPECT_EQ(broken.cases[0].message, "point 2 (flap=1s): host 0: exited\n  interrupted after point 2 of 3");
+  EXPECT_EQ(broken.cases[1].name, "survival limit within one step of the arithmetic");
+  EXPECT_EQ(broken.cases[1].verdict, Verdict::kFail);
+  EXPECT_EQ(broken.cases[1].message, "limit 0.5 s, arithmetic 1.9 s");
+  const JUnitSuite agrees = sweep_suite({"flaps", "", 3, 3, true, true, "within one step"}, run);
+  EXPECT_EQ(agrees.cases[1].verdict, Verdict::kPass);
+  EXPECT_EQ(agrees.cases[1].measured, "within one step");
+}
+
 }  // namespace
 }  // namespace collide::orchestrator::report

@@ -1,7 +1,9 @@
 // A tiny sweep through `collide run`: one all-reduce job on 2 virtual hosts, clean and with loss
 // on host 1's link, at three loss probabilities, one repetition each. Each point runs into its
 // own folder with its own report; the sweep's report.html draws one curve point per swept value,
-// and the curves are written as PNG beside it. Needs root (namespaces, BPF, AF_XDP).
+// and the curves are written as PNG beside it; the expectations of every point go into one JUnit
+// file, a suite per point, as a JUnit reader (python3-junitparser) reads it. Needs root
+// (namespaces, BPF, AF_XDP).
 #include <unistd.h>
 
 #include <chrono>
@@ -11,6 +13,7 @@
 #include <iterator>
 #include <optional>
 #include <regex>
+#include <sstream>
 #include <string>
 
 #include <fmt/format.h>
@@ -42,6 +45,9 @@ faults:
     seed: 5
     roce_only: true
 runs: {{baseline: true, repetitions: 1, seed: 1, variants: [{{name: loss, faults: [lossy]}}]}}
+expect:
+  - {{name: no repetition fails, no_failed_runs: true}}
+  - {{fault_within_bound: lossy, confidence: 99.999%}}
 )",
                      bed);
 }
@@ -80,7 +86,9 @@ TEST_F(SweepRunTest, EachSweptValueRunsAsAPointAndGetsOneCurvePointAndThePngsAre
   std::ofstream(scenario) << scenario_text(run_dir_->bed());
   const auto out = run_dir_->dir() / "results";
   const auto started = std::chrono::steady_clock::now();
-  auto run = process::run_command({COLLIDE_BIN, "run", scenario.string(), "--output", out.string()});
+  const auto junit = run_dir_->dir() / "gates.xml";
+  auto run = process::run_command(
+      {COLLIDE_BIN, "run", scenario.string(), "--output", out.string(), "--junit", junit.string()});
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   ASSERT_TRUE(run.ok()) << run.status().to_string();
   ASSERT_EQ(run->exit_code, 0) << run->output;
@@ -138,6 +146,25 @@ TEST_F(SweepRunTest, EachSweptValueRunsAsAPointAndGetsOneCurvePointAndThePngsAre
     EXPECT_EQ(png.substr(0, 8), std::string("\x89PNG\r\n\x1a\n", 8)) << chart;
   }
   EXPECT_EQ(curve_xs(html, "p99-vs-faults-0-probability", "baseline").size(), 3u);
+
+  // Each point judged its expectations against its own value (the drops within the binomial
+  // bound of that point's probability), then the sweep as a whole.
+  auto gates = process::run_command({"/usr/bin/python3", COLLIDE_READ_JUNIT, junit.string()});
+  ASSERT_TRUE(gates.ok()) << gates.status().to_string();
+  ASSERT_EQ(gates->exit_code, 0) << gates->output;
+  std::vector<std::string> suites;
+  std::istringstream lines(gates->output);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("suite|", 0) == 0) suites.push_back(line.substr(0, line.rfind('|') + 1));  // without the time
+  }
+  ASSERT_EQ(suites.size(), 4u) << gates->output;
+  for (size_t k = 0; k < 3; ++k) {
+    EXPECT_EQ(suites[k], fmt::format("suite|tiny-sweep [faults[0].probability={}]|2|0|0|", texts[k])) << gates->output;
+  }
+  EXPECT_EQ(suites[3], "suite|tiny-sweep (sweep)|1|0|0|") << gates->output;
+  EXPECT_NE(gates->output.find("case|pass|every point ran cleanly|"), std::string::npos) << gates->output;
+  EXPECT_EQ(gates->output.find("case|failure"), std::string::npos) << gates->output;
+  EXPECT_EQ(gates->output.find("case|error"), std::string::npos) << gates->output;
   EXPECT_FALSE(run_dir_->namespaces_left());
 }
 
@@ -156,25 +183,28 @@ TEST_F(SweepRunTest, PlanListsThePointsAndRunsNothing) {
   EXPECT_FALSE(std::filesystem::exists(run_dir_->dir() / "results"));
 }
 
-// Refused before anything is built (no root needed): exit 2, the reason named.
-TEST(SweepCliTest, ABadSweepAndJUnitForASweepAreRefusedBeforeAnythingRuns) {
+// Refused before anything is built (no root needed): exit 2, the reason named, also in the JUnit
+// file asked for.
+TEST(SweepCliTest, ABadSweepIsRefusedBeforeAnythingRunsAndItsJUnitFileSaysWhy) {
   const auto dir = std::filesystem::temp_directory_path() / fmt::format("collide-sweep-cli-{}", getpid());
   std::filesystem::create_directories(dir);
   std::string text = scenario_text("swcli");
   text.replace(text.find("3%]"), 3, "300%]");
   std::ofstream(dir / "bad.yaml") << text;
-  auto bad = process::run_command({COLLIDE_BIN, "run", (dir / "bad.yaml").string(), "--output", (dir / "out").string()});
+  auto bad = process::run_command({COLLIDE_BIN, "run", (dir / "bad.yaml").string(), "--output", (dir / "out").string(),
+                                   "--junit", (dir / "gates.xml").string()});
   ASSERT_TRUE(bad.ok()) << bad.status().to_string();
   EXPECT_EQ(bad->exit_code, 2) << bad->output;
   EXPECT_NE(bad->output.find("bad.yaml:14: faults[0].probability: must be within 0..1"), std::string::npos) << bad->output;
   EXPECT_NE(bad->output.find("point 3 of 3: faults[0].probability=300%"), std::string::npos) << bad->output;
 
-  auto junit = process::run_command({COLLIDE_BIN, "run", COLLIDE_CONFIGS_DIR "/sweeps/loss-sweep.yaml", "--output",
-                                     (dir / "out").string(), "--junit", (dir / "gates.xml").string()});
-  ASSERT_TRUE(junit.ok()) << junit.status().to_string();
-  EXPECT_EQ(junit->exit_code, 2) << junit->output;
-  EXPECT_NE(junit->output.find("--junit is not written for a sweep"), std::string::npos) << junit->output;
   EXPECT_FALSE(std::filesystem::exists(dir / "out" / "point-1"));
+  auto gates = process::run_command({"/usr/bin/python3", COLLIDE_READ_JUNIT, (dir / "gates.xml").string()});
+  ASSERT_TRUE(gates.ok()) << gates.status().to_string();
+  ASSERT_EQ(gates->exit_code, 0) << gates->output;
+  EXPECT_EQ(gates->output.rfind("suite|bad|1|0|1|", 0), 0u) << gates->output;
+  EXPECT_NE(gates->output.find("case|error|scenario check|"), std::string::npos) << gates->output;
+  EXPECT_NE(gates->output.find("must be within 0..1"), std::string::npos) << gates->output;
   std::filesystem::remove_all(dir);
 }
 
