@@ -22,8 +22,9 @@ std::string run_heading(const char* side, const std::string& label, const v1::Re
 
 }  // namespace
 
-std::string comparison_html(const Comparison& c, const v1::Results& a, const v1::Results& b) {
-  std::string html = fmt::format(R"(<!DOCTYPE html>
+std::string comparison_page_start(const std::string& a_label, const std::string& b_label,
+                                  const std::string& a_heading, const std::string& b_heading, double level) {
+  return fmt::format(R"(<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>collide compare: {0} / {1}</title>
 <style>
 body {{ font-family: sans-serif; margin: 2em; color: #222; max-width: 1400px; }}
@@ -39,11 +40,19 @@ td.worse {{ background: #fdd; }} td.better {{ background: #dfd; }}
 <p class="note">Ratios are B / A (above 1: B took longer) with {4:g}% intervals over repetitions:
 p50 and p99 are each repetition's, A and B their geometric means over repetitions.</p>
 )",
-                                 html_escape(c.a_label), html_escape(c.b_label),
-                                 run_heading("A", c.a_label, a), run_heading("B", c.b_label, b),
-                                 c.level * 100);
+                     html_escape(a_label), html_escape(b_label), a_heading, b_heading, level * 100);
+}
+
+std::string comparison_html(const Comparison& c, const v1::Results& a, const v1::Results& b) {
+  return comparison_page_start(c.a_label, c.b_label, run_heading("A", c.a_label, a), run_heading("B", c.b_label, b),
+                               c.level) +
+         comparison_variants_html(c, "h2") + "</body></html>\n";
+}
+
+std::string comparison_variants_html(const Comparison& c, const char* heading) {
+  std::string html;
   for (const VariantComparison& v : c.variants) {
-    html += fmt::format("<h2>{}</h2>\n", html_escape(v.name));
+    html += fmt::format("<{0}>{1}</{0}>\n", heading, html_escape(v.name));
     if (!v.in_a || !v.in_b) {
       html += fmt::format("<p>Only in {}.</p>\n", v.in_a ? "A" : "B");
       continue;
@@ -80,7 +89,7 @@ p50 and p99 are each repetition's, A and B their geometric means over repetition
       }
     }
   }
-  return html + "</body></html>\n";
+  return html;
 }
 
 }  // namespace collide::orchestrator::report
