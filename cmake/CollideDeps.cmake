@@ -8,7 +8,7 @@ find_package(CLI11 QUIET)
 find_package(ZLIB REQUIRED)
 find_package(Boost 1.74 REQUIRED)
 find_package(nlohmann_json REQUIRED)
-find_package(prometheus-cpp CONFIG REQUIRED)  # brings civetweb::civetweb along
+find_package(prometheus-cpp CONFIG REQUIRED)  # its core alone: the registry and text format
 
 if(NOT TARGET CLI11::CLI11)
   find_path(CLI11_INCLUDE_DIR CLI/CLI.hpp REQUIRED)

@@ -1,34 +1,32 @@
 #include "orchestrator/metrics/http_endpoint.h"
 
-#include <arpa/inet.h>
-#include <pthread.h>
+#include <fcntl.h>
 
-#include <algorithm>
-#include <cerrno>
-#include <exception>
+#include <chrono>
 #include <string_view>
-#include <utility>
-#include <vector>
+#include <thread>
+#include <utility>  // before Boost.Asio 1.74, whose awaitable.hpp uses std::exchange without it
 
-#include <CivetServer.h>  // CivetCallbacks, which the Exposer takes
-#include <civetweb.h>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <fmt/format.h>
-#include <prometheus/exposer.h>
 
+#include "common/logging.h"
 #include "common/parse_number.h"
+#include "orchestrator/metrics/http_connection.h"
 
 namespace collide::orchestrator::metrics {
 namespace {
 
-// mg_check_feature's bit for IPv6 support (civetweb.h documents the bits).
-constexpr unsigned kCivetwebIpv6 = 8;
-// What prometheus-cpp answers GET with (the text format; Prometheus reads text/plain as that).
-constexpr const char* kExpositionType = "text/plain; charset=utf-8";
+namespace asio = boost::asio;
+using tcp = asio::ip::tcp;
 
 struct ListenAddress {
-  std::string host;       // as in a URL and in civetweb's listening_ports: IPv6 in brackets
-  std::string port_text;  // checked
-  bool ipv6 = false;
+  asio::ip::address ip;
+  uint16_t port = 0;
+  std::string host;  // as it goes in a URL: IPv6 in brackets
 };
 
 Result<ListenAddress> parse_address(const std::string& address) {
@@ -36,113 +34,129 @@ Result<ListenAddress> parse_address(const std::string& address) {
   if (colon == std::string::npos || colon + 1 == address.size()) {
     return invalid_argument(fmt::format("metrics address '{}': expected host:port", address));
   }
-  ListenAddress out;
   std::string host = address.substr(0, colon);
-  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
-    host = host.substr(1, host.size() - 2);
-    out.ipv6 = true;
+  const bool bracketed = host.size() >= 2 && host.front() == '[' && host.back() == ']';
+  if (bracketed) host = host.substr(1, host.size() - 2);
+  boost::system::error_code ec;
+  ListenAddress out;
+  if (bracketed) {
+    out.ip = asio::ip::make_address_v6(host, ec);
+  } else {
+    out.ip = asio::ip::make_address_v4(host, ec);
   }
-  unsigned char bytes[16];
-  const bool is_v4 = !out.ipv6 && inet_pton(AF_INET, host.c_str(), bytes) == 1;
-  const bool is_v6 = out.ipv6 && inet_pton(AF_INET6, host.c_str(), bytes) == 1;
-  if (!is_v4 && !is_v6) {
+  if (ec) {
     return invalid_argument(fmt::format(
         "metrics address '{}': '{}' is not an IP address (IPv4, or IPv6 in brackets as [::1])", address, host));
-  }
-  if (is_v6 && !HttpEndpoint::ipv6_supported()) {
-    return invalid_argument(fmt::format(
-        "metrics address '{}': this civetweb was built without IPv6, so the endpoint cannot listen on an "
-        "IPv6 address; use an IPv4 one (127.0.0.1:PORT)",
-        address));
   }
   auto port = parse_number<uint16_t>(std::string_view(address).substr(colon + 1),
                                      fmt::format("metrics address '{}': port", address));
   if (!port.ok()) return port.status();
-  out.host = is_v6 ? "[" + host + "]" : host;
-  out.port_text = std::to_string(*port);
+  out.port = *port;
+  out.host = bracketed ? "[" + host + "]" : host;
   return out;
 }
 
-// civetweb says why it could not listen (e.g. "cannot bind to 127.0.0.1:9464: 98 (Address already
-// in use)") through its log callback, on the thread that starts it; prometheus-cpp's exception
-// only says that it failed. Kept while starting, on that thread alone.
-thread_local bool t_capturing = false;
-thread_local std::string t_startup_log;
-
-int on_log_message(const mg_connection*, const char* message) {
-  if (!t_capturing) return 0;  // civetweb's own handling
-  if (!t_startup_log.empty()) t_startup_log += "; ";
-  t_startup_log += message;
-  return 1;
+// Accept failures that say the process or the system is short of descriptors or memory: they pass
+// once connections close somewhere, so they are waited out.
+bool out_of_resources(const boost::system::error_code& ec) {
+  return ec == asio::error::no_descriptors || ec == boost::system::errc::too_many_files_open_in_system ||
+         ec == asio::error::no_buffer_space || ec == asio::error::no_memory;
 }
 
-// prometheus-cpp's handler answers GET alone; civetweb sends 404 for any other method. A
-// scraper's HEAD gets the headers of a GET without the body, and a method no scrape uses gets
-// 405 naming those that work. Returns 0 to leave the request to the handlers.
-int on_begin_request(mg_connection* conn) {
-  const mg_request_info* request = mg_get_request_info(conn);
-  if (request == nullptr || request->local_uri == nullptr || request->request_method == nullptr) return 0;
-  if (std::string_view(request->local_uri) != "/metrics") return 0;
-  const std::string_view method = request->request_method;
-  if (method == "GET") return 0;
-  if (method == "HEAD") {
-    mg_printf(conn, "HTTP/1.1 200 OK\r\nContent-Type: %s\r\nConnection: close\r\n\r\n", kExpositionType);
-    return 200;
-  }
-  constexpr std::string_view kBody = "only GET and HEAD\n";
-  mg_printf(conn,
-            "HTTP/1.1 405 Method Not Allowed\r\nAllow: GET, HEAD\r\nContent-Type: text/plain\r\n"
-            "Content-Length: %zu\r\nConnection: close\r\n\r\n%s",
-            kBody.size(), kBody.data());
-  return 405;
-}
-
-const CivetCallbacks& callbacks() {
-  static const CivetCallbacks c = [] {
-    CivetCallbacks made;  // its constructor zeroes every callback
-    made.log_message = on_log_message;
-    made.begin_request = on_begin_request;
-    return made;
-  }();
-  return c;
-}
+// collide starts other programs; the endpoint's sockets must not stay open in them (Asio does not
+// open them close-on-exec).
+void close_on_exec(int fd) { ::fcntl(fd, F_SETFD, FD_CLOEXEC); }
 
 }  // namespace
+
+// Everything below runs on the endpoint's thread once it started.
+struct HttpEndpoint::Server {
+  Server(const Registry& r, std::string url_host) : registry(r), host(std::move(url_host)) {}
+
+  void accept() {
+    if (open_connections >= kMaxConnections) {
+      paused_at_bound = true;  // the next connection to close resumes
+      return;
+    }
+    acceptor.async_accept([this](boost::system::error_code ec, tcp::socket socket) {
+      if (ec == asio::error::operation_aborted) return;
+      if (ec) return retry_accept_later(ec);
+      close_on_exec(socket.native_handle());
+      ++open_connections;
+      serve_connection(std::move(socket), registry, [this] { connection_closed(); });
+      accept();
+    });
+  }
+
+  void retry_accept_later(const boost::system::error_code& ec) {
+    if (!out_of_resources(ec)) {
+      logging::get("metrics")->warn("metrics endpoint: accept failed: {}; retrying in {} ms", ec.message(),
+                                    kAcceptRetryMs);
+    } else if (const auto now = std::chrono::steady_clock::now(); now >= next_shortage_warning) {
+      next_shortage_warning = now + std::chrono::minutes(1);
+      logging::get("metrics")->warn("metrics endpoint: cannot accept ({}); retrying every {} ms", ec.message(),
+                                    kAcceptRetryMs);
+    }
+    retry_timer.expires_after(std::chrono::milliseconds(kAcceptRetryMs));
+    retry_timer.async_wait([this](boost::system::error_code waited) {
+      if (!waited) accept();
+    });
+  }
+
+  void connection_closed() {
+    --open_connections;
+    if (paused_at_bound) {
+      paused_at_bound = false;
+      accept();
+    }
+  }
+
+  // The io_context goes first so it is destroyed last: pending handlers (and the connections
+  // they hold) die with it, after the acceptor and the timer.
+  asio::io_context io{1};
+  asio::executor_work_guard<asio::io_context::executor_type> work{io.get_executor()};
+  tcp::acceptor acceptor{io};
+  asio::steady_timer retry_timer{io};
+  const Registry& registry;
+  const std::string host;
+  uint16_t port = 0;
+  int open_connections = 0;
+  bool paused_at_bound = false;
+  // A shortage is warned of at most once a minute, not at each retry.
+  std::chrono::steady_clock::time_point next_shortage_warning{};
+  std::thread thread;
+};
 
 Result<std::unique_ptr<HttpEndpoint>> HttpEndpoint::start(const std::string& address, const Registry& registry) {
   auto listen = parse_address(address);
   if (!listen.ok()) return listen.status();
-  std::vector<std::string> options = {"listening_ports", listen->host + ":" + listen->port_text,
-                                      "num_threads",     std::to_string(kWorkers),
-                                      "request_timeout_ms", std::to_string(kRequestTimeoutMs)};
-  t_startup_log.clear();
-  t_capturing = true;
-  std::unique_ptr<prometheus::Exposer> exposer;
-  std::string failure;
-  try {
-    exposer = std::make_unique<prometheus::Exposer>(options, &callbacks());
-  } catch (const std::exception& e) {
-    failure = t_startup_log.empty() ? e.what() : t_startup_log;
-  }
-  t_capturing = false;
-  if (!exposer) return unavailable(fmt::format("metrics endpoint: cannot listen on {}: {}", address, failure));
-  exposer->RegisterCollectable(registry.prometheus());
-  return std::unique_ptr<HttpEndpoint>(new HttpEndpoint(std::move(exposer), listen->host));
+  auto server = std::make_unique<Server>(registry, listen->host);
+  const tcp::endpoint endpoint(listen->ip, listen->port);
+  boost::system::error_code ec;
+  server->acceptor.open(endpoint.protocol(), ec);
+  if (!ec) close_on_exec(server->acceptor.native_handle());
+  // A restarted run may take its port back while the last one's connections linger in TIME_WAIT;
+  // a port some socket still listens on stays refused (Linux).
+  if (!ec) server->acceptor.set_option(tcp::acceptor::reuse_address(true), ec);
+  if (!ec) server->acceptor.bind(endpoint, ec);
+  if (!ec) server->acceptor.listen(tcp::acceptor::max_listen_connections, ec);
+  if (ec) return unavailable(fmt::format("metrics endpoint: cannot listen on {}: {}", address, ec.message()));
+  server->port = server->acceptor.local_endpoint(ec).port();
+  if (ec) return unavailable(fmt::format("metrics endpoint: cannot listen on {}: {}", address, ec.message()));
+  server->accept();
+  server->thread = std::thread([s = server.get()] { s->io.run(); });
+  return std::unique_ptr<HttpEndpoint>(new HttpEndpoint(std::move(server)));
 }
 
-bool HttpEndpoint::ipv6_supported() { return mg_check_feature(kCivetwebIpv6) != 0; }
+HttpEndpoint::HttpEndpoint(std::unique_ptr<Server> server) : server_(std::move(server)) {}
 
-HttpEndpoint::HttpEndpoint(std::unique_ptr<prometheus::Exposer> exposer, std::string host)
-    : exposer_(std::move(exposer)), host_(std::move(host)) {}
-
-HttpEndpoint::~HttpEndpoint() = default;
-
-uint16_t HttpEndpoint::port() const {
-  // civetweb reads the port back from the socket, so port 0 reports the one the kernel chose.
-  const std::vector<int> ports = exposer_->GetListeningPorts();
-  return ports.empty() ? 0 : static_cast<uint16_t>(ports.front());
+HttpEndpoint::~HttpEndpoint() {
+  server_->io.stop();
+  server_->thread.join();
 }
 
-std::string HttpEndpoint::url() const { return fmt::format("http://{}:{}/metrics", host_, port()); }
+uint16_t HttpEndpoint::port() const { return server_->port; }
+
+std::string HttpEndpoint::url() const { return fmt::format("http://{}:{}/metrics", server_->host, server_->port); }
 
 }  // namespace collide::orchestrator::metrics

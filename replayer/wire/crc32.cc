@@ -64,7 +64,7 @@ constexpr size_t kCacheSlots = 16;
 
 const Crc32Shift& shift_operator(size_t len) {
   // 64 KiB of tables per thread, on the heap: static thread-local storage comes out of every
-  // thread's stack, and some libraries start threads with stacks of 100 KiB (civetweb's).
+  // thread's stack, and a library may start threads with small stacks.
   using Cache = std::array<std::optional<Crc32Shift>, kCacheSlots>;
   thread_local std::unique_ptr<Cache> cache;
   if (!cache) cache = std::make_unique<Cache>();
