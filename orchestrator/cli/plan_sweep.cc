@@ -14,7 +14,9 @@ void plan_scenario_grid(const std::string& path, bool json) {
   auto grid = orchestrator::load_scenario_grid(path);
   if (!grid.ok()) fail("plan", kExitUsage, grid.status().message());
   const v1::Scenario& first = grid->points.front().scenario;
-  const uint32_t variants = static_cast<uint32_t>(first.runs().variants_size()) + (first.runs().baseline() ? 1 : 0);
+  // runs.alone adds a run of each job by itself to every repetition.
+  const uint32_t variants = static_cast<uint32_t>(first.runs().variants_size()) + (first.runs().baseline() ? 1 : 0) +
+                            (first.runs().alone() ? static_cast<uint32_t>(first.jobs_size()) : 0);
   const uint64_t runs_per_point = uint64_t{variants} * first.runs().repetitions();
   if (json) {
     nlohmann::json out = {{"scenario", first.name()}, {"runs_per_point", runs_per_point}};

@@ -21,6 +21,7 @@
 #include "orchestrator/report/run_gates.h"
 #include "orchestrator/report/text_summary.h"
 #include "orchestrator/run/local_runner.h"
+#include "orchestrator/scenario/jobs.h"
 #include "orchestrator/scenario/scenario.h"
 #include "orchestrator/scenario/sweep_grid.h"
 #include "orchestrator/report/flap_survival.h"
@@ -82,6 +83,18 @@ std::string failed_runs(const std::vector<orchestrator::report::RunResult>& runs
   return fmt::format("{} of {} run(s) failed:{}", failed, runs.size(), out);
 }
 
+// Several jobs at once: where each job's ranks are, for its own JCT in the report.
+std::vector<orchestrator::report::JobRanks> job_ranks(const v1::Scenario& scenario) {
+  std::vector<orchestrator::report::JobRanks> jobs;
+  for (const v1::Job& job : scenario.jobs()) {
+    jobs.push_back({job.name(),
+                    {job.hosts().begin(), job.hosts().end()},
+                    orchestrator::job_global_ranks(job, scenario.testbed().ranks_per_host()),
+                    scenario.runs().alone() ? orchestrator::alone_variant(job.name()) : ""});
+  }
+  return jobs;
+}
+
 // What one scenario run (a whole scenario, or one point of a sweep) came to.
 struct PointOutcome {
   bool ran = false;  // false: it could not run at all, `failure` says why
@@ -104,7 +117,7 @@ PointOutcome run_point(const v1::Scenario& scenario, const std::vector<v1::Sweep
     return point;
   }
   point.ran = true;
-  point.report = orchestrator::report::build_report(scenario.name(), outcome->runs);
+  point.report = orchestrator::report::build_report(scenario.name(), outcome->runs, job_ranks(scenario));
   point.report.description = scenario.description();
   point.report.sweep_point = settings;
   const v1::Results results = orchestrator::report::to_results(point.report);

@@ -223,6 +223,9 @@ pre {{ background: #f8f8f8; padding: 8px; overflow-x: auto; }}
     }
     html += "</table>\n";
   }
+  if (const std::string jobs = jobs_text(report); !jobs.empty()) {
+    html += "<h2>Jobs</h2>\n<pre id=\"jobs\">" + escape(jobs.substr(1)) + "</pre>\n";
+  }
   html += "<h2>Collective completion times (CDF)</h2>\n" + cdf_svg(report) + "\n";
   html += "<h2>Job completion time per iteration</h2>\n" + iterations_svg(report) + "\n";
   html += "<h2>Per collective size (nccl-tests layout)</h2>\n";

@@ -140,7 +140,8 @@ std::string name_or_dash(std::string_view name) { return name.empty() ? "-" : st
 
 }  // namespace
 
-Report build_report(const std::string& scenario, const std::vector<RunResult>& runs) {
+Report build_report(const std::string& scenario, const std::vector<RunResult>& runs,
+                    const std::vector<JobRanks>& jobs) {
   Report report;
   report.scenario = scenario;
   std::vector<std::string> order;
@@ -217,6 +218,7 @@ Report build_report(const std::string& scenario, const std::vector<RunResult>& r
     v.ports = merge_repetitions(v.repetitions);
     report.variants.push_back(std::move(v));
   }
+  if (!jobs.empty()) add_job_results(report, jobs, runs);
   return report;
 }
 
@@ -225,6 +227,7 @@ v1::Results to_results(const Report& report) {
   out.set_scenario(report.scenario);
   out.set_description(report.description);
   for (const v1::SweepSetting& s : report.sweep_point) *out.add_sweep_point() = s;
+  for (const v1::JobInterference& i : report.interference) *out.add_interference() = i;
   for (const VariantSummary& v : report.variants) {
     v1::VariantResults& r = *out.add_variants();
     r.set_name(v.name);
@@ -236,6 +239,7 @@ v1::Results to_results(const Report& report) {
     r.add_jct_ci95_seconds(v.jct.low);
     r.add_jct_ci95_seconds(v.jct.high);
     r.set_jct_geomean_seconds(v.jct.geomean);
+    for (const v1::JobResults& j : v.jobs) *r.add_jobs() = j;
     if (v.slowdown.n > 0) {
       r.set_slowdown_mean(v.slowdown.mean);
       r.set_slowdown_geomean(v.slowdown.geomean);

@@ -11,6 +11,7 @@
 #include "orchestrator/report/collective_times.h"
 #include "orchestrator/report/ecmp_balance.h"
 #include "orchestrator/report/fabric_traffic.h"
+#include "orchestrator/report/job_results.h"
 #include "orchestrator/report/run_result.h"
 #include "orchestrator/report/statistics.h"
 
@@ -84,6 +85,7 @@ struct VariantSummary {
   FabricTotals fabric;                   // summed over repetitions
   EcmpBalance ecmp;                      // the mean over repetitions
   std::vector<PortStats> ports;          // over repetitions (port_queues.h: merge_repetitions)
+  std::vector<v1::JobResults> jobs;      // several jobs at once: each job's own JCT
 };
 
 struct Report {
@@ -91,9 +93,12 @@ struct Report {
   std::string description;
   std::vector<v1::SweepSetting> sweep_point;  // the sweep's point these runs ran at; empty: no sweep
   std::vector<VariantSummary> variants;  // the baseline first when there is one
+  std::vector<v1::JobInterference> interference;  // several jobs with runs.alone
 };
 
-Report build_report(const std::string& scenario, const std::vector<RunResult>& runs);
+// `jobs`: several jobs at once (job_results.h), whose own JCTs go into each variant.
+Report build_report(const std::string& scenario, const std::vector<RunResult>& runs,
+                    const std::vector<JobRanks>& jobs = {});
 
 // The report as its schema (proto/collide/results.proto) and as that schema's canonical JSON,
 // which is what report.json holds.

@@ -19,6 +19,7 @@
 #include "orchestrator/run/op_catalog.h"
 #include "orchestrator/run/real_host_placement.h"
 #include "orchestrator/run/workload.h"
+#include "orchestrator/scenario/jobs.h"
 #include "orchestrator/testbed/fabric_balancing.h"
 #include "orchestrator/testbed/link_counters.h"
 #include "orchestrator/testbed/port_ecn_marker.h"
@@ -44,6 +45,7 @@ struct Run {
   v1::TransportSettings transport;
   uint32_t repetition = 0;
   tb::LoadBalancing balancing = v1::VirtualTestbedSpec::LOAD_BALANCING_ECMP;
+  std::string alone_job;  // runs.alone: this job by itself, the others idle; empty: the whole workload
 };
 
 // The variant's transport: the scenario's, with every field the variant sets taking its place
@@ -59,10 +61,14 @@ std::vector<Run> plan_runs(const v1::Scenario& s) {
   const uint32_t reps = std::max(1u, s.runs().repetitions());
   for (uint32_t rep = 0; rep < reps; ++rep) {
     const tb::LoadBalancing lb = s.testbed().virtual_().load_balancing();
-    if (s.runs().baseline()) runs.push_back({"baseline", {}, s.transport(), rep, lb});
+    if (s.runs().baseline()) runs.push_back({"baseline", {}, s.transport(), rep, lb, ""});
+    // Each job alone right after all of them together: the two see the same machine load.
+    if (s.runs().alone()) {
+      for (const v1::Job& job : s.jobs()) runs.push_back({alone_variant(job.name()), {}, s.transport(), rep, lb, job.name()});
+    }
     for (const v1::Variant& v : s.runs().variants()) {
       Run r{v.name(), {}, merged(s.transport(), v.transport()), rep,
-            v.has_load_balancing() ? v.load_balancing() : lb};
+            v.has_load_balancing() ? v.load_balancing() : lb, ""};
       for (const std::string& name : v.faults()) {
         for (const v1::Fault& f : s.faults()) {
           if (f.name() == name) r.faults.push_back(&f);
@@ -90,6 +96,7 @@ struct Placement {
   uint32_t nics_per_host = 1;
   uint32_t world = 0;
   std::string trace_bytes;
+  std::map<std::string, std::string> alone_trace_bytes;  // by job: runs.alone's traces
   v1::VirtualTestbedSpec testbed;        // empty for remote agents
   const tb::TestbedPlan* bed = nullptr;  // the virtual testbed's plan; null for remote agents
   bool trace_timing = false;       // the workload's compute gaps, not back to back
@@ -118,7 +125,7 @@ v1::PrepareRun prepare_request(const Placement& p, const AgentHandle& a, const R
   v1::PrepareRun r;
   r.set_run_index(run_index);
   r.set_host(a.host);
-  r.set_trace(p.trace_bytes);
+  r.set_trace(run.alone_job.empty() ? p.trace_bytes : p.alone_trace_bytes.at(run.alone_job));
   for (uint32_t rank = a.host * p.per_host; rank < (a.host + 1) * p.per_host; ++rank) r.add_ranks(rank);
   r.set_ranks_per_host(p.per_host);
   r.set_nics_per_host(p.nics_per_host);
@@ -530,13 +537,30 @@ Result<RunOutcome> run_locally(const v1::Scenario& s, const LocalRunOptions& o) 
   // Local rank i on NIC i % nics_per_host (rails); real hosts place their ranks on one NIC so far.
   if (!remote) placement.nics_per_host = spec.nics_per_host();
   placement.world = hosts * placement.per_host;
-  placement.trace_timing = s.workload().timing() == v1::Workload::TIMING_TRACE;
+  // One setting for every rank: jobs that want trace timing get it, and ops without compute gaps
+  // (generated collectives) run back to back either way.
+  placement.trace_timing = s.workload().timing() == v1::Workload::TIMING_TRACE ||
+                           std::any_of(s.jobs().begin(), s.jobs().end(), [](const v1::Job& j) {
+                             return j.workload().timing() == v1::Workload::TIMING_TRACE;
+                           });
   placement.runs_seed = s.runs().seed();
   std::error_code made;
   std::filesystem::create_directories(o.work_dir, made);
   if (made) return unavailable(fmt::format("cannot create {}: {}", o.work_dir.string(), made.message()));
 
-  auto trace = prepare_workload(s, placement.world, o.work_dir);
+  Result<std::string> trace = std::string();
+  if (s.jobs_size() > 0) {
+    auto jobs = prepare_jobs_workload(s, placement.world, o.work_dir);
+    if (!jobs.ok()) return jobs.status();
+    for (const auto& [job, path] : jobs->alone) {
+      auto alone = read_file(path);
+      if (!alone.ok()) return alone.status();
+      placement.alone_trace_bytes[job] = std::move(alone).value();
+    }
+    trace = jobs->together;
+  } else {
+    trace = prepare_workload(s, placement.world, o.work_dir);
+  }
   if (!trace.ok()) return trace.status();
   auto bytes = read_file(*trace);
   if (!bytes.ok()) return bytes.status();

@@ -7,6 +7,7 @@
 #include <fmt/ranges.h>
 
 #include "orchestrator/scenario/incast_workload.h"
+#include "orchestrator/scenario/jobs.h"
 #include "orchestrator/scenario/synth_workload.h"
 #include "traces/op_types.h"
 #include "traces/synth/model_spec.h"
@@ -143,6 +144,47 @@ Result<std::string> prepare_workload(const v1::Scenario& s, uint32_t world,
                                         (*reader)->header().world_size(), world));
   }
   return scaled(w.trace(), w, dir);
+}
+
+namespace {
+
+// Each job's own trace, written under `dir` (job-<i>/), with the global ranks it runs on.
+Result<std::vector<JobTrace>> prepare_job_traces(const v1::Scenario& s, const std::filesystem::path& dir) {
+  std::vector<JobTrace> traces;
+  for (int i = 0; i < s.jobs_size(); ++i) {
+    const v1::Job& job = s.jobs(i);
+    // The job as a scenario of its own, on its own ranks: every workload source works as it does alone.
+    v1::Scenario as_one = s;
+    as_one.clear_jobs();
+    *as_one.mutable_workload() = job.workload();
+    const std::filesystem::path own = dir / fmt::format("job-{}", i);
+    std::error_code made;
+    std::filesystem::create_directories(own, made);
+    if (made) return unavailable(fmt::format("cannot create {}: {}", own.string(), made.message()));
+    const std::vector<uint32_t> ranks = job_global_ranks(job, s.testbed().ranks_per_host());
+    auto path = prepare_workload(as_one, static_cast<uint32_t>(ranks.size()), own);
+    if (!path.ok()) return path.status().with_context(fmt::format("jobs[{}] ({})", i, job.name()));
+    traces.push_back({job.name(), *path, ranks});
+  }
+  return traces;
+}
+
+}  // namespace
+
+Result<JobsWorkload> prepare_jobs_workload(const v1::Scenario& s, uint32_t world, const std::filesystem::path& dir) {
+  auto jobs = prepare_job_traces(s, dir);
+  if (!jobs.ok()) return jobs.status();
+  JobsWorkload out;
+  out.together = (dir / "jobs.trace").string();
+  COLLIDE_RETURN_IF_ERROR(merge_job_traces(*jobs, world, out.together));
+  if (s.runs().alone()) {
+    for (size_t i = 0; i < jobs->size(); ++i) {
+      const std::string path = (dir / fmt::format("alone-{}.trace", i)).string();
+      COLLIDE_RETURN_IF_ERROR(merge_job_traces({(*jobs)[i]}, world, path));
+      out.alone.emplace_back((*jobs)[i].name, path);
+    }
+  }
+  return out;
 }
 
 }  // namespace collide::orchestrator

@@ -4,10 +4,14 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
 #include "orchestrator/scenario/scenario.h"
+#include "tests/support/status_matchers.h"
 #include "traces/trace_io.h"
 
 namespace collide::orchestrator {
@@ -136,6 +140,80 @@ TEST_F(WorkloadTest, RefusesAnIncastWithMoreSendersThanTheJobHasRanks) {
   ASSERT_FALSE(trace.ok());
   EXPECT_EQ(trace.status().message(),
             "workload.incast.senders: 8 senders and a receiver need 9 ranks, but the job has 8");
+}
+
+// Every op of a trace by rank: its communicator, and the header's communicators by id.
+struct RankOps {
+  std::map<uint32_t, std::vector<std::string>> comms;  // rank -> each op's comm, in order
+  std::map<std::string, std::vector<uint32_t>> members;
+  uint32_t world = 0;
+};
+
+RankOps rank_ops(const std::string& path) {
+  RankOps out;
+  auto reader = traces::TraceReader::open(path);
+  EXPECT_TRUE(reader.ok()) << reader.status().to_string();
+  if (!reader.ok()) return out;
+  out.world = (*reader)->header().world_size();
+  for (const v1::Communicator& c : (*reader)->header().communicators()) {
+    out.members[c.id()] = {c.ranks().begin(), c.ranks().end()};
+  }
+  v1::Op op;
+  for (auto more = (*reader)->next(op); more.ok() && *more; more = (*reader)->next(op)) {
+    out.comms[op.rank()].push_back(op.comm());
+  }
+  return out;
+}
+
+// Two jobs on alternate hosts: one trace of the whole testbed in which each job's ops run on its
+// own hosts' ranks in communicators of its own, and with runs.alone each job by itself.
+TEST_F(WorkloadTest, SeveralJobsBecomeOneTraceEachOnItsOwnRanksAndEachAlone) {
+  const fs::path yaml = dir_ / "jobs.yaml";
+  std::ofstream(yaml) << R"(name: jobs
+testbed: {virtual: {hosts: 4, leaves: 2, spines: 1}, ranks_per_host: 2}
+jobs:
+  - {name: train, hosts: [0, 2], workload: {collectives: {kind: all-reduce, bytes: 1MiB, count: 3}}}
+  - {name: tenant, hosts: [3, 1], workload: {collectives: {kind: all-to-all, bytes: 64KiB}}}
+runs: {baseline: true, alone: true}
+)";
+  auto s = load_scenario(yaml.string());
+  ASSERT_TRUE(s.ok()) << s.status().to_string();
+  auto jobs = prepare_jobs_workload(*s, 8, dir_);
+  ASSERT_TRUE(jobs.ok()) << jobs.status().to_string();
+  const RankOps together = rank_ops(jobs->together);
+  EXPECT_EQ(together.world, 8u);
+  EXPECT_EQ(together.members.at("train/world"), (std::vector<uint32_t>{0, 1, 4, 5}));
+  // The job's rank order follows its hosts as listed: host 3 first.
+  EXPECT_EQ(together.members.at("tenant/world"), (std::vector<uint32_t>{6, 7, 2, 3}));
+  for (uint32_t r : {0u, 1u, 4u, 5u}) {
+    EXPECT_EQ(together.comms.at(r), (std::vector<std::string>(3, "train/world"))) << r;
+  }
+  for (uint32_t r : {2u, 3u, 6u, 7u}) EXPECT_EQ(together.comms.at(r), (std::vector<std::string>{"tenant/world"})) << r;
+
+  ASSERT_EQ(jobs->alone.size(), 2u);
+  EXPECT_EQ(jobs->alone[1].first, "tenant");
+  const RankOps alone = rank_ops(jobs->alone[1].second);
+  EXPECT_EQ(alone.world, 8u);
+  EXPECT_EQ(alone.members.size(), 1u);
+  EXPECT_EQ(alone.comms.size(), 4u);  // only the tenant's ranks issue anything
+  EXPECT_EQ(alone.comms.count(0), 0u);
+  EXPECT_EQ(alone.comms.at(6), (std::vector<std::string>{"tenant/world"}));
+}
+
+TEST_F(WorkloadTest, AJobsTraceOfAnotherSizeOrOnAnotherJobsRanksIsRefusedNamingTheJob) {
+  std::ofstream(dir_ / "j.yaml") << R"(name: j
+testbed: {virtual: {hosts: 2}, ranks_per_host: 1}
+workload: {collectives: {kind: all-reduce, bytes: 4KiB}}
+runs: {baseline: true}
+)";
+  auto one = load_scenario((dir_ / "j.yaml").string());
+  ASSERT_TRUE(one.ok()) << one.status().to_string();
+  auto two_ranks = prepare_workload(*one, 2, dir_);
+  ASSERT_TRUE(two_ranks.ok()) << two_ranks.status().to_string();
+  EXPECT_THAT(merge_job_traces({{"a", *two_ranks, {0, 1, 2}}}, 4, (dir_ / "m.trace").string()),
+              StatusIs(StatusCode::kInvalidArgument, "job a: its trace has 2 ranks but it runs on 3"));
+  EXPECT_THAT(merge_job_traces({{"a", *two_ranks, {0, 1}}, {"b", *two_ranks, {1, 2}}}, 4, (dir_ / "m.trace").string()),
+              StatusIs(StatusCode::kInvalidArgument, "job b: rank 1 is outside the testbed or another job's"));
 }
 
 }  // namespace

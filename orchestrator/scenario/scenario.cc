@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
 #include <set>
 
 #include <fmt/format.h>
@@ -11,6 +12,7 @@
 #include "common/yaml_proto.h"
 #include "orchestrator/scenario/expectations_check.h"
 #include "orchestrator/scenario/incast_workload.h"
+#include "orchestrator/scenario/jobs.h"
 #include "orchestrator/scenario/scenario_bounds.h"
 #include "orchestrator/scenario/synth_workload.h"
 #include "orchestrator/testbed/link_names.h"
@@ -27,7 +29,19 @@ class Checker {
   Checker(std::string source, const config::FieldLines* lines)
       : source_(std::move(source)), lines_(lines) {}
 
-  Status error(const std::string& field, const std::string& what) const {
+  // The same checker for a part checked as if it were the whole: a job's workload is checked by
+  // the scenario's workload checks, and their "workload..." fields are the job's ("jobs[1].workload...").
+  Checker nested(std::string from, std::string to) const {
+    Checker c = *this;
+    c.from_ = std::move(from);
+    c.to_ = std::move(to);
+    return c;
+  }
+
+  Status error(const std::string& written_field, const std::string& what) const {
+    const std::string field = !from_.empty() && written_field.rfind(from_, 0) == 0
+                                  ? to_ + written_field.substr(from_.size())
+                                  : written_field;
     int line = 0;
     if (lines_ != nullptr) {
       // The field itself, or the nearest enclosing one that was written down.
@@ -46,7 +60,15 @@ class Checker {
  private:
   std::string source_;
   const config::FieldLines* lines_;
+  std::string from_, to_;  // a field prefix and what it stands for; empty: fields as they are
 };
+
+void apply_workload_defaults(v1::Workload& w) {
+  // A bare preset name is the synthesizer with the preset's own parallelism.
+  if (!w.synth_model().empty() && !w.has_synth()) w.mutable_synth()->set_model(w.synth_model());
+  if (w.iterations() == 0) w.set_iterations(1);
+  if (w.bytes_scale() == 0) w.set_bytes_scale(1);
+}
 
 void apply_defaults(v1::Scenario& s) {
   v1::Testbed& t = *s.mutable_testbed();
@@ -59,12 +81,8 @@ void apply_defaults(v1::Scenario& s) {
     if (v.nics_per_host() == 0) v.set_nics_per_host(1);
     if (v.leaves() == 0) v.set_leaves(v.spines() == 0 ? 1 : 2);
   }
-  // A bare preset name is the synthesizer with the preset's own parallelism.
-  if (!s.workload().synth_model().empty() && !s.workload().has_synth()) {
-    s.mutable_workload()->mutable_synth()->set_model(s.workload().synth_model());
-  }
-  if (s.workload().iterations() == 0) s.mutable_workload()->set_iterations(1);
-  if (s.workload().bytes_scale() == 0) s.mutable_workload()->set_bytes_scale(1);
+  if (s.jobs_size() == 0) apply_workload_defaults(*s.mutable_workload());
+  for (v1::Job& job : *s.mutable_jobs()) apply_workload_defaults(*job.mutable_workload());
   if (s.runs().repetitions() == 0) s.mutable_runs()->set_repetitions(1);
   if (s.outputs().directory().empty()) {
     s.mutable_outputs()->set_directory("collide-results/" + s.name());
@@ -187,6 +205,59 @@ Status check_ring_order_leaves(const v1::Scenario& s, const Checker& c) {
   return {};
 }
 
+// The workload's own checks: one source, sane sizes, and a job that fills `world` ranks.
+Status check_workload(const v1::Scenario& s, uint32_t world, const Checker& c) {
+  const v1::Workload& w = s.workload();
+  if (auto p = workload_bounds_problem(w)) return c.error(p->field, p->what);
+  const int sources = !w.trace().empty() + (w.has_synth() || !w.synth_model().empty()) + w.has_collectives() +
+                      w.has_incast();
+  if (sources != 1) {
+    return c.error("workload", "give exactly one of trace, synth (or synth_model) or collectives (or incast)");
+  }
+  if (w.has_collectives() && (w.collectives().kind() == v1::OP_KIND_UNSPECIFIED ||
+                              w.collectives().bytes() == 0)) {
+    return c.error("workload.collectives", "needs a kind and a size in bytes");
+  }
+  if (w.bytes_scale() < 0) return c.error("workload.bytes_scale", "must be positive");
+  return check_workload_source(s, world, c);
+}
+
+// Several jobs at once: each a name of its own, hosts of the testbed no other job has, and a
+// workload that passes the workload's checks for its own ranks.
+Status check_jobs(const v1::Scenario& s, uint32_t testbed_hosts, const Checker& c) {
+  const v1::Workload& w = s.workload();
+  if (!w.trace().empty() || w.has_synth() || !w.synth_model().empty() || w.has_collectives() || w.has_incast()) {
+    return c.error("workload", "give either a workload or jobs, not both");
+  }
+  std::set<std::string> names;
+  std::map<uint32_t, std::string> owner;  // host -> the job on it
+  for (int i = 0; i < s.jobs_size(); ++i) {
+    const v1::Job& job = s.jobs(i);
+    const std::string at = fmt::format("jobs[{}]", i);
+    if (job.name().empty()) return c.error(at + ".name", "every job needs a name");
+    if (!names.insert(job.name()).second) return c.error(at + ".name", fmt::format("'{}' is used twice", job.name()));
+    if (job.hosts_size() == 0) return c.error(at + ".hosts", "a job needs hosts to run on");
+    for (int k = 0; k < job.hosts_size(); ++k) {
+      const uint32_t h = job.hosts(k);
+      if (h >= testbed_hosts) {
+        return c.error(fmt::format("{}.hosts[{}]", at, k),
+                       fmt::format("host {} is not in the testbed (hosts 0..{})", h, testbed_hosts - 1));
+      }
+      if (auto [it, fresh] = owner.emplace(h, job.name()); !fresh) {
+        return c.error(fmt::format("{}.hosts[{}]", at, k),
+                       it->second == job.name() ? fmt::format("host {} is listed twice", h)
+                                                : fmt::format("host {} already runs job '{}'", h, it->second));
+      }
+    }
+    v1::Scenario as_one = s;
+    as_one.clear_jobs();
+    *as_one.mutable_workload() = job.workload();
+    const uint32_t world = static_cast<uint32_t>(job.hosts_size()) * s.testbed().ranks_per_host();
+    if (Status w = check_workload(as_one, world, c.nested("workload", at + ".workload")); !w.ok()) return w;
+  }
+  return {};
+}
+
 Status check(const v1::Scenario& s, const Checker& c) {
   if (s.name().empty()) return c.error("name", "a scenario needs a name");
   if (auto p = bounds_problem(s)) return c.error(p->field, p->what);
@@ -221,19 +292,17 @@ Status check(const v1::Scenario& s, const Checker& c) {
   if (t.port() != "af_xdp" && t.port() != "af_packet") {
     return c.error("testbed.port", fmt::format("'{}' is not af_xdp or af_packet", t.port()));
   }
-  const v1::Workload& w = s.workload();
-  const int sources = !w.trace().empty() + (w.has_synth() || !w.synth_model().empty()) + w.has_collectives() +
-                      w.has_incast();
-  if (sources != 1) {
-    return c.error("workload", "give exactly one of trace, synth (or synth_model) or collectives (or incast)");
+  if (s.jobs_size() == 0) {
+    if (Status w = check_workload(s, hosts * t.ranks_per_host(), c); !w.ok()) return w;
+  } else if (Status j = check_jobs(s, hosts, c); !j.ok()) {
+    return j;
   }
-  if (w.has_collectives() && (w.collectives().kind() == v1::OP_KIND_UNSPECIFIED ||
-                              w.collectives().bytes() == 0)) {
-    return c.error("workload.collectives", "needs a kind and a size in bytes");
+  if (s.runs().alone() && s.jobs_size() == 0) {
+    return c.error("runs.alone", "runs each of several jobs by itself: it needs jobs");
   }
-  if (w.bytes_scale() < 0) return c.error("workload.bytes_scale", "must be positive");
-  const uint32_t world = hosts * t.ranks_per_host();
-  if (Status ws = check_workload_source(s, world, c); !ws.ok()) return ws;
+  if (s.runs().alone() && !s.runs().baseline()) {
+    return c.error("runs.alone", "sets each job alone against all jobs together in the baseline: set runs.baseline");
+  }
   std::set<std::string> fault_names;
   for (int i = 0; i < s.faults_size(); ++i) {
     const v1::Fault& f = s.faults(i);
@@ -300,6 +369,10 @@ Status check(const v1::Scenario& s, const Checker& c) {
   for (int i = 0; i < s.runs().variants_size(); ++i) {
     const v1::Variant& v = s.runs().variants(i);
     if (v.name().empty()) return c.error(fmt::format("runs.variants[{}].name", i), "missing");
+    if (v.name().rfind(kAlonePrefix, 0) == 0) {
+      return c.error(fmt::format("runs.variants[{}].name", i),
+                     fmt::format("'{}': names starting with '{}' are the runs of one job alone", v.name(), kAlonePrefix));
+    }
     if (v.has_load_balancing() && !virtual_bed) {
       return c.error(fmt::format("runs.variants[{}].load_balancing", i),
                      "chooses a virtual testbed's balancing; real switches balance as configured");
@@ -332,16 +405,21 @@ Result<v1::Scenario> load_scenario_document(const YAML::Node& document, const st
   COLLIDE_RETURN_IF_ERROR(config::parse_yaml_node(document, path, scenario, &lines));
   if (auto p = written_zero_problem(scenario, lines)) return Checker(path, &lines).error(p->field, p->what);
   apply_defaults(scenario);
-  if (scenario.workload().has_synth()) {
-    // Runs may start from another folder: keep the spec's full path.
-    const Checker c(path, &lines);
-    v1::Synth& synth = *scenario.mutable_workload()->mutable_synth();
-    auto model = resolve_model_spec(synth.model(), std::filesystem::path(path).parent_path());
+  // Runs may start from another folder: keep each synthesized job's spec as a full path.
+  const auto resolve = [&](v1::Workload& w, const std::string& field) -> Status {
+    if (!w.has_synth()) return {};
+    auto model = resolve_model_spec(w.synth().model(), std::filesystem::path(path).parent_path());
     if (!model.ok()) {
-      return c.error(lines.count("workload.synth.model") ? "workload.synth.model" : "workload.synth_model",
-                     model.status().message());
+      return Checker(path, &lines)
+          .error(lines.count(field + ".synth.model") ? field + ".synth.model" : field + ".synth_model",
+                 model.status().message());
     }
-    synth.set_model(*model);
+    w.mutable_synth()->set_model(*model);
+    return {};
+  };
+  COLLIDE_RETURN_IF_ERROR(resolve(*scenario.mutable_workload(), "workload"));
+  for (int i = 0; i < scenario.jobs_size(); ++i) {
+    COLLIDE_RETURN_IF_ERROR(resolve(*scenario.mutable_jobs(i)->mutable_workload(), fmt::format("jobs[{}].workload", i)));
   }
   COLLIDE_RETURN_IF_ERROR(check(scenario, Checker(path, &lines)));
   return scenario;

@@ -76,7 +76,17 @@ std::optional<BoundsProblem> bounds_problem(const v1::Scenario& s) {
   if (s.testbed().ranks_per_host() > limits::kMaxRanksPerHost) {
     return BoundsProblem{"testbed.ranks_per_host", above(s.testbed().ranks_per_host(), limits::kMaxRanksPerHost)};
   }
-  const v1::Workload& w = s.workload();
+  if (auto p = transport_field_problem(s.transport(), "transport")) return p;
+  for (int i = 0; i < s.runs().variants_size(); ++i) {
+    // A variant's settings count over the scenario's: judge them merged, name the variant's field.
+    v1::TransportSettings merged = s.transport();
+    merged.MergeFrom(s.runs().variants(i).transport());
+    if (auto p = transport_field_problem(merged, fmt::format("runs.variants[{}].transport", i))) return p;
+  }
+  return std::nullopt;
+}
+
+std::optional<BoundsProblem> workload_bounds_problem(const v1::Workload& w) {
   if (!w.trace().empty() && w.iterations() > 1) {
     return BoundsProblem{"workload.iterations", "a trace replays the iterations it holds: iterations "
                                                 "applies to synth, collectives and incast"};
@@ -89,13 +99,6 @@ std::optional<BoundsProblem> bounds_problem(const v1::Scenario& s) {
   }
   if (w.has_incast() && w.incast().bytes() > limits::kMaxOpBytes) {
     return BoundsProblem{"workload.incast.bytes", above(w.incast().bytes(), limits::kMaxOpBytes)};
-  }
-  if (auto p = transport_field_problem(s.transport(), "transport")) return p;
-  for (int i = 0; i < s.runs().variants_size(); ++i) {
-    // A variant's settings count over the scenario's: judge them merged, name the variant's field.
-    v1::TransportSettings merged = s.transport();
-    merged.MergeFrom(s.runs().variants(i).transport());
-    if (auto p = transport_field_problem(merged, fmt::format("runs.variants[{}].transport", i))) return p;
   }
   return std::nullopt;
 }

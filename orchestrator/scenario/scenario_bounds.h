@@ -25,6 +25,8 @@ std::optional<BoundsProblem> written_zero_problem(const v1::Scenario& as_written
 // trace, which replays its own), ranks per host, op sizes, transport settings the replay would
 // refuse, a name that would put results outside their folder, an output folder that is a file.
 std::optional<BoundsProblem> bounds_problem(const v1::Scenario& s);
+// The same for one workload (the scenario's, or a job's: its fields then read "workload...").
+std::optional<BoundsProblem> workload_bounds_problem(const v1::Workload& w);
 
 // What the whole scenario keeps in memory: `ops_per_run` op records (ops of every rank; the
 // trace's, or what the workload generates) in every run. `ops_field` names the field they come from.
