@@ -28,7 +28,9 @@ std::string utc_text(std::chrono::system_clock::time_point t) {
                      tm.tm_hour, tm.tm_min, tm.tm_sec, ms % 1000);
 }
 
-nlohmann::json number_or_null(const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(); }
+nlohmann::ordered_json number_or_null(const std::optional<double>& v) {
+  return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json();
+}
 
 // Makes the file's name itself durable: fsync of the folder that holds it.
 Status sync_folder(const std::filesystem::path& file) {
@@ -71,11 +73,14 @@ RunLogEntry run_log_entry(const RunResult& run, uint32_t iteration) {
 }
 
 std::string run_log_line(const RunLogEntry& e) {
-  const nlohmann::json line = {
+  // In this order, for people who read the file as it grows.
+  const nlohmann::ordered_json line = {
       {"variant", e.variant},
       {"repetition", e.repetition},
       {"iteration", e.iteration},
-      {"started", utc_text(e.started)},
+      // A run stopped before its start instant was set has none.
+      {"started", e.started == std::chrono::system_clock::time_point{} ? nlohmann::ordered_json()
+                                                                        : nlohmann::ordered_json(utc_text(e.started))},
       {"jct_s", number_or_null(e.jct_s)},
       {"failed", e.failed},
       {"failure", e.failure},
@@ -86,7 +91,7 @@ std::string run_log_line(const RunLogEntry& e) {
       {"timeouts", e.timeouts},
   };
   // Invalid UTF-8 in a failure (an agent's message) is replaced rather than thrown on.
-  return line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return line.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 
 Result<RunLog> RunLog::create(const std::filesystem::path& path) {

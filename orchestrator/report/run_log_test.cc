@@ -87,6 +87,7 @@ TEST_F(RunLogTest, EachRunIsALineOfJsonWithItsMeasurements) {
 
   const auto lines = lines_of(path_);
   ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(lines[0].rfind("{\"variant\":\"loss\",\"repetition\":4,\"iteration\":5,", 0), 0u) << lines[0];
   const auto first = nlohmann::json::parse(lines[0]);
   EXPECT_EQ(first["variant"], "loss");
   EXPECT_EQ(first["repetition"], 4);
@@ -105,6 +106,7 @@ TEST_F(RunLogTest, EachRunIsALineOfJsonWithItsMeasurements) {
   EXPECT_EQ(second["failed"], true);
   EXPECT_EQ(second["failure"], "host 1: killed by signal 9");
   EXPECT_TRUE(second["jct_s"].is_null());
+  EXPECT_TRUE(second["started"].is_null()) << "stopped before it started";
   EXPECT_EQ(second["collectives"], 0);
   EXPECT_TRUE(second["p50_us"].is_null());
   EXPECT_TRUE(second["p99_us"].is_null());

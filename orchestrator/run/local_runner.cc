@@ -11,6 +11,7 @@
 #include <fmt/ranges.h>
 
 #include "collide/agent.pb.h"
+#include "common/units.h"
 #include "orchestrator/agent/fault_nic.h"
 #include "orchestrator/control/certs.h"
 #include "orchestrator/metrics/registry.h"
@@ -651,7 +652,7 @@ Result<RunOutcome> run_locally(const v1::Scenario& s, const LocalRunOptions& o) 
   for (uint32_t rep = 0; !stop && (soak ? Clock::now() < deadline : rep < repetitions); ++rep) {
     if (soak) {
       progress(fmt::format("iteration {}: {} left of {}", rep + 1, time_left(deadline - Clock::now()),
-                           time_left(std::chrono::nanoseconds(s.runs().duration_ns()))));
+                           units::format_duration(std::chrono::nanoseconds(s.runs().duration_ns()))));
     }
     const std::vector<Run> runs = plan_iteration(s, rep);
     for (size_t n = 0; n < runs.size(); ++n, ++index) {

@@ -121,7 +121,7 @@ TEST_F(SoakRunTest, AKilledSoakKeepsWholeLinesAndTheNextSweepsItsLeftoversAndLoo
   // namespaces stay until a run of the same testbed sweeps them.
   EXPECT_TRUE(wait_until([&] { return testing::processes_with({run_dir_->dir().string()}).empty(); }, 10s))
       << "agents or replays of the killed run still run";
-  const bool left = run_dir_->namespaces_left();
+  ASSERT_TRUE(run_dir_->namespaces_left()) << "a run killed outright cannot have removed its testbed";
 
   // 2. The next run: sweeps the killed run's testbed, then soaks for its 12 s.
   const auto out = run_dir_->dir() / "results";
@@ -131,9 +131,9 @@ TEST_F(SoakRunTest, AKilledSoakKeepsWholeLinesAndTheNextSweepsItsLeftoversAndLoo
   ASSERT_TRUE(run.ok()) << run.status().to_string();
   ASSERT_EQ(run->exit_code, 0) << run->output;
   std::cout << fmt::format("the killed run kept {} line(s); the soak took {:.1f} s\n", kept.size(), seconds);
-  if (left) {
-    EXPECT_NE(run->output.find("removing testbed " + run_dir_->bed()), std::string::npos) << run->output;
-  }
+  EXPECT_NE(run->output.find("removing testbed " + run_dir_->bed() + ": the run that built it ended"),
+            std::string::npos)
+      << run->output;
   EXPECT_EQ(run->output.find("collide run: sweep: "), std::string::npos) << "the start-up sweep found state it refused:\n"
                                                             << run->output;
   EXPECT_NE(run->output.find("iteration 2: "), std::string::npos) << run->output;
@@ -141,6 +141,7 @@ TEST_F(SoakRunTest, AKilledSoakKeepsWholeLinesAndTheNextSweepsItsLeftoversAndLoo
 
   const std::vector<nlohmann::json> lines = run_lines(out / "runs.jsonl");
   ASSERT_GE(lines.size(), 4u) << "at least two iterations of baseline and loss";
+  std::cout << fmt::format("the soak ran {} runs in {} iterations\n", lines.size(), (lines.size() + 1) / 2);
   std::map<std::string, int> next_repetition;
   uint32_t iteration = 1;
   for (size_t k = 0; k < lines.size(); ++k) {
