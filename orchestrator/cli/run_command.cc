@@ -136,6 +136,7 @@ PointOutcome run_point(const v1::Scenario& scenario, const std::vector<v1::Sweep
     return point;
   }
   std::cout << orchestrator::report::run_summary(point.report, files->html.string(), files->json.string());
+  std::cout << "runs:   " << run_log->path().string() << "\n";
   point.failure = !outcome->agent_failure.empty() ? outcome->agent_failure : failed_runs(outcome->runs);
   for (const std::string* more : {&outcome->teardown_failure, &run_log_failure}) {
     if (!more->empty()) point.failure += (point.failure.empty() ? "" : "\n") + *more;

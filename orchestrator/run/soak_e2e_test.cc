@@ -164,6 +164,7 @@ TEST_F(SoakRunTest, AKilledSoakKeepsWholeLinesAndTheNextSweepsItsLeftoversAndLoo
   EXPECT_EQ(run->output.find("collide run: sweep: "), std::string::npos) << "the start-up sweep found state it refused:\n"
                                                             << run->output;
   EXPECT_NE(run->output.find("iteration 2: "), std::string::npos) << run->output;
+  EXPECT_NE(run->output.find("runs:   " + (out / "runs.jsonl").string()), std::string::npos) << run->output;
   EXPECT_NE(run->output.find("s left"), std::string::npos) << run->output;
 
   const std::vector<nlohmann::json> lines = run_lines(out / "runs.jsonl");
