@@ -91,4 +91,14 @@ Result<std::chrono::nanoseconds> parse_duration(std::string_view text) {
   return std::chrono::nanoseconds(static_cast<int64_t>(std::llround(ns)));
 }
 
+std::string format_duration(std::chrono::nanoseconds d) {
+  static const std::pair<std::string_view, int64_t> kUnits[] = {
+      {"h", 3'600'000'000'000}, {"m", 60'000'000'000}, {"s", 1'000'000'000}, {"ms", 1'000'000}, {"us", 1'000}};
+  const int64_t ns = d.count();
+  for (const auto& [unit, size] : kUnits) {
+    if (ns != 0 && ns % size == 0) return fmt::format("{}{}", ns / size, unit);
+  }
+  return ns == 0 ? "0s" : fmt::format("{}ns", ns);
+}
+
 }  // namespace collide::units

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 
 #include "common/result.h"
@@ -38,5 +39,8 @@ std::optional<NumberWithUnit> split_number(std::string_view text);
 Result<uint64_t> parse_bytes(std::string_view text);
 // "10ms", "1.5s", "40us": a duration (a bare number is seconds).
 Result<std::chrono::nanoseconds> parse_duration(std::string_view text);
+// The duration in the largest unit that holds it whole ("8h", "90m", "1500ms", "0s"), so that it
+// reads back as the same duration.
+std::string format_duration(std::chrono::nanoseconds d);
 
 }  // namespace collide::units

@@ -35,6 +35,19 @@ TEST(UnitsTest, Durations) {
   EXPECT_THAT(parse_duration("3 fortnights"), StatusIs(StatusCode::kInvalidArgument));
 }
 
+TEST(UnitsTest, DurationsAreWrittenInTheirLargestWholeUnitAndReadBack) {
+  using std::chrono::nanoseconds;
+  EXPECT_EQ(format_duration(std::chrono::hours(8)), "8h");
+  EXPECT_EQ(format_duration(std::chrono::minutes(90)), "90m");
+  EXPECT_EQ(format_duration(std::chrono::seconds(90)), "90s");
+  EXPECT_EQ(format_duration(std::chrono::milliseconds(1500)), "1500ms");
+  EXPECT_EQ(format_duration(nanoseconds(1'000'001)), "1000001ns");
+  EXPECT_EQ(format_duration(nanoseconds(0)), "0s");
+  for (const int64_t ns : {int64_t{12'000'000'000}, int64_t{5'400'000'000'000}, int64_t{7}, int64_t{40'000}}) {
+    EXPECT_EQ(parse_duration(format_duration(nanoseconds(ns)))->count(), ns) << format_duration(nanoseconds(ns));
+  }
+}
+
 TEST(UnitsTest, RatesAreBitsPerSecond) {
   EXPECT_EQ(*bits_per_s_per_unit("Gbit"), 1e9);
   EXPECT_FALSE(bits_per_s_per_unit("GB").has_value());

@@ -2,6 +2,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -136,6 +137,50 @@ TEST_F(PlanCommandTest, TopologyRingOrderWithoutLeavesIsRefused) {
   ASSERT_TRUE(out.ok());
   EXPECT_EQ(out->exit_code, 2) << out->output;
   EXPECT_NE(out->output.find("--leaves"), std::string::npos) << out->output;
+}
+
+}  // namespace
+}  // namespace collide
+
+namespace collide {
+namespace {
+
+// A soak has no run count to give: `collide plan` says how long it lasts and what one iteration
+// runs, in words and in JSON; a scenario of fixed repetitions keeps its count.
+TEST(PlanScenarioTest, ASoakShowsItsDurationAndTheRunsOfAnIteration) {
+  const auto path = std::filesystem::temp_directory_path() / ("collide-plan-soak-" + std::to_string(getpid()) + ".yaml");
+  const std::string head = R"(name: soak
+workload:
+  collectives: {kind: all-reduce, bytes: 1MiB}
+faults:
+  - {name: lossy, kind: loss, link: h1, probability: 1%}
+runs:
+  baseline: true
+  variants: [{name: loss, faults: [lossy]}]
+)";
+  std::ofstream(path) << head << "  duration_ns: 90m\n";
+  auto text = process::run_command({COLLIDE_BIN, "plan", path.string()});
+  ASSERT_TRUE(text.ok());
+  EXPECT_EQ(text->exit_code, 0) << text->output;
+  EXPECT_NE(text->output.find("a soak: iterations of 2 run(s) (baseline and variants) for 90m"), std::string::npos)
+      << text->output;
+  auto json = process::run_command({COLLIDE_BIN, "plan", path.string(), "--json"});
+  ASSERT_TRUE(json.ok());
+  const auto j = nlohmann::json::parse(json->output, nullptr, false);
+  ASSERT_TRUE(j.is_object()) << json->output;
+  EXPECT_EQ(j["duration_ns"], 5'400'000'000'000);
+  EXPECT_EQ(j["duration"], "90m");
+  EXPECT_EQ(j["runs_per_iteration"], 2);
+  EXPECT_FALSE(j.contains("runs_per_point"));
+
+  std::ofstream(path) << head << "  repetitions: 3\n";
+  auto fixed = process::run_command({COLLIDE_BIN, "plan", path.string(), "--json"});
+  ASSERT_TRUE(fixed.ok());
+  const auto f = nlohmann::json::parse(fixed->output, nullptr, false);
+  ASSERT_TRUE(f.is_object()) << fixed->output;
+  EXPECT_EQ(f["runs_per_point"], 6);
+  EXPECT_FALSE(f.contains("duration_ns"));
+  std::filesystem::remove(path);
 }
 
 }  // namespace

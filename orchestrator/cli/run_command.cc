@@ -19,6 +19,7 @@
 #include "orchestrator/report/report_files.h"
 #include "orchestrator/report/report.h"
 #include "orchestrator/report/run_gates.h"
+#include "orchestrator/report/run_log.h"
 #include "orchestrator/report/text_summary.h"
 #include "orchestrator/run/local_runner.h"
 #include "orchestrator/scenario/jobs.h"
@@ -110,6 +111,24 @@ PointOutcome run_point(const v1::Scenario& scenario, const std::vector<v1::Sweep
                        const orchestrator::report::GateRun& gate) {
   PointOutcome point;
   local.work_dir = out / "work";
+  // Each run goes to runs.jsonl as it ends: what a soak stopped or killed hours in keeps.
+  std::error_code made;
+  std::filesystem::create_directories(out, made);  // a sweep's point folder is new
+  auto run_log = orchestrator::report::RunLog::create(out / "runs.jsonl");
+  if (!run_log.ok()) {
+    point.gates = judge_expectations(scenario, nullptr, run_log.status().message(), gate).suite;
+    point.failure = run_log.status().message();
+    return point;
+  }
+  std::string run_log_failure;
+  local.run_finished = [&](const orchestrator::report::RunResult& run, uint32_t iteration) {
+    if (!run_log_failure.empty()) return;  // said once; the report still gets every run
+    const Status appended = run_log->append(orchestrator::report::run_log_entry(run, iteration));
+    if (!appended.ok()) {
+      run_log_failure = appended.message();
+      std::cerr << "collide run: " << run_log_failure << "\n";
+    }
+  };
   auto outcome = orchestrator::run_locally(scenario, local);
   if (!outcome.ok()) {
     point.gates = judge_expectations(scenario, nullptr, outcome.status().message(), gate).suite;
@@ -130,9 +149,10 @@ PointOutcome run_point(const v1::Scenario& scenario, const std::vector<v1::Sweep
     return point;
   }
   std::cout << orchestrator::report::run_summary(point.report, files->html.string(), files->json.string());
+  std::cout << "runs:   " << run_log->path().string() << "\n";
   point.failure = !outcome->agent_failure.empty() ? outcome->agent_failure : failed_runs(outcome->runs);
-  if (!outcome->teardown_failure.empty()) {
-    point.failure += (point.failure.empty() ? "" : "\n") + outcome->teardown_failure;
+  for (const std::string* more : {&outcome->teardown_failure, &run_log_failure}) {
+    if (!more->empty()) point.failure += (point.failure.empty() ? "" : "\n") + *more;
   }
   const auto verdict = judge_expectations(scenario, &results, point.failure, gate);
   point.hold = verdict.all_hold;

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -71,6 +72,8 @@ struct FabricLink {
 struct RunResult {
   std::string variant;  // "baseline" or a variant's name
   uint32_t repetition = 0;
+  // The wall-clock instant the ranks were told to start at; unset for a run never started.
+  std::chrono::system_clock::time_point started{};
   bool failed = false;
   // Stopped part-way because collide run was told to stop (SIGTERM, SIGINT): the collectives that
   // every rank finished before the stop are measured like any other.

@@ -11,6 +11,7 @@
 #include <fmt/ranges.h>
 
 #include "collide/agent.pb.h"
+#include "common/units.h"
 #include "orchestrator/agent/fault_nic.h"
 #include "orchestrator/control/certs.h"
 #include "orchestrator/metrics/registry.h"
@@ -56,28 +57,35 @@ v1::TransportSettings merged(const v1::TransportSettings& base, const v1::Transp
   return t;
 }
 
-std::vector<Run> plan_runs(const v1::Scenario& s) {
+// One iteration: repetition `rep` of the baseline and of every variant, in that order.
+std::vector<Run> plan_iteration(const v1::Scenario& s, uint32_t rep) {
   std::vector<Run> runs;
-  const uint32_t reps = std::max(1u, s.runs().repetitions());
-  for (uint32_t rep = 0; rep < reps; ++rep) {
-    const tb::LoadBalancing lb = s.testbed().virtual_().load_balancing();
-    if (s.runs().baseline()) runs.push_back({"baseline", {}, s.transport(), rep, lb, ""});
-    // Each job alone right after all of them together: the two see the same machine load.
-    if (s.runs().alone()) {
-      for (const v1::Job& job : s.jobs()) runs.push_back({alone_variant(job.name()), {}, s.transport(), rep, lb, job.name()});
-    }
-    for (const v1::Variant& v : s.runs().variants()) {
-      Run r{v.name(), {}, merged(s.transport(), v.transport()), rep,
-            v.has_load_balancing() ? v.load_balancing() : lb, ""};
-      for (const std::string& name : v.faults()) {
-        for (const v1::Fault& f : s.faults()) {
-          if (f.name() == name) r.faults.push_back(&f);
-        }
+  const tb::LoadBalancing lb = s.testbed().virtual_().load_balancing();
+  if (s.runs().baseline()) runs.push_back({"baseline", {}, s.transport(), rep, lb, ""});
+  // Each job alone right after all of them together: the two see the same machine load.
+  if (s.runs().alone()) {
+    for (const v1::Job& job : s.jobs()) runs.push_back({alone_variant(job.name()), {}, s.transport(), rep, lb, job.name()});
+  }
+  for (const v1::Variant& v : s.runs().variants()) {
+    Run r{v.name(), {}, merged(s.transport(), v.transport()), rep,
+          v.has_load_balancing() ? v.load_balancing() : lb, ""};
+    for (const std::string& name : v.faults()) {
+      for (const v1::Fault& f : s.faults()) {
+        if (f.name() == name) r.faults.push_back(&f);
       }
-      runs.push_back(std::move(r));
     }
+    runs.push_back(std::move(r));
   }
   return runs;
+}
+
+// "2h 5m 3s", "42s": what is left of a soak, to the second.
+std::string time_left(Clock::duration left) {
+  const auto total = std::chrono::duration_cast<std::chrono::seconds>(std::max(left, Clock::duration::zero())).count();
+  const auto h = total / 3600, m = total / 60 % 60, sec = total % 60;
+  if (h > 0) return fmt::format("{}h {}m {}s", h, m, sec);
+  if (m > 0) return fmt::format("{}m {}s", m, sec);
+  return fmt::format("{}s", sec);
 }
 
 // The host whose agent arms a fault: the host a host link ("h1", "h1.nic2") belongs to; fabric
@@ -167,7 +175,8 @@ class RunDriver {
 
   // The run's result; an error when the run could not be set up. `agent_failure` is set when an
   // agent was lost on the way (the result then holds what the others recorded).
-  Result<report::RunResult> drive(const Placement& p, const Run& run, uint32_t index, size_t total,
+  // `heading` is the run's first progress line ("run 3/4: loss (repetition 2)").
+  Result<report::RunResult> drive(const Placement& p, const Run& run, uint32_t index, const std::string& heading,
                                   std::string& agent_failure);
 
  private:
@@ -244,7 +253,7 @@ void RunDriver::stop_others(const std::string& reason) {
 }
 
 Result<report::RunResult> RunDriver::drive(const Placement& p, const Run& run, uint32_t index,
-                                           size_t total, std::string& agent_failure) {
+                                           const std::string& heading, std::string& agent_failure) {
   in_run_.assign(agents_.size(), true);
   completions_.clear();
   report::RunResult result;
@@ -336,6 +345,7 @@ Result<report::RunResult> RunDriver::drive(const Placement& p, const Run& run, u
   uint64_t margin_ns = 200'000'000;
   for (const AgentHandle& a : agents_) margin_ns += 2 * a.clock.round_trip_ns;
   const uint64_t start_at = orchestrator_now_ns() + margin_ns;
+  result.started = std::chrono::system_clock::now() + std::chrono::nanoseconds(margin_ns);
   for (AgentHandle& a : agents_) {
     v1::AgentRequest start;
     start.mutable_start()->set_run_index(index);
@@ -346,7 +356,7 @@ Result<report::RunResult> RunDriver::drive(const Placement& p, const Run& run, u
       return result;
     }
   }
-  progress(fmt::format("run {}/{}: {} (repetition {})", index + 1, total, run.name, run.repetition + 1));
+  progress(heading);
   if (o_.metrics != nullptr) o_.metrics->run_started(run.name, run.repetition);
 
   std::map<uint32_t, v1::RunProgress> latest;  // each agent's newest progress report
@@ -525,7 +535,7 @@ Result<RunOutcome> run_locally(const v1::Scenario& s, const LocalRunOptions& o) 
   auto progress = [&](const std::string& line) {
     if (o.progress) o.progress(line);
   };
-  for (const Run& run : plan_runs(s)) {
+  for (const Run& run : plan_iteration(s, 0)) {
     // The agents resolve the same settings with the same function: refuse now what they would.
     if (auto t = replay::resolve_transport(run.transport); !t.ok()) return t.status().with_context(run.name);
   }
@@ -643,33 +653,59 @@ Result<RunOutcome> run_locally(const v1::Scenario& s, const LocalRunOptions& o) 
   }
 
   RunOutcome outcome;
-  const std::vector<Run> runs = plan_runs(s);
+  // Every iteration runs the same variants; only the repetition differs.
+  const std::vector<Run> first_iteration = plan_iteration(s, 0);
   // Declared after the testbed, so its links go before the namespaces they sit in.
   std::unique_ptr<tb::FabricBalancing> balancing;
-  if (bed && std::any_of(runs.begin(), runs.end(), [](const Run& r) {
+  if (bed && std::any_of(first_iteration.begin(), first_iteration.end(), [](const Run& r) {
         return r.balancing != v1::VirtualTestbedSpec::LOAD_BALANCING_ECMP;
       })) {
-    auto attached = tb::FabricBalancing::attach(bed->plan(), runs.front().balancing, placement.runs_seed);
+    auto attached = tb::FabricBalancing::attach(bed->plan(), first_iteration.front().balancing, placement.runs_seed);
     if (!attached.ok()) return attached.status();
     balancing = std::move(attached).value();
   }
   RunDriver driver(agents, o);
-  for (size_t n = 0; n < runs.size(); ++n) {
-    if (o.interrupted != nullptr && o.interrupted->load()) {
-      outcome.agent_failure = kInterrupted;
-      break;
+  // A soak (runs.duration_ns) starts iterations until its deadline, counted from the first one's
+  // start; otherwise the scenario runs its repetitions.
+  const bool soak = s.runs().duration_ns() != 0;
+  const uint32_t repetitions = std::max(1u, s.runs().repetitions());
+  const Clock::time_point deadline = Clock::now() + std::chrono::nanoseconds(s.runs().duration_ns());
+  const size_t total = soak ? 0 : size_t{repetitions} * first_iteration.size();
+  uint32_t index = 0;  // the run's number over the whole scenario
+  bool stop = false;
+  for (uint32_t rep = 0; !stop && (soak ? Clock::now() < deadline : rep < repetitions); ++rep) {
+    if (soak) {
+      progress(fmt::format("iteration {}: {} left of {}", rep + 1, time_left(deadline - Clock::now()),
+                           units::format_duration(std::chrono::nanoseconds(s.runs().duration_ns()))));
     }
-    if (balancing) {
-      const uint64_t seed = replayer::engine::entropy_seed(placement.runs_seed, runs[n].repetition);
-      COLLIDE_RETURN_IF_ERROR(balancing->set(runs[n].balancing, seed));
-      if (n == 0 || runs[n].balancing != runs[n - 1].balancing) {
-        progress(fmt::format("{}: load balancing {}", runs[n].name, tb::load_balancing_name(runs[n].balancing)));
+    const std::vector<Run> runs = plan_iteration(s, rep);
+    for (size_t n = 0; n < runs.size(); ++n, ++index) {
+      if (o.interrupted != nullptr && o.interrupted->load()) {
+        outcome.agent_failure = kInterrupted;
+        stop = true;
+        break;
+      }
+      if (balancing) {
+        const uint64_t seed = replayer::engine::entropy_seed(placement.runs_seed, runs[n].repetition);
+        COLLIDE_RETURN_IF_ERROR(balancing->set(runs[n].balancing, seed));
+        const tb::LoadBalancing before = n > 0 ? runs[n - 1].balancing : runs.back().balancing;
+        if (index == 0 || runs[n].balancing != before) {
+          progress(fmt::format("{}: load balancing {}", runs[n].name, tb::load_balancing_name(runs[n].balancing)));
+        }
+      }
+      const std::string heading =
+          soak ? fmt::format("run {}: {} (iteration {}, {} left)", index + 1, runs[n].name, rep + 1,
+                             time_left(deadline - Clock::now()))
+               : fmt::format("run {}/{}: {} (repetition {})", index + 1, total, runs[n].name, rep + 1);
+      auto result = driver.drive(placement, runs[n], index, heading, outcome.agent_failure);
+      if (!result.ok()) return result.status();
+      if (o.run_finished) o.run_finished(*result, rep + 1);
+      outcome.runs.push_back(std::move(result).value());
+      if (!outcome.agent_failure.empty()) {  // the fleet is broken: no further runs
+        stop = true;
+        break;
       }
     }
-    auto result = driver.drive(placement, runs[n], static_cast<uint32_t>(n), runs.size(), outcome.agent_failure);
-    if (!result.ok()) return result.status();
-    outcome.runs.push_back(std::move(result).value());
-    if (!outcome.agent_failure.empty()) break;  // the fleet is broken: no further runs
   }
   // Taken down here, in the destructors' order (agents and their faults, the links' programs,
   // then the namespaces), so that a testbed left behind fails the run instead of the next one.

@@ -33,6 +33,10 @@ struct LocalRunOptions {
   // Set (by a signal handler) to end the scenario early: the current run stops on every agent,
   // its faults are disarmed, and the testbed and agents are taken down as after a normal end.
   const std::atomic<bool>* interrupted = nullptr;
+  // Called as each run (a variant, one repetition) ends, before the next starts, with its result
+  // and its iteration (one repetition of the baseline and every variant; from 1): where results
+  // are written as the scenario goes. A soak keeps the whole of them only in memory otherwise.
+  std::function<void(const report::RunResult&, uint32_t iteration)> run_finished;
 };
 
 // What a scenario produced. When an agent failed, the run it failed in is the last result
@@ -48,7 +52,8 @@ struct RunOutcome {
 // Runs a scenario through agents. For a virtual testbed (the embedded default) it builds the
 // testbed, starts one `collide agent` per host on 127.0.0.1 with freshly generated certificates,
 // and removes both afterwards; with `testbed.agents` it connects to those. For the baseline and
-// each variant, each repetition, every agent gets its ranks, the trace, the transport and its
+// each variant, each repetition (or, with runs.duration_ns, iteration after iteration until the
+// duration is up), every agent gets its ranks, the trace, the transport and its
 // faults, arms them under a lease, and all start together at one instant (clock offsets
 // measured); completion records come back mapped onto this process's clock. A run whose job
 // fails (as NCCL would) is a result, not an error; an error means the scenario could not be run.

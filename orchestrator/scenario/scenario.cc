@@ -83,7 +83,8 @@ void apply_defaults(v1::Scenario& s) {
   }
   if (s.jobs_size() == 0) apply_workload_defaults(*s.mutable_workload());
   for (v1::Job& job : *s.mutable_jobs()) apply_workload_defaults(*job.mutable_workload());
-  if (s.runs().repetitions() == 0) s.mutable_runs()->set_repetitions(1);
+  // A soak (runs.duration_ns) runs as many repetitions as its duration holds.
+  if (s.runs().repetitions() == 0 && s.runs().duration_ns() == 0) s.mutable_runs()->set_repetitions(1);
   if (s.outputs().directory().empty()) {
     s.mutable_outputs()->set_directory("collide-results/" + s.name());
   }
@@ -261,6 +262,11 @@ Status check_jobs(const v1::Scenario& s, uint32_t testbed_hosts, const Checker& 
 Status check(const v1::Scenario& s, const Checker& c) {
   if (s.name().empty()) return c.error("name", "a scenario needs a name");
   if (auto p = bounds_problem(s)) return c.error(p->field, p->what);
+  if (s.runs().duration_ns() != 0 && s.runs().repetitions() != 0) {
+    return c.error("runs.duration_ns", fmt::format("runs.duration_ns and runs.repetitions ({}) are both given: a "
+                                                   "soak repeats until its duration is up; give one of them",
+                                                   s.runs().repetitions()));
+  }
   const v1::Testbed& t = s.testbed();
   const bool virtual_bed = t.agents_size() == 0;
   if (!virtual_bed && t.has_virtual_()) {

@@ -36,6 +36,7 @@ std::optional<BoundsProblem> written_zero_problem(const v1::Scenario& s, const c
       {"workload.iterations", s.workload().iterations()},
       {"workload.bytes_scale", s.workload().bytes_scale()},
       {"runs.repetitions", s.runs().repetitions()},
+      {"runs.duration_ns", static_cast<double>(s.runs().duration_ns())},
   };
   for (const auto& [field, value] : counts) {
     if (value == 0 && lines.count(field)) {
