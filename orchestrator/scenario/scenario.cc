@@ -16,6 +16,7 @@
 #include "orchestrator/scenario/scenario_bounds.h"
 #include "orchestrator/scenario/synth_workload.h"
 #include "orchestrator/testbed/link_names.h"
+#include "orchestrator/testbed/pfc_settings.h"
 #include "orchestrator/testbed/testbed_plan.h"
 #include "traces/analysis/trace_validator.h"
 #include "traces/synth/model_spec.h"
@@ -277,6 +278,7 @@ Status check(const v1::Scenario& s, const Checker& c) {
   uint32_t nics_per_host = 1;  // a real host: the most interfaces any agent lists
   if (virtual_bed) {
     if (auto e = testbed::check_port_profiles(t.virtual_())) return c.error("testbed.virtual." + e->field, e->what);
+    if (auto e = testbed::check_pfc(t.virtual_())) return c.error("testbed.virtual." + e->field, e->what);
     if (Status v = testbed::validate(t.virtual_()); !v.ok()) return c.error("testbed.virtual", v.message());
     hosts = t.virtual_().hosts();
     nics_per_host = t.virtual_().nics_per_host();

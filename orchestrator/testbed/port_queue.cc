@@ -56,15 +56,21 @@ std::optional<ProfileError> check_profile(const std::string& field, const v1::Po
   return std::nullopt;
 }
 
+uint64_t plain_burst_bytes(double gbps) { return std::max<uint64_t>(bytes_in(gbps, 1e-3), 64 * 1024); }
+
 // Today's shaper of a port without a profile: rate only, a burst of ~1 ms at the rate (it keeps
-// the shaper accurate at veth speeds) and 20 ms of queue.
+// the shaper accurate at veth speeds) and 20 ms of queue behind it.
 std::vector<std::string> plain_tbf(double gbps) {
-  const uint64_t burst = std::max<uint64_t>(bytes_in(gbps, 1e-3), 64 * 1024);
-  return {"rate", fmt::format("{}kbit", rate_kbit(gbps)), "burst", std::to_string(burst), "latency",
-          "20ms"};
+  return {"rate", fmt::format("{}kbit", rate_kbit(gbps)), "burst", std::to_string(plain_burst_bytes(gbps)),
+          "limit", std::to_string(plain_buffer_bytes(gbps))};
 }
 
 }  // namespace
+
+uint64_t plain_buffer_bytes(double gbps) {
+  // What tc's `latency 20ms` made of it: the rate's 20 ms plus the burst.
+  return bytes_in(gbps, kDefaultBufferSeconds) + plain_burst_bytes(gbps);
+}
 
 std::optional<ProfileError> check_port_profiles(const v1::VirtualTestbedSpec& s) {
   if (s.has_leaf_down()) {

@@ -63,6 +63,9 @@ std::optional<ProfileError> check_port_profiles(const v1::VirtualTestbedSpec& sp
 // The queue of a port of `tier`: `profile` when the spec sets one, else the link's plain rate.
 PortQueue port_queue(const std::string& tier, const v1::PortProfile* profile, double link_gbps);
 
+// The buffer of a port with the plain shaper (no profile) at `gbps`.
+uint64_t plain_buffer_bytes(double gbps);
+
 // What the profiled shaper lets through at once; the marker's model of the queue leaves it out.
 uint64_t shaper_burst_bytes(const PortQueue& queue, uint32_t mtu);
 

@@ -43,7 +43,7 @@ TEST(PortQueueTest, WithoutProfilesEveryPortKeepsThePlainShaper) {
   ASSERT_EQ(cmds.size(), 1u);
   EXPECT_EQ(joined(cmds[0]),
             "tc -n tb-leaf0 qdisc replace dev p0 root handle 1: tbf rate 10000000kbit burst 1250000 "
-            "latency 20ms");
+            "limit 26250000");
   v1::VirtualTestbedSpec unshaped = two_tier();
   unshaped.set_host_link_gbps(0);
   unshaped.set_fabric_link_gbps(0);

@@ -1,0 +1,64 @@
+#include "orchestrator/testbed/pfc_port_state.h"
+
+#include <cmath>
+
+namespace collide::orchestrator::testbed {
+
+int64_t pause_ns(uint32_t quanta, double gbps) {
+  if (gbps <= 0) return 0;
+  return static_cast<int64_t>(std::llround(quanta * 512.0 / gbps));
+}
+
+void PfcPortState::on_peer_pause(uint16_t quanta, int64_t now) {
+  ++counters_.pause_frames;
+  paused_until_ = quanta == 0 ? now : now + pause_ns(quanta, config_.gbps);
+}
+
+bool PfcPortState::should_hold(int64_t now) {
+  if (holding_ && now > last_look_) counters_.paused_ns += static_cast<uint64_t>(now - last_look_);
+  last_look_ = now;
+  const bool paused = now < paused_until_;
+  if (recovering_until_ != 0) {
+    if (now < recovering_until_) {
+      holding_ = false;
+      return false;
+    }
+    // Recovered: pauses count again; a storm that goes on starts a new hold from here.
+    counters_.watchdog_events.back().restored_ns = recovering_until_;
+    recovering_until_ = 0;
+    held_since_.reset();
+  }
+  if (!paused) {
+    held_since_.reset();
+    holding_ = false;
+    return false;
+  }
+  if (!held_since_) held_since_ = now;
+  if (config_.watchdog_detect_ns > 0 && now - *held_since_ >= config_.watchdog_detect_ns) {
+    counters_.watchdog_events.push_back({*held_since_, now, 0});
+    recovering_until_ = now + config_.watchdog_restore_ns;
+    holding_ = false;
+    return false;
+  }
+  holding_ = true;
+  return true;
+}
+
+PfcPortState::Send PfcPortState::on_held_bytes(uint64_t held_bytes, int64_t now) {
+  // Re-sent at half the pause's length, so the peer never runs out of pause in between.
+  const int64_t refresh = pause_ns(config_.quanta, config_.gbps) / 2;
+  if (held_bytes >= config_.xoff_bytes || (pausing_ && held_bytes > config_.xon_bytes)) {
+    if (pausing_ && now - last_sent_ < refresh) return Send::kNothing;
+    pausing_ = true;
+    last_sent_ = now;
+    ++counters_.pause_frames_sent;
+    return Send::kPause;
+  }
+  if (!pausing_) return Send::kNothing;
+  pausing_ = false;
+  last_sent_ = now;
+  ++counters_.pause_frames_sent;
+  return Send::kResume;
+}
+
+}  // namespace collide::orchestrator::testbed

@@ -1,0 +1,83 @@
+#include "orchestrator/testbed/pfc_settings.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+namespace collide::orchestrator::testbed {
+namespace {
+
+// The ports of a lossless fabric and their buffers, tier by tier, as the testbed builds them.
+struct TierBuffer {
+  const char* field;
+  uint64_t bytes;
+};
+
+std::vector<TierBuffer> tier_buffers(const v1::VirtualTestbedSpec& s) {
+  std::vector<TierBuffer> out;
+  auto add = [&](const char* field, const char* tier, const v1::PortProfile* p, double gbps) {
+    const PortQueue q = port_queue(tier, p, gbps);
+    out.push_back({field, q.profiled ? q.buffer_bytes : plain_buffer_bytes(q.gbps)});
+  };
+  add("leaf_down", kTierLeafDown, s.has_leaf_down() ? &s.leaf_down() : nullptr, s.host_link_gbps());
+  if (s.spines() > 0) {
+    add("leaf_up", kTierLeafUp, s.has_leaf_up() ? &s.leaf_up() : nullptr, s.fabric_link_gbps());
+    add("spine_down", kTierSpineDown, s.has_spine_down() ? &s.spine_down() : nullptr, s.fabric_link_gbps());
+  }
+  return out;
+}
+
+}  // namespace
+
+ResolvedPfc resolve_pfc(const v1::VirtualTestbedSpec& spec) {
+  ResolvedPfc r;
+  if (!spec.has_pfc() || !spec.pfc().lossless()) return r;
+  const v1::PfcSettings& p = spec.pfc();
+  r.lossless = true;
+  if (p.has_priority()) r.priority = p.priority();
+  if (p.quanta() != 0) r.quanta = p.quanta();
+  if (p.xoff_bytes() != 0) r.xoff_bytes = p.xoff_bytes();
+  r.xon_bytes = p.xon_bytes() != 0 ? p.xon_bytes() : r.xoff_bytes / 2;
+  if (p.poll_us() != 0) r.poll = std::chrono::microseconds(p.poll_us());
+  if (p.host_xoff_frames() != 0) r.host_xoff_frames = p.host_xoff_frames();
+  r.host_xon_frames = p.host_xon_frames() != 0 ? p.host_xon_frames() : r.host_xoff_frames / 4;
+  if (p.has_watchdog()) {
+    r.watchdog_detect = std::chrono::nanoseconds(p.watchdog().detect_ns());
+    if (p.watchdog().restore_ns() != 0) r.watchdog_restore = std::chrono::nanoseconds(p.watchdog().restore_ns());
+  }
+  return r;
+}
+
+std::optional<ProfileError> check_pfc(const v1::VirtualTestbedSpec& spec) {
+  if (!spec.has_pfc()) return std::nullopt;
+  const v1::PfcSettings& p = spec.pfc();
+  if (p.has_priority() && p.priority() > 7) {
+    return ProfileError{"pfc.priority", fmt::format("{} is not a priority (0-7)", p.priority())};
+  }
+  if (p.quanta() > 0xffff) return ProfileError{"pfc.quanta", fmt::format("{} is above 65535", p.quanta())};
+  if (!p.lossless()) return std::nullopt;
+  const ResolvedPfc r = resolve_pfc(spec);
+  if (r.xon_bytes >= r.xoff_bytes) {
+    return ProfileError{"pfc.xon_bytes", fmt::format("xon {} is not below xoff {}", r.xon_bytes, r.xoff_bytes)};
+  }
+  if (r.host_xon_frames >= r.host_xoff_frames) {
+    return ProfileError{"pfc.host_xon_frames", fmt::format("{} is not below host_xoff_frames {}",
+                                                           r.host_xon_frames, r.host_xoff_frames)};
+  }
+  if (spec.host_link_gbps() <= 0 || (spec.spines() > 0 && spec.fabric_link_gbps() <= 0)) {
+    return ProfileError{spec.host_link_gbps() <= 0 ? "host_link_gbps" : "fabric_link_gbps",
+                        "a lossless fabric needs shaped links: an unshaped port has no queue to hold "
+                        "while it is paused"};
+  }
+  for (const TierBuffer& t : tier_buffers(spec)) {
+    if (r.xoff_bytes > t.bytes / 2) {
+      return ProfileError{"pfc.xoff_bytes",
+                          fmt::format("{} leaves the {} ports' buffer ({} bytes) less than half for "
+                                      "what arrives while a pause takes effect",
+                                      r.xoff_bytes, t.field, t.bytes)};
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace collide::orchestrator::testbed
