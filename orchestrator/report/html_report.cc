@@ -8,6 +8,7 @@
 #include "orchestrator/report/html_escape.h"
 #include "orchestrator/report/out_of_order.h"
 #include "orchestrator/report/ecmp_table.h"
+#include "orchestrator/report/port_pfc.h"
 #include "orchestrator/report/port_queues.h"
 #include "traces/op_types.h"
 
@@ -247,7 +248,7 @@ pre {{ background: #f8f8f8; padding: 8px; overflow-x: auto; }}
                           f.packets_acted);
     }
   }
-  html += "</table>\n" + port_queues_html(report, escape);
+  html += "</table>\n" + port_queues_html(report, escape) + port_pfc_html(report, escape);
   html += "<h2>Timelines (first repetition; fault windows shaded)</h2>\n";
   for (const VariantSummary& v : report.variants) {
     auto it = std::find_if(runs.begin(), runs.end(),

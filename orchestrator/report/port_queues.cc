@@ -18,6 +18,12 @@ void add_counters(PortStats& into, const PortStats& p) {
   into.samples += p.samples;
   into.depth_p95_bytes = std::max(into.depth_p95_bytes, p.depth_p95_bytes);
   into.depth_max_bytes = std::max(into.depth_max_bytes, p.depth_max_bytes);
+  into.lossless = into.lossless || p.lossless;
+  into.pfc_priority = p.pfc_priority;
+  into.pause_frames += p.pause_frames;
+  into.paused_ns += p.paused_ns;
+  into.pause_frames_sent += p.pause_frames_sent;
+  into.watchdog_events.insert(into.watchdog_events.end(), p.watchdog_events.begin(), p.watchdog_events.end());
 }
 
 std::string text_row(const std::string& variant, const std::string& port, const PortStats& p) {
@@ -41,6 +47,8 @@ std::vector<PortStats> merge_repetitions(const std::vector<RepetitionSummary>& r
         PortStats first = p;
         first.bytes = first.packets = first.drops = first.ecn_marks = first.samples = 0;
         first.depth_p95_bytes = first.depth_max_bytes = 0;
+        first.pause_frames = first.paused_ns = first.pause_frames_sent = 0;
+        first.watchdog_events.clear();
         first.utilization.assign(p.utilization.size(), 0.0);
         first.bin_seconds = 0;
         out.push_back(std::move(first));
@@ -103,6 +111,17 @@ void to_proto(const PortStats& p, v1::PortQueueStats& out) {
   out.set_samples(p.samples);
   out.set_bin_seconds(p.bin_seconds);
   for (double u : p.utilization) out.add_utilization(u);
+  if (!p.lossless) return;
+  out.set_pfc_priority(p.pfc_priority);
+  out.set_pause_frames(p.pause_frames);
+  out.set_paused_ns(p.paused_ns);
+  out.set_pause_frames_sent(p.pause_frames_sent);
+  for (const PfcWatchdogEventStats& e : p.watchdog_events) {
+    v1::PfcWatchdogEvent* w = out.add_watchdog_events();
+    w->set_held_since_ns(static_cast<uint64_t>(e.held_since_ns));
+    w->set_detected_ns(static_cast<uint64_t>(e.detected_ns));
+    w->set_restored_ns(static_cast<uint64_t>(e.restored_ns));
+  }
 }
 
 std::string port_queues_text(const Report& report) {

@@ -8,6 +8,13 @@
 // the run by orchestrator/testbed/port_telemetry.h).
 namespace collide::orchestrator::report {
 
+// A queue the PFC watchdog found held too long (nanoseconds since the port's sampling started).
+struct PfcWatchdogEventStats {
+  int64_t held_since_ns = 0;
+  int64_t detected_ns = 0;
+  int64_t restored_ns = 0;  // 0: still recovering at the run's end
+};
+
 struct PortStats {
   std::string link;   // the link, as reports name it: "leaf0-spine1", "h1.nic0-leaf0"
   std::string end;    // the switch whose queue this is: "leaf0"
@@ -22,6 +29,13 @@ struct PortStats {
   uint64_t samples = 0;
   double bin_seconds = 0;          // width of each utilization bin
   std::vector<double> utilization;  // fraction of the line rate per bin (bytes per bin when unshaped)
+  // Lossless fabrics only (orchestrator/testbed/pfc_switches.h).
+  bool lossless = false;
+  uint32_t pfc_priority = 0;
+  uint64_t pause_frames = 0;       // the peer's pause frames that held this queue
+  uint64_t paused_ns = 0;          // how long they held it
+  uint64_t pause_frames_sent = 0;  // pauses and resumes sent to the peer
+  std::vector<PfcWatchdogEventStats> watchdog_events;
 };
 
 }  // namespace collide::orchestrator::report
