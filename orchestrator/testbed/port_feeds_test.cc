@@ -18,6 +18,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "common/parse_number.h"
 #include "orchestrator/testbed/port_ecn_marker.h"
 #include "tests/support/command.h"
 #include "tests/support/netns.h"
@@ -171,6 +172,31 @@ TEST_F(PortFeedsTest, CountsEachIngressPortsBytesTowardsTheEgressPort) {
       EXPECT_EQ(f.frames(egress, ingress), 0u) << egress << " from " << ingress;
     }
   }
+}
+
+// The qdisc behind the hook (a switch port's tbf) counts the same bytes: what the control loop
+// compares with the qdisc's backlog is in the qdisc's own unit.
+TEST_F(PortFeedsTest, CountsTheBytesThePortsQdiscCounts) {
+  ASSERT_THAT(collide::testing::run_checked({"ip", "netns", "exec", sw_.r->name(), "tc", "qdisc",
+                                             "add", "dev", "rc", "root", "tbf", "rate", "1gbit",
+                                             "burst", "64kb", "limit", "4mb"}),
+              IsOk());
+  auto feeds = attach_in_router();
+  ASSERT_THAT(feeds, IsOk());
+  ASSERT_THAT(send_to_c(*sw_.a, "198.18.1.2", 30, 1000), IsOk());
+  ASSERT_THAT(send_to_c(*sw_.b, "198.18.2.2", 20, 64), IsOk());
+  ASSERT_THAT(receive(sink_, 50), IsOk());
+  auto stats = collide::testing::run_command(
+      {"ip", "netns", "exec", sw_.r->name(), "tc", "-s", "qdisc", "show", "dev", "rc"});
+  ASSERT_THAT(stats, IsOk());
+  // " Sent 33380 bytes 50 pkt (dropped 0, ..."
+  const size_t sent = stats->output.find(" Sent ");
+  ASSERT_NE(sent, std::string::npos) << stats->output;
+  auto qdisc_bytes = parse_number<uint64_t>(
+      stats->output.substr(sent + 6, stats->output.find(' ', sent + 6) - sent - 6), "tc's Sent");
+  ASSERT_THAT(qdisc_bytes, IsOk());
+  EXPECT_EQ((*feeds)->bytes(sw_.rc, sw_.ra) + (*feeds)->bytes(sw_.rc, sw_.rb), *qdisc_bytes);
+  EXPECT_EQ(*qdisc_bytes, 30 * (1000 + kHeaderBytes) + 20 * (64 + kHeaderBytes));
 }
 
 TEST_F(PortFeedsTest, EachAttachCountsApart) {
