@@ -1,7 +1,8 @@
 // A switch port's PFC side on a veth pair between two namespaces the test makes: a held queue keeps
 // its frames (backlog grows, nothing dropped, at most one frame passes), a release drains them at
-// once with no new traffic, root_stats() agrees with `tc -s -j qdisc show`, and a PFC frame sent
-// past a held queue arrives at the peer's port with what it carried.
+// once with no new traffic, root_stats() agrees with `tc -s -j qdisc show`, a PFC frame sent
+// past a held queue arrives at the peer's port with what it carried, and a port without a tbf is
+// refused, not given one.
 #include "orchestrator/testbed/switch_port_io.h"
 
 #include <arpa/inet.h>
@@ -268,6 +269,21 @@ TEST_F(SwitchPortIoTest, PfcFrameSkipsAHeldQueueAndArrivesWithItsPortPrioritiesA
   auto own = io_->receive_pauses();
   ASSERT_TRUE(own.ok());
   EXPECT_TRUE(own->empty());
+}
+
+TEST_F(SwitchPortIoTest, HoldingAPortWithoutATbfFailsAndCreatesNone) {
+  auto lo = interface_index(*a_, "lo");
+  ASSERT_TRUE(lo.ok());
+  const Status held = io_->hold(*lo, shape_);
+  EXPECT_FALSE(held.ok());
+  EXPECT_NE(held.message().find(fmt::format("ifindex {}", *lo)), std::string::npos) << held.to_string();
+  EXPECT_FALSE(io_->release(*lo, shape_).ok());
+  auto stats = io_->root_stats();
+  ASSERT_TRUE(stats.ok());
+  const auto on_lo = std::find_if(stats->begin(), stats->end(),
+                                  [&](const tb::RootQdiscStats& s) { return s.ifindex == *lo; });
+  ASSERT_NE(on_lo, stats->end());
+  EXPECT_EQ(on_lo->kind, "noqueue");
 }
 
 TEST_F(SwitchPortIoTest, RootStatsOfTenShapedPortsIsCheap) {
