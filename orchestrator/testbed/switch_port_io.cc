@@ -103,13 +103,20 @@ Status SwitchPortIo::change_root_tbf(int ifindex, const TbfShape& shape, const c
   nlmsghdr* nlh = put_tbf_change(request, seq, ifindex, shape);
   const auto context = fmt::format("{} the root tbf of ifindex {}", what, ifindex);
   if (mnl_socket_sendto(netlink_, nlh, nlh->nlmsg_len) < 0) return errno_status(errno, context);
-  const ssize_t n = mnl_socket_recvfrom(netlink_, receive_buffer_.data(), receive_buffer_.size());
+  const ssize_t n = receive_netlink();
   if (n < 0) return errno_status(errno, context);
   // The acknowledgement: an error message with errno 0, or the kernel's refusal.
   if (mnl_cb_run(receive_buffer_.data(), static_cast<size_t>(n), seq, netlink_port_, nullptr, nullptr) < 0) {
     return errno_status(errno, context);
   }
   return {};
+}
+
+ssize_t SwitchPortIo::receive_netlink() {
+  for (;;) {
+    const ssize_t n = mnl_socket_recvfrom(netlink_, receive_buffer_.data(), receive_buffer_.size());
+    if (n >= 0 || errno != EINTR) return n;
+  }
 }
 
 Status SwitchPortIo::hold(int ifindex, const TbfShape& shape) {
@@ -157,21 +164,22 @@ Result<std::vector<RootQdiscStats>> SwitchPortIo::root_stats() {
   const auto keep = [](const nlmsghdr* message, void* data) -> int {
     auto* c = static_cast<Collected*>(data);
     auto parsed = parse_root_qdisc(message);
+    // The rest of the dump is still read, so that no part of it is left for the next request.
     if (!parsed.ok()) {
-      c->error = parsed.status();
-      return MNL_CB_ERROR;
+      if (c->error.ok()) c->error = parsed.status();
+      return MNL_CB_OK;
     }
     if (parsed->has_value()) c->roots.push_back(std::move(**parsed));
     return MNL_CB_OK;
   };
   for (;;) {
-    const ssize_t n = mnl_socket_recvfrom(netlink_, receive_buffer_.data(), receive_buffer_.size());
+    const ssize_t n = receive_netlink();
     if (n < 0) return errno_status(errno, "reading the qdisc dump");
     const int ret = mnl_cb_run(receive_buffer_.data(), static_cast<size_t>(n), seq, netlink_port_, keep, &collected);
-    if (!collected.error.ok()) return collected.error;
     if (ret < 0) return errno_status(errno, "reading the qdisc dump");
     if (ret == MNL_CB_STOP) break;
   }
+  if (!collected.error.ok()) return collected.error;
   return std::move(collected.roots);
 }
 

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <sys/types.h>
+
 #include <array>
 #include <cstdint>
 #include <memory>
@@ -55,6 +57,8 @@ class SwitchPortIo {
   SwitchPortIo() = default;
   Status change_root_tbf(int ifindex, const TbfShape& shape, const char* what);
   Status wake_queue(int ifindex);
+  // One read of netlink into receive_buffer_, again when a signal cut it short; -1 and errno else.
+  ssize_t receive_netlink();
 
   mnl_socket* netlink_ = nullptr;
   uint32_t netlink_port_ = 0;

@@ -157,7 +157,9 @@ class SwitchPortIoTest : public ::testing::Test {
 
 TEST_F(SwitchPortIoTest, HeldQueueKeepsItsFramesAndReleaseDrainsThemWithoutNewTraffic) {
   constexpr int kFrames = 50;  // 50 kB, well inside the 1 MB buffer
+  const auto hold_called = Clock::now();
   ASSERT_TRUE(io_->hold(a0_, shape_).ok());
+  const auto hold_took = Clock::now() - hold_called;
   ASSERT_EQ(send_frames(kFrames), 0);
   std::this_thread::sleep_for(50ms);
   const int passed = received();
@@ -175,6 +177,7 @@ TEST_F(SwitchPortIoTest, HeldQueueKeepsItsFramesAndReleaseDrainsThemWithoutNewTr
 
   const auto released_at = Clock::now();
   ASSERT_TRUE(io_->release(a0_, shape_).ok());
+  const auto release_took = Clock::now() - released_at;
   int drained = 0;
   Clock::duration first{}, last{};
   while (drained < kFrames - passed && Clock::now() - released_at < 2s) {
@@ -187,6 +190,8 @@ TEST_F(SwitchPortIoTest, HeldQueueKeepsItsFramesAndReleaseDrainsThemWithoutNewTr
   std::printf("release: first held frame after %ld us, all %d after %ld us (%zu bytes at 100 Mbit/s: %.0f us)\n",
               static_cast<long>(us(first)), drained, static_cast<long>(us(last)), drained * kFrameBytes,
               drained * kFrameBytes * 8 / 100.0);
+  std::printf("hold() took %ld us, release() %ld us\n", static_cast<long>(us(hold_took)),
+              static_cast<long>(us(release_took)));
   EXPECT_EQ(drained, kFrames - passed);
   EXPECT_LT(first, 5ms) << "the released queue should start sending at once";
   const tb::RootQdiscStats after = a0_stats();
