@@ -16,6 +16,9 @@ if(NOT TARGET CLI11::CLI11)
   target_include_directories(CLI11::CLI11 INTERFACE ${CLI11_INCLUDE_DIR})
 endif()
 
+# Netlink for the virtual switches' queues (orchestrator/testbed/switch_port_io.h).
+pkg_check_modules(LIBMNL REQUIRED IMPORTED_TARGET libmnl)
+
 if(COLLIDE_WITH_DPDK)
   pkg_check_modules(DPDK IMPORTED_TARGET libdpdk)
   if(NOT DPDK_FOUND)

@@ -25,6 +25,7 @@ uint64_t bytes_in(double gbps, double seconds) {
 }
 
 uint64_t rate_kbit(double gbps) { return static_cast<uint64_t>(std::llround(gbps * 1e6)); }
+constexpr uint64_t kBytesPerKbit = 125;
 
 uint64_t buffer_of(const v1::PortProfile& p, double gbps) {
   return p.buffer_bytes() != 0 ? p.buffer_bytes() : bytes_in(gbps, kDefaultBufferSeconds);
@@ -56,14 +57,11 @@ std::optional<ProfileError> check_profile(const std::string& field, const v1::Po
   return std::nullopt;
 }
 
-uint64_t plain_burst_bytes(double gbps) { return std::max<uint64_t>(bytes_in(gbps, 1e-3), 64 * 1024); }
-
 // Today's shaper of a port without a profile: rate only, a burst of ~1 ms at the rate (it keeps
 // the shaper accurate at veth speeds) and 20 ms of queue behind it.
-std::vector<std::string> plain_tbf(double gbps) {
-  return {"rate", fmt::format("{}kbit", rate_kbit(gbps)), "burst", std::to_string(plain_burst_bytes(gbps)),
-          "limit", std::to_string(plain_buffer_bytes(gbps))};
-}
+uint64_t plain_burst_bytes(double gbps) { return std::max<uint64_t>(bytes_in(gbps, 1e-3), 64 * 1024); }
+
+uint32_t at_most_u32(uint64_t v) { return static_cast<uint32_t>(std::min<uint64_t>(v, UINT32_MAX)); }
 
 }  // namespace
 
@@ -108,6 +106,15 @@ uint64_t shaper_burst_bytes(const PortQueue& q, uint32_t mtu) {
   return std::max<uint64_t>(bytes_in(q.gbps, kShaperBurstSeconds), 2 * (uint64_t{mtu} + kEthernetHeader));
 }
 
+TbfShape tbf_shape(const PortQueue& q, uint32_t mtu) {
+  TbfShape shape;
+  shape.rate_bytes_per_s = rate_kbit(q.gbps) * kBytesPerKbit;
+  shape.burst_bytes = at_most_u32(q.profiled ? shaper_burst_bytes(q, mtu) : plain_burst_bytes(q.gbps));
+  shape.limit_bytes = at_most_u32(q.profiled ? q.buffer_bytes : plain_buffer_bytes(q.gbps));
+  shape.max_frame_bytes = mtu + kEthernetHeader;
+  return shape;
+}
+
 std::vector<std::vector<std::string>> port_qdisc_commands(const std::string& netns,
                                                           const std::string& ifname,
                                                           const PortQueue& q, uint32_t mtu) {
@@ -116,20 +123,12 @@ std::vector<std::vector<std::string>> port_qdisc_commands(const std::string& net
     return {{"tc", "-n", netns, "qdisc", "replace", "dev", ifname, "root", "handle", "1:", "pfifo", "limit",
              std::to_string(kHostPortQueueFrames)}};
   }
-  std::vector<std::string> tbf = {"tc", "-n", netns, "qdisc", "replace", "dev", ifname,
-                                  "root", "handle", "1:", "tbf"};
-  if (!q.profiled) {
-    for (std::string& w : plain_tbf(q.gbps)) tbf.push_back(std::move(w));
-    return {tbf};
-  }
   // tbf's own queue is a bfifo of `limit` bytes: the buffer, with tail drop at its end. ECN
-  // marking happens before it, on the port's egress hook (port_ecn_marker.h).
-  for (std::string w : {std::string("rate"), fmt::format("{}kbit", rate_kbit(q.gbps)),
-                        std::string("burst"), std::to_string(shaper_burst_bytes(q, mtu)),
-                        std::string("limit"), std::to_string(q.buffer_bytes)}) {
-    tbf.push_back(std::move(w));
-  }
-  return {tbf};
+  // marking, on profiled ports, happens before it, on the port's egress hook (port_ecn_marker.h).
+  const TbfShape shape = tbf_shape(q, mtu);
+  return {{"tc", "-n", netns, "qdisc", "replace", "dev", ifname, "root", "handle", "1:", "tbf", "rate",
+           fmt::format("{}kbit", shape.rate_bytes_per_s / kBytesPerKbit), "burst",
+           std::to_string(shape.burst_bytes), "limit", std::to_string(shape.limit_bytes)}};
 }
 
 Status apply_port_queue(const std::string& netns, const std::string& ifname, const PortQueue& queue,

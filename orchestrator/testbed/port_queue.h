@@ -69,6 +69,19 @@ uint64_t plain_buffer_bytes(double gbps);
 // What the profiled shaper lets through at once; the marker's model of the queue leaves it out.
 uint64_t shaper_burst_bytes(const PortQueue& queue, uint32_t mtu);
 
+// What a port's root tbf is made of, as port_qdisc_commands sets it.
+struct TbfShape {
+  uint64_t rate_bytes_per_s = 0;
+  uint32_t burst_bytes = 0;
+  uint32_t limit_bytes = 0;  // the child bfifo's size: the port's buffer
+  // The largest frame the port carries (MTU and Ethernet header): tbf drops any frame longer than
+  // its burst, so a held port's burst shrinks to this and no further (qdisc_netlink.h).
+  uint32_t max_frame_bytes = 0;
+};
+
+// The root tbf of a shaped port (queue.gbps > 0); port_qdisc_commands writes the same numbers.
+TbfShape tbf_shape(const PortQueue& queue, uint32_t mtu);
+
 // The tc command lines (argv) that give interface `ifname` in namespace `netns` this queue; for an
 // unshaped port none, or the plain queue of a leaf port towards a host. `mtu` sizes the shaper's burst and RED's average packet.
 std::vector<std::vector<std::string>> port_qdisc_commands(const std::string& netns,

@@ -165,5 +165,48 @@ TEST(PortQueueTest, FaultyProfilesNameTheirField) {
   EXPECT_EQ(fault([](v1::VirtualTestbedSpec& s) { ecn_fn(s).set_kmin_bytes(50000); }), "ok | ");
 }
 
+// The numbers tc is given, read back from a tbf command line: rate (kbit), burst, limit.
+struct TbfWords {
+  std::string rate, burst, limit;
+};
+TbfWords tbf_words(const std::vector<std::string>& argv) {
+  TbfWords w;
+  for (size_t i = 0; i + 1 < argv.size(); ++i) {
+    if (argv[i] == "rate") w.rate = argv[i + 1];
+    if (argv[i] == "burst") w.burst = argv[i + 1];
+    if (argv[i] == "limit") w.limit = argv[i + 1];
+  }
+  return w;
+}
+
+TEST(PortQueueTest, TbfShapeIsWhatTheCommandsSet) {
+  const v1::PortProfile* no_profile = nullptr;
+  v1::PortProfile profile;
+  profile.set_gbps(0.1);
+  profile.set_buffer_bytes(300'000);
+  for (const PortQueue& q : {port_queue(kTierLeafUp, no_profile, 10), port_queue(kTierLeafUp, &profile, 20)}) {
+    SCOPED_TRACE(q.profiled ? "profiled" : "plain");
+    const auto cmds = port_qdisc_commands("tb-leaf0", "p2", q, 1500);
+    ASSERT_EQ(cmds.size(), 1u);
+    const TbfWords words = tbf_words(cmds[0]);
+    const TbfShape shape = tbf_shape(q, 1500);
+    EXPECT_EQ(words.rate, fmt::format("{}kbit", shape.rate_bytes_per_s * 8 / 1000));
+    EXPECT_EQ(shape.rate_bytes_per_s * 8 % 1000, 0u);
+    EXPECT_EQ(words.burst, std::to_string(shape.burst_bytes));
+    EXPECT_EQ(words.limit, std::to_string(shape.limit_bytes));
+    EXPECT_EQ(shape.max_frame_bytes, 1514u);
+  }
+  // Known numbers: 10 Gbit/s plain (1.25 MB/ms burst, 20 ms and the burst of queue) and the
+  // 100 Mbit/s profile (two frames of burst, its own buffer).
+  const TbfShape plain = tbf_shape(port_queue(kTierLeafUp, no_profile, 10), 1500);
+  EXPECT_EQ(plain.rate_bytes_per_s, 1'250'000'000u);
+  EXPECT_EQ(plain.burst_bytes, 1'250'000u);
+  EXPECT_EQ(plain.limit_bytes, 26'250'000u);
+  const TbfShape profiled = tbf_shape(port_queue(kTierLeafUp, &profile, 20), 1500);
+  EXPECT_EQ(profiled.rate_bytes_per_s, 12'500'000u);
+  EXPECT_EQ(profiled.burst_bytes, 3028u);
+  EXPECT_EQ(profiled.limit_bytes, 300'000u);
+}
+
 }  // namespace
 }  // namespace collide::orchestrator::testbed
