@@ -23,6 +23,8 @@
 #include "orchestrator/scenario/jobs.h"
 #include "orchestrator/testbed/fabric_balancing.h"
 #include "orchestrator/testbed/link_counters.h"
+#include "orchestrator/testbed/pfc_settings.h"
+#include "orchestrator/testbed/pfc_switches.h"
 #include "orchestrator/testbed/port_ecn_marker.h"
 #include "orchestrator/testbed/port_telemetry.h"
 #include "orchestrator/testbed/link_names.h"
@@ -47,6 +49,7 @@ struct Run {
   uint32_t repetition = 0;
   tb::LoadBalancing balancing = v1::VirtualTestbedSpec::LOAD_BALANCING_ECMP;
   std::string alone_job;  // runs.alone: this job by itself, the others idle; empty: the whole workload
+  bool lossless = false;  // a virtual testbed's lossless mode (PFC) for this run
 };
 
 // The variant's transport: the scenario's, with every field the variant sets taking its place
@@ -61,14 +64,17 @@ v1::TransportSettings merged(const v1::TransportSettings& base, const v1::Transp
 std::vector<Run> plan_iteration(const v1::Scenario& s, uint32_t rep) {
   std::vector<Run> runs;
   const tb::LoadBalancing lb = s.testbed().virtual_().load_balancing();
-  if (s.runs().baseline()) runs.push_back({"baseline", {}, s.transport(), rep, lb, ""});
+  const bool lossless = s.testbed().virtual_().pfc().lossless();
+  if (s.runs().baseline()) runs.push_back({"baseline", {}, s.transport(), rep, lb, "", lossless});
   // Each job alone right after all of them together: the two see the same machine load.
   if (s.runs().alone()) {
-    for (const v1::Job& job : s.jobs()) runs.push_back({alone_variant(job.name()), {}, s.transport(), rep, lb, job.name()});
+    for (const v1::Job& job : s.jobs()) {
+      runs.push_back({alone_variant(job.name()), {}, s.transport(), rep, lb, job.name(), lossless});
+    }
   }
   for (const v1::Variant& v : s.runs().variants()) {
     Run r{v.name(), {}, merged(s.transport(), v.transport()), rep,
-          v.has_load_balancing() ? v.load_balancing() : lb, ""};
+          v.has_load_balancing() ? v.load_balancing() : lb, "", v.has_lossless() ? v.lossless() : lossless};
     for (const std::string& name : v.faults()) {
       for (const v1::Fault& f : s.faults()) {
         if (f.name() == name) r.faults.push_back(&f);
@@ -160,12 +166,37 @@ v1::PrepareRun prepare_request(const Placement& p, const AgentHandle& a, const R
   if (p.bed != nullptr) {
     // A virtual host: every NIC in rail order, each its own port towards its rail's leaf.
     *r.mutable_testbed() = p.testbed;
+    r.mutable_testbed()->mutable_pfc()->set_lossless(run.lossless);  // the variant's choice
     for (v1::RunNic& nic : tb::run_nics(*p.bed, a.host)) *r.add_nics() = std::move(nic);
     r.set_netns(tb::host_namespace(p.bed->name, a.host));
     r.set_lcore(a.host % 2);
   }
   for (uint32_t leaf : p.leaf_of_host) r.add_leaf_of_host(leaf);
   return r;
+}
+
+// The switches' PFC counters onto their ports' queue statistics (a port without them gets a row
+// of its own).
+void add_pfc_counters(const std::vector<tb::PfcPortResult>& pfc, uint32_t priority,
+                      std::vector<report::PortStats>& ports) {
+  for (const tb::PfcPortResult& r : pfc) {
+    auto it = std::find_if(ports.begin(), ports.end(),
+                           [&](const report::PortStats& p) { return p.link == r.link && p.end == r.end; });
+    if (it == ports.end()) {
+      ports.emplace_back();
+      it = ports.end() - 1;
+      it->link = r.link;
+      it->end = r.end;
+    }
+    it->lossless = true;
+    it->pfc_priority = priority;
+    it->pause_frames = r.counters.pause_frames;
+    it->paused_ns = r.counters.paused_ns;
+    it->pause_frames_sent = r.counters.pause_frames_sent;
+    for (const tb::WatchdogEvent& e : r.counters.watchdog_events) {
+      it->watchdog_events.push_back({e.held_since_ns, e.detected_ns, e.restored_ns});
+    }
+  }
 }
 
 // One run across the fleet: prepare everywhere, start together, collect.
@@ -319,6 +350,8 @@ Result<report::RunResult> RunDriver::drive(const Placement& p, const Run& run, u
   // marking, attached for the run.
   std::unique_ptr<tb::PortEcnMarkers> ecn_markers;  // before the telemetry that reads them
   std::unique_ptr<tb::PortTelemetry> port_telemetry;
+  std::unique_ptr<tb::PfcSwitches> pfc_switches;
+  uint32_t pfc_priority = 0;
   if (p.bed != nullptr) {
     auto markers = tb::PortEcnMarkers::attach(*p.bed);
     if (!markers.ok()) {
@@ -326,6 +359,19 @@ Result<report::RunResult> RunDriver::drive(const Placement& p, const Run& run, u
       return markers.status();
     }
     ecn_markers = std::move(markers).value();
+    // Lossless mode: the switches' PFC, after the markers (their early drops never reach a queue,
+    // so the ingress accounting must not count them) and before the first frame.
+    if (run.lossless) {
+      tb::ResolvedPfc pfc = tb::resolve_pfc(p.testbed);
+      pfc.lossless = true;
+      auto started = tb::PfcSwitches::start(*p.bed, pfc);
+      if (!started.ok()) {
+        stop_others("lossless mode could not be started on the switches");
+        return started.status().with_context("lossless mode");
+      }
+      pfc_switches = std::move(started).value();
+      pfc_priority = pfc.priority;
+    }
     // Only shaped ports queue (an unshaped veth has no qdisc to fill), and sampling costs CPU the
     // replays need: one `tc` per switch namespace every period, most of a core on a fabric of six
     // switches, enough to make unshaped runs' engines miss their timeouts.
@@ -445,6 +491,16 @@ Result<report::RunResult> RunDriver::drive(const Placement& p, const Run& run, u
       result.ports = std::move(ports).value();
     } else {
       progress(fmt::format("  the switch ports' queues are left out of this run: {}", ports.status().message()));
+    }
+  }
+  if (pfc_switches) {
+    auto pfc = pfc_switches->finish();
+    if (pfc.ok()) {
+      add_pfc_counters(*pfc, pfc_priority, result.ports);
+    } else {
+      // The fabric was not lossless from the failure on: the run does not count as a lossless one.
+      result.failed = true;
+      result.failure += pfc.status().message() + "; ";
     }
   }
   if (counters_before) {

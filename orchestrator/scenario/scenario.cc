@@ -278,7 +278,12 @@ Status check(const v1::Scenario& s, const Checker& c) {
   uint32_t nics_per_host = 1;  // a real host: the most interfaces any agent lists
   if (virtual_bed) {
     if (auto e = testbed::check_port_profiles(t.virtual_())) return c.error("testbed.virtual." + e->field, e->what);
-    if (auto e = testbed::check_pfc(t.virtual_())) return c.error("testbed.virtual." + e->field, e->what);
+    // Lossless settings are checked as they will run: a variant may turn lossless mode on.
+    v1::VirtualTestbedSpec as_run = t.virtual_();
+    for (const v1::Variant& v : s.runs().variants()) {
+      if (v.lossless()) as_run.mutable_pfc()->set_lossless(true);
+    }
+    if (auto e = testbed::check_pfc(as_run)) return c.error("testbed.virtual." + e->field, e->what);
     if (Status v = testbed::validate(t.virtual_()); !v.ok()) return c.error("testbed.virtual", v.message());
     hosts = t.virtual_().hosts();
     nics_per_host = t.virtual_().nics_per_host();
@@ -380,6 +385,10 @@ Status check(const v1::Scenario& s, const Checker& c) {
     if (v.name().rfind(kAlonePrefix, 0) == 0) {
       return c.error(fmt::format("runs.variants[{}].name", i),
                      fmt::format("'{}': names starting with '{}' are the runs of one job alone", v.name(), kAlonePrefix));
+    }
+    if (v.has_lossless() && !virtual_bed) {
+      return c.error(fmt::format("runs.variants[{}].lossless", i),
+                     "chooses a virtual testbed's lossless mode; real switches run PFC as configured");
     }
     if (v.has_load_balancing() && !virtual_bed) {
       return c.error(fmt::format("runs.variants[{}].load_balancing", i),

@@ -1,12 +1,11 @@
 #include "orchestrator/testbed/pfc_port_state.h"
 
-#include <cmath>
+#include "replayer/wire/pfc_frame.h"
 
 namespace collide::orchestrator::testbed {
 
-int64_t pause_ns(uint32_t quanta, double gbps) {
-  if (gbps <= 0) return 0;
-  return static_cast<int64_t>(std::llround(quanta * 512.0 / gbps));
+int64_t pause_ns(uint16_t quanta, double gbps) {
+  return static_cast<int64_t>(replayer::wire::pause_quanta_ns(quanta, gbps));
 }
 
 void PfcPortState::on_peer_pause(uint16_t quanta, int64_t now) {

@@ -39,7 +39,7 @@ struct PfcPortCounters {
 };
 
 // How long `quanta` pause at `gbps`.
-int64_t pause_ns(uint32_t quanta, double gbps);
+int64_t pause_ns(uint16_t quanta, double gbps);
 
 class PfcPortState {
  public:
