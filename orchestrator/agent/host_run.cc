@@ -55,7 +55,8 @@ Result<std::vector<std::map<uint32_t, std::string>>> peer_macs(const v1::Prepare
   });
 }
 
-// What the replay child is asked to play: this host's ranks of the run, over its NICs.
+}  // namespace
+
 v1::ReplayRequest replay_request(const v1::PrepareRun& r, const HostRunDefaults& d,
                                  const std::string& trace_file,
                                  const std::vector<v1::RunNic>& nics,
@@ -111,8 +112,6 @@ v1::ReplayRequest replay_request(const v1::PrepareRun& r, const HostRunDefaults&
   }
   return q;
 }
-
-}  // namespace
 
 Result<std::vector<v1::RunNic>> nics_of_run(const v1::PrepareRun& r, const HostRunDefaults& d) {
   std::vector<v1::RunNic> nics(r.nics().begin(), r.nics().end());
