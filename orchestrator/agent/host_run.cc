@@ -10,6 +10,7 @@
 #include "common/netns.h"
 #include "orchestrator/agent/next_hop.h"
 #include "orchestrator/faults/fault_plan.h"
+#include "orchestrator/replay/lossless_request.h"
 #include "orchestrator/testbed/testbed_plan.h"
 #include "replayer/engine/entropy_port.h"
 
@@ -54,7 +55,8 @@ Result<std::vector<std::map<uint32_t, std::string>>> peer_macs(const v1::Prepare
   });
 }
 
-// What the replay child is asked to play: this host's ranks of the run, over its NICs.
+}  // namespace
+
 v1::ReplayRequest replay_request(const v1::PrepareRun& r, const HostRunDefaults& d,
                                  const std::string& trace_file,
                                  const std::vector<v1::RunNic>& nics,
@@ -91,6 +93,10 @@ v1::ReplayRequest replay_request(const v1::PrepareRun& r, const HostRunDefaults&
   // first CNP on (from an assumed 100 Gb/s, the first few cuts would leave the rate far above what
   // the link lets through while the switch's queue sits at its end).
   if (r.testbed().host_link_gbps() > 0) q.set_dcqcn_line_rate_gbps(r.testbed().host_link_gbps());
+  // A lossless fabric: the NICs pause their leaf ports while their receive side falls behind.
+  if (const auto pfc = testbed::resolve_pfc(r.testbed()); pfc.lossless) {
+    *q.mutable_lossless() = replay::lossless_receive(pfc);
+  }
   q.set_trace_timing(r.trace_timing());
   q.set_entropy_seed(replayer::engine::entropy_seed(r.runs_seed(), r.repetition()));
   q.set_verify_payload(true);
@@ -106,8 +112,6 @@ v1::ReplayRequest replay_request(const v1::PrepareRun& r, const HostRunDefaults&
   }
   return q;
 }
-
-}  // namespace
 
 Result<std::vector<v1::RunNic>> nics_of_run(const v1::PrepareRun& r, const HostRunDefaults& d) {
   std::vector<v1::RunNic> nics(r.nics().begin(), r.nics().end());

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -33,6 +34,14 @@ struct HostRunDefaults {
 // names none, and its engine cores. A NIC left without a port, or cores that do not cover every
 // NIC, are errors.
 Result<std::vector<v1::RunNic>> nics_of_run(const v1::PrepareRun& request, const HostRunDefaults& defaults);
+
+// What the replay child is asked to play: this host's ranks of the run, over its NICs (the names
+// of the run's drain pauses and send delays it plays are added to `drain_pauses`, `send_delays`).
+v1::ReplayRequest replay_request(
+    const v1::PrepareRun& r, const HostRunDefaults& d, const std::string& trace_file,
+    const std::vector<v1::RunNic>& nics,
+    const std::vector<std::map<uint32_t, std::string>>& peer_macs_of_nic,
+    std::vector<std::string>& drain_pauses, std::vector<std::string>& send_delays);
 
 class HostRun {
  public:

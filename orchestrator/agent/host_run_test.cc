@@ -8,6 +8,7 @@
 #include <iterator>
 #include <string>
 
+#include "orchestrator/testbed/pfc_settings.h"
 #include "tests/support/all_reduce_trace.h"
 
 namespace collide::orchestrator::agent {
@@ -83,6 +84,28 @@ TEST(HostRunNicsTest, ANicWithoutAPortAnywhereIsAnError) {
   auto nics = nics_of_run(v1::PrepareRun(), HostRunDefaults());
   ASSERT_FALSE(nics.ok());
   EXPECT_EQ(nics.status().message(), "the run names no packet port and the agent has none (--port-spec)");
+}
+
+// A lossless virtual testbed: the request each host's replay gets carries the NICs' lossless
+// settings (resolve_pfc's host defaults); without pfc.lossless it carries none.
+TEST(HostRunTest, ALosslessTestbedAsksTheReplayForLosslessReceive) {
+  v1::PrepareRun run;
+  run.add_ranks(0);
+  run.set_ranks_per_host(1);
+  run.mutable_testbed()->set_hosts(2);
+  std::vector<std::string> pauses, delays;
+  const std::vector<v1::RunNic> nics(1);
+  v1::ReplayRequest lossy = replay_request(run, {}, "job.trace", nics, {}, pauses, delays);
+  EXPECT_FALSE(lossy.has_lossless());
+
+  run.mutable_testbed()->mutable_pfc()->set_lossless(true);
+  run.mutable_testbed()->mutable_pfc()->set_host_xoff_frames(200);
+  const v1::ReplayRequest q = replay_request(run, {}, "job.trace", nics, {}, pauses, delays);
+  ASSERT_TRUE(q.has_lossless());
+  EXPECT_EQ(q.lossless().xoff_frames(), 200u);
+  EXPECT_EQ(q.lossless().xon_frames(), 50u);
+  EXPECT_EQ(q.lossless().priority(), testbed::kDefaultPfcPriority);
+  EXPECT_EQ(q.lossless().quanta(), testbed::kDefaultPauseQuanta);
 }
 
 #ifdef COLLIDE_HAVE_DPDK

@@ -18,6 +18,7 @@
 
 #include "common/units.h"
 #include "orchestrator/cli/commands.h"
+#include "orchestrator/replay/lossless_request.h"
 #include "orchestrator/replay/replay_child.h"
 #include "orchestrator/replay/replay_session.h"
 #include "orchestrator/replay/transport_options.h"
@@ -52,6 +53,7 @@ struct ReplayOptions {
   double timeout_scale = 0;
   std::string slice;  // "512KiB", "1MB", "65536"
   bool dcqcn = false;
+  bool lossless = false;
   bool no_pxn = false;
   bool no_verify = false;
   std::string timing = "fast";
@@ -159,6 +161,9 @@ v1::ReplayRequest request_of(const ReplayOptions& opt) {
                                            : v1::TransportSettings::ALL_REDUCE_RING);
   t.set_dcqcn(opt.dcqcn);
   t.set_pxn_disable(opt.no_pxn);
+  if (opt.lossless) {
+    *r.mutable_lossless() = replay::lossless_receive(orchestrator::testbed::ResolvedPfc{});
+  }
   r.set_verify_payload(!opt.no_verify);
   r.set_trace_timing(opt.timing == "trace");
   for (const std::string& text : opt.drain_pauses) *r.add_drain_pauses() = parse_hook("--drain-pause", text, 2);
@@ -204,6 +209,8 @@ nlohmann::json counters_json(const eng::EngineCounters& c) {
           {"cnps_received", c.requesters.cnps},
           {"pause_frames", c.pause_frames},
           {"paused_ns", c.paused_ns},
+          {"pause_frames_sent", c.pause_frames_sent},
+          {"rx_held_frames", c.rx_held_frames},
           {"packets_received", c.responders.packets_received},
           {"payload_bytes_received", c.responders.bytes_received},
           {"duplicates", c.responders.duplicates},
@@ -380,6 +387,13 @@ void add_replay_command(CLI::App& app) {
   cmd->add_option("--algorithm", opt->algorithm, "all-reduce algorithm: ring or tree")
       ->check(CLI::IsMember({"ring", "tree"}))->capture_default_str();
   cmd->add_flag("--dcqcn", opt->dcqcn, "react to CNPs with DCQCN");
+  cmd->add_flag("--lossless", opt->lossless,
+                fmt::format("a drain pause holds frames and pauses the leaf port (PFC priority {}, "
+                            "{} quanta) from {} frames waiting until {}",
+                            orchestrator::testbed::kDefaultPfcPriority,
+                            orchestrator::testbed::kDefaultPauseQuanta,
+                            orchestrator::testbed::kDefaultHostXoffFrames,
+                            orchestrator::testbed::kDefaultHostXoffFrames / 4));
   cmd->add_flag("--no-pxn", opt->no_pxn,
                 "NCCL_PXN_DISABLE: a transfer to another rail leaves from the sender's own NIC "
                 "(default: over NVLink to the host-mate on the peer's rail, then its NIC)");

@@ -13,6 +13,7 @@
 #include <fmt/ranges.h>
 
 #include "common/netns.h"
+#include "orchestrator/replay/lossless_request.h"
 #include "orchestrator/replay/transport_options.h"
 #include "orchestrator/testbed/testbed_plan.h"
 #include "replayer/backend/engine_thread.h"
@@ -126,6 +127,7 @@ eng::EngineConfig engine_config(const v1::ReplayRequest& r, const TransportOptio
   c.pfc.line_gbps = r.pace_gbps() > 0 ? r.pace_gbps()
                     : r.dcqcn_line_rate_gbps() > 0 ? r.dcqcn_line_rate_gbps()
                                                    : kDcqcnLineRateGbps;
+  c.lossless = lossless_config(r);
   c.pace_burst = r.pace_burst() > 0 ? r.pace_burst() : kPaceBurst;
   c.honor_compute_gaps = r.trace_timing();
   c.entropy_seed = r.entropy_seed();
@@ -388,6 +390,7 @@ v1::RunCompletion completion_of(const SessionOutcome& o, uint32_t run_index) {
     out->set_cnps_received(n.counters.requesters.cnps);
     out->set_pause_frames(n.counters.pause_frames);
     out->set_paused_ns(n.counters.paused_ns);
+    out->set_pause_frames_sent(n.counters.pause_frames_sent);
     out->set_timeouts(n.counters.requesters.timeouts);
     out->set_naks_received(n.counters.requesters.naks);
     out->set_duplicates_received(n.counters.responders.duplicates);

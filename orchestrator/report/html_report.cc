@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "orchestrator/report/html_escape.h"
+#include "orchestrator/report/host_flow_control.h"
 #include "orchestrator/report/out_of_order.h"
 #include "orchestrator/report/ecmp_table.h"
 #include "orchestrator/report/port_pfc.h"
@@ -221,6 +222,16 @@ pre {{ background: #f8f8f8; padding: 8px; overflow-x: auto; }}
     for (const OutOfOrderRow& r : rows) {
       html += fmt::format("<tr><td class=\"name\">{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
                           escape(r.variant), r.rate, r.out_of_order_packets, r.packets_received);
+    }
+    html += "</table>\n";
+  }
+  if (const auto rows = host_flow_control_rows(report); !rows.empty()) {
+    html += "<table id=\"host-flow-control\"><tr><th>variant</th><th>pause frames received</th>"
+            "<th>sending held (ms)</th><th>pause frames sent</th></tr>\n";
+    for (const HostFlowControlRow& r : rows) {
+      html += fmt::format(
+          "<tr><td class=\"name\">{}</td><td>{}</td><td>{:.3f}</td><td>{}</td></tr>\n",
+          escape(r.variant), r.pause_frames, r.paused_ms, r.pause_frames_sent);
     }
     html += "</table>\n";
   }

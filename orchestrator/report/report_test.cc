@@ -3,6 +3,7 @@
 #include <google/protobuf/util/json_util.h>
 #include <gtest/gtest.h>
 
+#include "orchestrator/report/host_flow_control.h"
 #include "orchestrator/report/html_report.h"
 #include "orchestrator/report/text_summary.h"
 
@@ -346,6 +347,44 @@ TEST(ReportTest, EachNicsCongestionNotificationCountsReachTheJson) {
   EXPECT_EQ(nics[0]["ecn_marked_packets"], "40");
   EXPECT_EQ(nics[0]["cnps_sent"], "7");
   EXPECT_EQ(nics[1]["cnps_received"], "7");
+}
+
+// A lossless run: host NICs that paused their leaf ports, and NICs those pauses held, show in
+// the text and HTML summaries with their sums over NICs and repetitions; a run without any
+// flow control shows no such table.
+TEST(ReportTest, HostFlowControlSumsThePauseFramesOfEveryNic) {
+  RunResult a = run("lossless", 0, 1, 100);
+  a.nics = {nic_traffic(0, 0), nic_traffic(1, 0)};
+  a.nics[0].set_pause_frames_sent(40);  // the slow receiver: 39 pauses and a resume
+  a.nics[1].set_pause_frames(40);       // its sender, held
+  a.nics[1].set_paused_ns(1'500'000);
+  RunResult b = run("lossless", 1, 1, 100);
+  b.nics = {nic_traffic(0, 0)};
+  b.nics[0].set_pause_frames_sent(2);
+  RunResult quiet = run("baseline", 0, 1, 100);
+  quiet.nics = {nic_traffic(0, 0)};
+  const Report rep = build_report("unit", {quiet, a, b});
+  const auto rows = host_flow_control_rows(rep);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].variant, "lossless");
+  EXPECT_EQ(rows[0].pause_frames, 40u);
+  EXPECT_DOUBLE_EQ(rows[0].paused_ms, 1.5);
+  EXPECT_EQ(rows[0].pause_frames_sent, 42u);
+
+  const nlohmann::json j = report_json(rep);
+  EXPECT_EQ(j["variants"][1]["repetitions"][0]["nics"][0]["pause_frames_sent"], "40");
+  const std::string text = run_summary(rep, "", "");
+  EXPECT_NE(text.find("Host NIC flow control (PFC)"), std::string::npos) << text;
+  EXPECT_NE(text.find("lossless                         40 received, held 1.500 ms, 42 sent"),
+            std::string::npos)
+      << text;
+  const std::string html = render_html(rep, {quiet, a, b});
+  EXPECT_NE(html.find("<table id=\"host-flow-control\">"), std::string::npos);
+  EXPECT_NE(html.find("<td>40</td><td>1.500</td><td>42</td>"), std::string::npos);
+
+  const Report plain = build_report("unit", {quiet});
+  EXPECT_EQ(run_summary(plain, "", "").find("Host NIC flow control"), std::string::npos);
+  EXPECT_EQ(render_html(plain, {quiet}).find("host-flow-control"), std::string::npos);
 }
 
 TEST(ReportTest, OutOfOrderRateSumsTheNicsOfEveryRepetition) {

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "orchestrator/report/host_flow_control.h"
 #include "orchestrator/report/out_of_order.h"
 #include "orchestrator/report/ecmp_table.h"
 #include "orchestrator/report/port_pfc.h"
@@ -106,7 +107,8 @@ std::string fabric_table(const Report& report) {
 std::string run_summary(const Report& report, const std::string& html_path,
                         const std::string& json_path) {
   std::string out = size_tables(report) + jct_table(report) + jobs_text(report) + out_of_order_text(report) +
-                    fabric_table(report) + ecmp_table(report) + port_queues_text(report) + port_pfc_text(report);
+                    host_flow_control_text(report) + fabric_table(report) + ecmp_table(report) +
+                    port_queues_text(report) + port_pfc_text(report);
   if (!html_path.empty() || !json_path.empty()) out += "\n";
   if (!html_path.empty()) out += "report: " + html_path + "\n";
   if (!json_path.empty()) out += (html_path.empty() ? "report: " : "        ") + json_path + "\n";

@@ -101,8 +101,18 @@ Result<std::unique_ptr<Engine>> Engine::create(EngineConfig config, const v1::Tr
   e->pacer_ = Pacer(pacing, e->clock_());
   e->hooks_ = FaultHooks(config.drain_pauses, config.send_delays, config.nic);
   e->pfc_ = PfcPause(config.pfc);
+  if (config.lossless.enabled) {
+    COLLIDE_RETURN_IF_ERROR(validate(config.lossless));
+    e->hold_capacity_ = kHoldPerXoff * config.lossless.xoff_frames;
+  }
+  e->pfc_sender_ = PfcSender(config.lossless, config.pfc.line_gbps, port.mac());
   e->rx_frames_.resize(config.burst);
   return e;
+}
+
+Engine::~Engine() {
+  // Held frames are the port's buffers.
+  for (backend::Frame& f : held_) port_->release({&f, 1});
 }
 
 Result<uint32_t> Engine::qpn_for(const std::string& comm, uint16_t channel, uint16_t qp) const {
@@ -309,6 +319,71 @@ void Engine::handle_frame(const backend::Frame& frame, Nanos now) {
   }
 }
 
+void Engine::receive_frames(Nanos now, bool& progress) {
+  if (!held_.empty()) {
+    // What waited in the hold goes first and alone, so frames are handled in the order they came;
+    // as much a poll as the port's bursts would take.
+    for (size_t i = 0; i < kRxBurstsPerPoll * rx_frames_.size() && !held_.empty(); ++i) {
+      handle_frame(held_.front(), now);
+      port_->release({&held_.front(), 1});
+      held_.pop_front();
+    }
+    progress = true;
+    return;
+  }
+  std::vector<backend::Frame>& rx = rx_frames_;
+  for (int i = 0; i < kRxBurstsPerPoll; ++i) {
+    const uint16_t n = port_->receive(rx);
+    for (uint16_t j = 0; j < n; ++j) handle_frame(rx[j], now);
+    if (n > 0) {
+      port_->release(std::span<backend::Frame>(rx.data(), n));
+      progress = true;
+    }
+    if (n < rx.size()) break;
+  }
+}
+
+void Engine::hold_frames(Nanos now, bool& progress) {
+  std::vector<backend::Frame>& rx = rx_frames_;
+  while (held_.size() < hold_capacity_) {
+    const size_t want = std::min(rx.size(), hold_capacity_ - held_.size());
+    const uint16_t n = port_->receive(std::span<backend::Frame>(rx).first(want));
+    for (uint16_t j = 0; j < n; ++j) {
+      if (wire::is_mac_control({rx[j].data, rx[j].len})) {
+        handle_frame(rx[j], now);
+        port_->release({&rx[j], 1});
+      } else {
+        held_.push_back(rx[j]);
+        ++counters_.rx_held_frames;
+      }
+    }
+    if (n > 0) progress = true;
+    if (n < want) break;
+  }
+}
+
+void Engine::send_flow_control(Nanos now, bool& progress) {
+  const std::optional<wire::PauseFrame> due = pfc_sender_.due(held_.size(), now);
+  if (!due) return;
+  backend::Frame f{};
+  if (!port_->acquire({&f, 1}).ok()) return;  // no buffer now: asked for again next poll
+  auto len = wire::encode_pfc(*due, {f.data, f.capacity});
+  if (!len.ok()) {
+    port_->release({&f, 1});
+    fail("encoding a PFC frame: " + len.status().message(), now);
+    return;
+  }
+  f.len = static_cast<uint32_t>(*len);
+  // Ahead of any data the port has not taken: a NIC's MAC sends flow control first, and a pause
+  // is not itself held by the pause of RoCE's priority or by a send delay of its host.
+  if (port_->submit({&f, 1}) == 1) {
+    pfc_sender_.sent(*due, now);
+    progress = true;
+  } else {
+    port_->release({&f, 1});
+  }
+}
+
 void Engine::run_timers(Nanos now, bool& progress) {
   while (!local_.empty() && local_.top().at <= now) {
     const LocalDelivery d = local_.top();
@@ -453,18 +528,14 @@ bool Engine::poll() {
   hooks_.start(now);
   hooks_.observe(now);
   bool progress = false;
-  std::vector<backend::Frame>& rx = rx_frames_;
   const bool paused = hooks_.draining_paused(now);
   if (paused) ++counters_.rx_paused_polls;
-  for (int i = 0; i < kRxBurstsPerPoll && !paused; ++i) {
-    const uint16_t n = port_->receive(rx);
-    for (uint16_t j = 0; j < n; ++j) handle_frame(rx[j], now);
-    if (n > 0) {
-      port_->release(std::span<backend::Frame>(rx.data(), n));
-      progress = true;
-    }
-    if (n < rx.size()) break;
+  if (!paused) {
+    receive_frames(now, progress);
+  } else if (config_.lossless.enabled) {
+    hold_frames(now, progress);
   }
+  send_flow_control(now, progress);
   exchange_local(progress);
   run_timers(now, progress);
   start_ready_steps(now, progress);
@@ -484,6 +555,7 @@ std::optional<Nanos> Engine::next_deadline() const {
   if (!handovers_.empty()) consider(clock_());
   if (!delayed_.empty()) consider(delayed_.front().first);
   consider(pfc_.until());
+  consider(pfc_sender_.refresh_at());
   if (!hooks_.empty()) consider(hooks_.next_change(clock_()));
   for (const auto& [rank, runner] : runners_) consider(runner.wake_at());
   for (const auto& c : connections_) {
@@ -533,8 +605,9 @@ Status Engine::run(std::chrono::nanoseconds timeout, const std::atomic<bool>* st
     } else if (next) {
       continue;
     }
-    if (hooks_.draining_paused(now)) {
-      // Frames are waiting and must stay waiting: the port would wake at once, so sleep instead.
+    if (hooks_.draining_paused(now) && held_.size() >= hold_capacity_) {
+      // Frames are waiting and must stay waiting (or the hold is full): the port would wake at
+      // once, so sleep instead.
       std::this_thread::sleep_for(wait);
     } else {
       port_->wait_for_frames(wait);
@@ -564,6 +637,8 @@ EngineCounters Engine::counters() const {
   EngineCounters total = counters_;
   total.pause_frames = pfc_.counters().pause_frames;
   total.paused_ns = pfc_.counters().paused_ns;
+  total.pause_frames_sent =
+      pfc_sender_.counters().pauses_sent + pfc_sender_.counters().resumes_sent;
   for (const auto& c : connections_) {
     total.requesters += c->requester.counters();
     total.responders += c->responder.counters();

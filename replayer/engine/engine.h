@@ -25,6 +25,7 @@
 #include "replayer/engine/op_record.h"
 #include "replayer/engine/pacer.h"
 #include "replayer/engine/pfc_pause.h"
+#include "replayer/engine/pfc_sender.h"
 #include "replayer/engine/rank_runner.h"
 #include "replayer/transport/dcqcn.h"
 #include "replayer/transport/frame_codec.h"
@@ -55,6 +56,10 @@ struct EngineConfig {
   // Priority flow control from the switch port: which priority RoCE rides, and the link speed
   // that makes a pause quantum's length.
   PfcConfig pfc;
+  // Lossless receive (pfc_sender.h): during a drain pause the engine still takes frames from its
+  // port, into a bounded hold that plays the NIC's receive buffer, and pauses its leaf port while
+  // they back up. Off: a drain pause leaves the port alone and what overflows its ring is lost.
+  LosslessConfig lossless;
 };
 
 // How ranks are reached: each rank has its own IPv4 address (several ranks may share a NIC), and
@@ -85,6 +90,8 @@ struct EngineCounters {
   uint64_t tx_delayed_frames = 0;  // frames held back by a send delay
   uint64_t pause_frames = 0;       // PFC (or 802.3x) frames received that paused RoCE's priority
   uint64_t paused_ns = 0;          // time sending was held by them
+  uint64_t pause_frames_sent = 0;  // lossless: pause and resume frames sent to the leaf port
+  uint64_t rx_held_frames = 0;     // lossless: frames taken into the hold during a drain pause
   transport::RequesterCounters requesters;  // summed over QPs
   transport::ResponderCounters responders;
 };
@@ -106,6 +113,10 @@ struct QpCounters {
 class Engine {
  public:
   using Clock = std::function<transport::Nanos()>;
+
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
 
   static Result<std::unique_ptr<Engine>> create(EngineConfig config,
                                                 const v1::TraceHeader& header,
@@ -196,6 +207,13 @@ class Engine {
   void start_step(RankRunner& runner, const ReadyStep& ready, transport::Nanos now);
   void arrive(const TransferKey& transfer, transport::Nanos now);
   void handle_frame(const backend::Frame& frame, transport::Nanos now);
+  // Frames from the port (held ones first, in the order they came) handled now.
+  void receive_frames(transport::Nanos now, bool& progress);
+  // Lossless, in a drain pause: frames from the port into the hold while it has room; flow
+  // control frames are honoured at once, as a NIC's MAC does whatever its host is up to.
+  void hold_frames(transport::Nanos now, bool& progress);
+  // Lossless: the pause, refresh or resume due for the frames waiting, straight to the port.
+  void send_flow_control(transport::Nanos now, bool& progress);
   void run_timers(transport::Nanos now, bool& progress);
   // Arrivals from the other engines of the host, and handovers their channels refused before.
   void exchange_local(bool& progress);
@@ -240,6 +258,11 @@ class Engine {
   std::vector<backend::Frame> unsent_;  // built, not yet taken by the port
   FaultHooks hooks_;
   PfcPause pfc_;
+  PfcSender pfc_sender_;
+  // Lossless: frames taken from the port in a drain pause and not yet handled, oldest first, at
+  // most hold_capacity_ (0 without lossless: nothing is ever held).
+  std::deque<backend::Frame> held_;
+  size_t hold_capacity_ = 0;
   // Frames held by a send delay, oldest first, with the time each may go to the port.
   std::deque<std::pair<transport::Nanos, backend::Frame>> delayed_;
   Pacer pacer_;                         // the port's line rate (off unless pace_gbps > 0)

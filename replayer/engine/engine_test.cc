@@ -42,6 +42,12 @@ struct FakeWire {
   uint64_t max_same_instant[2] = {0, 0};
   uint64_t bytes_submitted[2] = {0, 0};
   std::vector<Nanos> submitted_at[2];  // when each side handed each frame to its port
+  // Each side's receive ring: at most this many frames wait in it (the wire is short, so frames on
+  // their way count too); what arrives when it is full is lost. 0: no limit.
+  size_t ring_frames = 0;
+  uint64_t ring_dropped[2] = {0, 0};  // by receiving side
+  // MAC control frames each side sent, with when.
+  std::vector<std::pair<Nanos, std::vector<uint8_t>>> control_sent[2];
   std::deque<std::pair<Nanos, std::vector<uint8_t>>> queue[2];
 
   std::optional<Nanos> next_arrival() const {
@@ -76,13 +82,19 @@ class FakePort : public backend::PacketPort {
         f.data[24] = f.data[25] = 0;
         bytes::store_be16(f.data + 24, wire::ipv4_header_checksum({f.data + 14, 20}));
       }
+      if (wire::is_mac_control({f.data, f.len})) {
+        wire_.control_sent[side_].push_back(
+            {wire_.now, std::vector<uint8_t>(f.data, f.data + f.len)});
+      }
       const bool late = wire_.late_every != 0 && number % wire_.late_every == 0;
       const Nanos arrival = wire_.now + wire_.delay + (late ? wire_.late_ns : 0);
+      auto& q = wire_.queue[1 - side_];
       if (lost) {
         ++wire_.dropped;
+      } else if (wire_.ring_frames != 0 && q.size() >= wire_.ring_frames) {
+        ++wire_.ring_dropped[1 - side_];
       } else {
         // In arrival order: frames sent later but not held back overtake a late one.
-        auto& q = wire_.queue[1 - side_];
         auto at = std::upper_bound(q.begin(), q.end(), arrival,
                                    [](Nanos t, const auto& e) { return t < e.first; });
         q.insert(at, {arrival, std::vector<uint8_t>(f.data, f.data + f.len)});
@@ -475,6 +487,114 @@ TEST(EngineHooksTest, DrainPauseStallsTheJobForItsLength) {
   EXPECT_LT(stall, 1.3 * static_cast<double>(pause));
   // Nothing was lost (the fake wire queues what waits), so nothing was resent.
   EXPECT_EQ(run.a.requesters.retransmitted_packets + run.b.requesters.retransmitted_packets, 0u);
+}
+
+// Lossless receive: host B falls 1 ms behind (a drain pause) in the middle of an all-reduce, with
+// receive rings of 64 frames on both sides. Without lossless, what A keeps sending overflows B's
+// ring and is lost; with it, B takes frames into its hold, pauses A (which honours the pause)
+// from xoff on, refreshes the pause until it catches up, resumes A once, and nothing is lost.
+struct LosslessRun {
+  TwoHostRun run;
+  FakeWire wire;
+};
+
+constexpr Nanos kDrainStart = 500'000;  // the op takes about 1.4 ms on this wire unpaused
+constexpr Nanos kDrainLength = 1'000'000;
+constexpr double kLosslessLineGbps = 10;
+constexpr uint64_t kLosslessBytes = 1 << 20;
+
+LosslessRun run_slow_receiver(bool lossless) {
+  LosslessRun out;
+  out.wire.ring_frames = 64;
+  auto paced = [](EngineConfig& c) {
+    c.pace_gbps = kLosslessLineGbps;
+    c.pfc.line_gbps = kLosslessLineGbps;
+    c.qp.max_outstanding = 64;
+    // 16.8 ms: a QP that waits out the stall unacknowledged (the pacer lets one frame go per
+    // poll, so the first QPs in order go first) must not time out and resend what B holds.
+    c.qp.timeout_exponent = 12;
+  };
+  out.run = run_two_hosts(out.wire, {all_reduce(kLosslessBytes)}, transport::Recovery::kGoBackN,
+                          10'000'000'000ull, false, paced, [&](EngineConfig& c) {
+                            paced(c);
+                            c.drain_pauses.push_back({std::chrono::nanoseconds(kDrainStart),
+                                                      std::chrono::nanoseconds(kDrainLength), {}});
+                            c.lossless.enabled = lossless;
+                            c.lossless.priority = 3;
+                            c.lossless.xoff_frames = 16;
+                            c.lossless.xon_frames = 4;
+                            c.lossless.quanta = 1000;  // 51.2 us at 10 Gb/s
+                          });
+  return out;
+}
+
+TEST(EngineLosslessTest, ASlowReceiverPausesItsSenderInsteadOfDropping) {
+  const LosslessRun r = run_slow_receiver(true);
+  const TwoHostRun& run = r.run;
+  ASSERT_TRUE(run.failure.empty()) << run.failure;
+  ASSERT_EQ(run.records.size(), 4u);
+  EXPECT_GT(run.b.rx_held_frames, 0u);
+  // Nothing lost in B's ring (nor A's), nothing resent, and every payload byte arrived once.
+  EXPECT_EQ(r.wire.ring_dropped[1], 0u);
+  EXPECT_EQ(r.wire.ring_dropped[0], 0u);
+  EXPECT_EQ(run.a.requesters.retransmitted_packets + run.b.requesters.retransmitted_packets, 0u);
+  const uint64_t crossing = 2 * (2 * 3 * (kLosslessBytes / 4));
+  EXPECT_EQ(run.a.responders.bytes_received + run.b.responders.bytes_received, crossing);
+  EXPECT_EQ(run.a.responders.duplicates + run.b.responders.duplicates, 0u);
+  EXPECT_EQ(run.a.pattern_errors + run.b.pattern_errors, 0u);
+  // B's flow control: pauses of priority 3 for 1000 quanta from its own MAC to the MAC control
+  // address, refreshed at half their 51.2 us while the drain pause lasts, then one resume.
+  const auto& sent = r.wire.control_sent[1];
+  ASSERT_GE(sent.size(), 3u);
+  const auto mac_b = *wire::MacAddress::parse("02:00:00:00:00:0b");
+  std::vector<Nanos> pauses;
+  size_t resumes = 0;
+  for (size_t i = 0; i < sent.size(); ++i) {
+    const auto& [at, bytes] = sent[i];
+    EXPECT_TRUE(std::equal(wire::kMacControlDestination.bytes.begin(),
+                           wire::kMacControlDestination.bytes.end(), bytes.begin()));
+    auto f = wire::decode_pause(bytes);
+    ASSERT_TRUE(f.ok()) << f.status().to_string();
+    EXPECT_FALSE(f->link_pause);
+    EXPECT_EQ(f->source, mac_b);
+    EXPECT_EQ(f->enabled, 1 << 3);
+    if (f->quanta[3] == 0) {
+      ++resumes;
+      EXPECT_EQ(i, sent.size() - 1) << "the resume is the last frame";
+      EXPECT_GE(at, kDrainStart + kDrainLength) << "resumed before B caught up";
+    } else {
+      EXPECT_EQ(f->quanta[3], 1000);
+      EXPECT_GE(at, kDrainStart);
+      pauses.push_back(at);
+    }
+  }
+  EXPECT_EQ(resumes, 1u);
+  const Nanos pause_ns = wire::pause_quanta_ns(1000, kLosslessLineGbps);
+  for (size_t i = 1; i < pauses.size(); ++i) {
+    EXPECT_LT(pauses[i] - pauses[i - 1], pause_ns) << "pause " << i << " came after one ran out";
+  }
+  // Paused for the whole drain pause: a pause every 25.6 us of it.
+  EXPECT_GE(pauses.size(), kDrainLength / (pause_ns / 2) - 2);
+  EXPECT_EQ(run.b.pause_frames_sent, sent.size());
+  EXPECT_EQ(run.a.pause_frames_sent, 0u);
+  EXPECT_TRUE(r.wire.control_sent[0].empty());
+  // A honoured every one (the resume included) and held its sending meanwhile.
+  EXPECT_EQ(run.a.pause_frames, sent.size());
+  EXPECT_GT(run.a.paused_ns, kDrainLength * 9 / 10);
+}
+
+TEST(EngineLosslessTest, WithoutLosslessTheSlowReceiverDropsAndSendsNoPause) {
+  const LosslessRun r = run_slow_receiver(false);
+  ASSERT_TRUE(r.run.failure.empty()) << r.run.failure;
+  ASSERT_EQ(r.run.records.size(), 4u);
+  EXPECT_TRUE(r.wire.control_sent[0].empty());
+  EXPECT_TRUE(r.wire.control_sent[1].empty());
+  EXPECT_EQ(r.run.b.pause_frames_sent, 0u);
+  EXPECT_EQ(r.run.b.rx_held_frames, 0u);
+  EXPECT_EQ(r.run.a.pause_frames, 0u);
+  // B's ring overflowed and recovery resent what it lost.
+  EXPECT_GT(r.wire.ring_dropped[1], 0u);
+  EXPECT_GT(r.run.a.requesters.retransmitted_packets, 0u);
 }
 
 // The slow-sender hook on a single message: rank 0 (host A) sends one packet to rank 2 (host B).

@@ -346,6 +346,8 @@ EngineCounters& operator+=(EngineCounters& total, const EngineCounters& more) {
   total.tx_delayed_frames += more.tx_delayed_frames;
   total.pause_frames += more.pause_frames;
   total.paused_ns += more.paused_ns;
+  total.pause_frames_sent += more.pause_frames_sent;
+  total.rx_held_frames += more.rx_held_frames;
   total.requesters += more.requesters;
   total.responders += more.responders;
   return total;

@@ -345,6 +345,22 @@ TEST_P(HostEnginesShapeTest, EnginePerNicGivesTheRecordsOfOneEnginePerHost) {
   EXPECT_EQ(per_nic.counters.rx_foreign, 0u);
 }
 
+// A host's counters are its engines' sums, the flow control ones included.
+TEST(HostEnginesTest, CountersOfEnginesAddUpFlowControlToo) {
+  EngineCounters one;
+  one.pause_frames = 1;
+  one.paused_ns = 10;
+  one.pause_frames_sent = 3;
+  one.rx_held_frames = 5;
+  EngineCounters total;
+  total += one;
+  total += one;
+  EXPECT_EQ(total.pause_frames, 2u);
+  EXPECT_EQ(total.paused_ns, 20u);
+  EXPECT_EQ(total.pause_frames_sent, 6u);
+  EXPECT_EQ(total.rx_held_frames, 10u);
+}
+
 TEST(HostEnginesTest, OneEngineFailingStopsTheOthers) {
   // Host 1 is down: rank 0 (NIC 0) sends into the void until its QP gives up, while rank 1
   // (NIC 1) waits for a receive that never comes and is stopped with it.

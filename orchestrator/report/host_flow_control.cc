@@ -1,0 +1,38 @@
+#include "orchestrator/report/host_flow_control.h"
+
+#include <fmt/format.h>
+
+namespace collide::orchestrator::report {
+
+std::vector<HostFlowControlRow> host_flow_control_rows(const Report& report) {
+  std::vector<HostFlowControlRow> rows;
+  for (const VariantSummary& v : report.variants) {
+    HostFlowControlRow row{v.name};
+    uint64_t paused_ns = 0;
+    for (const RepetitionSummary& rep : v.repetitions) {
+      for (const v1::NicTraffic& n : rep.nics) {
+        row.pause_frames += n.pause_frames();
+        paused_ns += n.paused_ns();
+        row.pause_frames_sent += n.pause_frames_sent();
+      }
+    }
+    row.paused_ms = static_cast<double>(paused_ns) / 1e6;
+    if (row.pause_frames != 0 || row.pause_frames_sent != 0) rows.push_back(row);
+  }
+  return rows;
+}
+
+std::string host_flow_control_text(const Report& report) {
+  const std::vector<HostFlowControlRow> rows = host_flow_control_rows(report);
+  if (rows.empty()) return "";
+  std::string out =
+      "\nHost NIC flow control (PFC): pause frames received, the time they held "
+      "sending, pause frames sent\n";
+  for (const HostFlowControlRow& r : rows) {
+    out += fmt::format("  {:<26} {:>8} received, held {:.3f} ms, {} sent\n", r.variant,
+                       r.pause_frames, r.paused_ms, r.pause_frames_sent);
+  }
+  return out;
+}
+
+}  // namespace collide::orchestrator::report

@@ -1,0 +1,72 @@
+#include "replayer/engine/pfc_sender.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace collide::replayer::engine {
+
+Status validate(const LosslessConfig& c) {
+  if (c.priority >= wire::kPriorities) {
+    return invalid_argument(fmt::format("lossless.priority {} is above 7", c.priority));
+  }
+  if (c.xoff_frames == 0) return invalid_argument("lossless.xoff_frames is 0");
+  if (c.xoff_frames > kMaxXoffFrames) {
+    return invalid_argument(
+        fmt::format("lossless.xoff_frames {} is above {}", c.xoff_frames, kMaxXoffFrames));
+  }
+  if (c.xon_frames >= c.xoff_frames) {
+    return invalid_argument(fmt::format("lossless.xon_frames {} is not below xoff_frames {}",
+                                        c.xon_frames, c.xoff_frames));
+  }
+  if (c.quanta == 0) return invalid_argument("lossless.quanta is 0: a pause of no time");
+  if (c.quanta > 0xffff) {
+    return invalid_argument(fmt::format("lossless.quanta {} is above 65535", c.quanta));
+  }
+  return {};
+}
+
+PfcSender::PfcSender(LosslessConfig config, double line_gbps, wire::MacAddress source)
+    : config_(config), source_(source) {
+  // Half the pause's time: the refresh reaches the switch long before the pause runs out, even
+  // after a poll's delay and a full queue ahead of it on the wire.
+  refresh_ns_ = std::max<transport::Nanos>(
+      1, wire::pause_quanta_ns(static_cast<uint16_t>(config.quanta), line_gbps) / 2);
+}
+
+wire::PauseFrame PfcSender::frame(uint16_t quanta) const {
+  wire::PauseFrame f;
+  f.source = source_;
+  f.enabled = static_cast<uint8_t>(1u << config_.priority);
+  f.quanta[config_.priority] = quanta;
+  return f;
+}
+
+std::optional<wire::PauseFrame> PfcSender::due(size_t waiting, transport::Nanos now) const {
+  if (!config_.enabled) return std::nullopt;
+  if (!pausing_) {
+    if (waiting >= config_.xoff_frames) return frame(static_cast<uint16_t>(config_.quanta));
+    return std::nullopt;
+  }
+  if (waiting <= config_.xon_frames) return frame(0);
+  if (now >= last_pause_at_ + refresh_ns_) return frame(static_cast<uint16_t>(config_.quanta));
+  return std::nullopt;
+}
+
+void PfcSender::sent(const wire::PauseFrame& f, transport::Nanos now) {
+  if (f.quanta[config_.priority] == 0) {
+    pausing_ = false;
+    ++counters_.resumes_sent;
+    return;
+  }
+  pausing_ = true;
+  last_pause_at_ = now;
+  ++counters_.pauses_sent;
+}
+
+std::optional<transport::Nanos> PfcSender::refresh_at() const {
+  if (!pausing_) return std::nullopt;
+  return last_pause_at_ + refresh_ns_;
+}
+
+}  // namespace collide::replayer::engine
