@@ -93,6 +93,7 @@ v1::ReplayRequest replay_request(const v1::PrepareRun& r, const HostRunDefaults&
   // first CNP on (from an assumed 100 Gb/s, the first few cuts would leave the rate far above what
   // the link lets through while the switch's queue sits at its end).
   if (r.testbed().host_link_gbps() > 0) q.set_dcqcn_line_rate_gbps(r.testbed().host_link_gbps());
+  q.set_rx_ring_frames(r.testbed().host_rx_ring_frames());
   // A lossless fabric: the NICs pause their leaf ports while their receive side falls behind.
   if (const auto pfc = testbed::resolve_pfc(r.testbed()); pfc.lossless) {
     *q.mutable_lossless() = replay::lossless_receive(pfc);

@@ -189,6 +189,7 @@ Result<std::unique_ptr<ReplaySession>> ReplaySession::prepare(const v1::ReplayRe
   }
   port_options.dpdk.set_queues(queues);
   port_options.dpdk.set_queue_steering(request.queue_steering());
+  port_options.dpdk.set_rx_ring_size(request.rx_ring_frames());  // 0: the replay default
   std::vector<std::string> specs;
   for (const v1::ReplayNic& nic : request.nics()) specs.push_back(nic.port());
   auto opened = replayer::backend::open_ports(specs, port_options);

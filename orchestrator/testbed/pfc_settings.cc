@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "replayer/engine/pfc_sender.h"
+
 namespace collide::orchestrator::testbed {
 namespace {
 
@@ -59,6 +61,10 @@ std::optional<ProfileError> check_pfc(const v1::VirtualTestbedSpec& spec) {
   const ResolvedPfc r = resolve_pfc(spec);
   if (r.xon_bytes >= r.xoff_bytes) {
     return ProfileError{"pfc.xon_bytes", fmt::format("xon {} is not below xoff {}", r.xon_bytes, r.xoff_bytes)};
+  }
+  if (r.host_xoff_frames > replayer::engine::kMaxXoffFrames) {
+    return ProfileError{"pfc.host_xoff_frames", fmt::format("{} is above {}, what a host's receive buffer holds",
+                                                            r.host_xoff_frames, replayer::engine::kMaxXoffFrames)};
   }
   if (r.host_xon_frames >= r.host_xoff_frames) {
     return ProfileError{"pfc.host_xon_frames", fmt::format("{} is not below host_xoff_frames {}",

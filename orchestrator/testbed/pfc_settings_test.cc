@@ -70,6 +70,9 @@ TEST(PfcSettingsTest, RefusesWhatCannotBeLossless) {
   s.mutable_pfc()->set_host_xoff_frames(10);
   s.mutable_pfc()->set_host_xon_frames(10);
   EXPECT_EQ(field_of(s), "pfc.host_xon_frames");
+  s = lossless_fabric();
+  s.mutable_pfc()->set_host_xoff_frames(5000);
+  EXPECT_EQ(field_of(s), "pfc.host_xoff_frames");
 }
 
 }  // namespace

@@ -76,6 +76,10 @@ Status validate(const v1::VirtualTestbedSpec& s) {
     return invalid_argument("several leaves need spines to reach each other");
   }
   if (s.host_link_gbps() < 0 || s.fabric_link_gbps() < 0) return invalid_argument("negative link rate");
+  if (const uint32_t ring = s.host_rx_ring_frames();
+      ring != 0 && (ring < 64 || ring > 4096 || (ring & (ring - 1)) != 0)) {
+    return invalid_argument(fmt::format("host_rx_ring_frames: {} is not a power of two in 64..4096", ring));
+  }
   if (auto e = check_port_profiles(s)) return invalid_argument(fmt::format("{}: {}", e->field, e->what));
   if (s.mtu() != 0 && (s.mtu() < 1280 || s.mtu() > 9000)) {
     return invalid_argument(fmt::format("mtu {} not in 1280..9000", s.mtu()));
