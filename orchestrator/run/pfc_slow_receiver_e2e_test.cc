@@ -52,7 +52,7 @@ class PfcSlowReceiverTest : public ::testing::Test {
   std::optional<testing::CollideRunDir> dir_;
 };
 
-TEST_F(PfcSlowReceiverTest, LosslessPausesSpreadAndSlowTheBystanderWhereLossyDrops) {
+TEST_F(PfcSlowReceiverTest, LossyNeverPausesAndLosslessLosesNothingWhileItsPausesSpread) {
   YAML::Node s = YAML::LoadFile(std::string(COLLIDE_CONFIGS_DIR) + "/fabric/pfc-slow-receiver.yaml");
   s["testbed"]["virtual"]["name"] = dir_->bed();
   s["runs"]["repetitions"] = 1;
