@@ -8,6 +8,12 @@ int64_t pause_ns(uint16_t quanta, double gbps) {
   return static_cast<int64_t>(replayer::wire::pause_quanta_ns(quanta, gbps));
 }
 
+PfcPortState::PfcPortState(PfcPortConfig config)
+    : config_(config),
+      // Re-sent at half the pause's length, so the peer never runs out of pause in between.
+      hysteresis_(config.xoff_bytes, config.xon_bytes,
+                  static_cast<uint64_t>(pause_ns(config.quanta, config.gbps) / 2)) {}
+
 void PfcPortState::on_peer_pause(uint16_t quanta, int64_t now) {
   ++counters_.pause_frames;
   paused_until_ = quanta == 0 ? now : now + pause_ns(quanta, config_.gbps);
@@ -44,20 +50,12 @@ bool PfcPortState::should_hold(int64_t now) {
 }
 
 PfcPortState::Send PfcPortState::on_held_bytes(uint64_t held_bytes, int64_t now) {
-  // Re-sent at half the pause's length, so the peer never runs out of pause in between.
-  const int64_t refresh = pause_ns(config_.quanta, config_.gbps) / 2;
-  if (held_bytes >= config_.xoff_bytes || (pausing_ && held_bytes > config_.xon_bytes)) {
-    if (pausing_ && now - last_sent_ < refresh) return Send::kNothing;
-    pausing_ = true;
-    last_sent_ = now;
-    ++counters_.pause_frames_sent;
-    return Send::kPause;
-  }
-  if (!pausing_) return Send::kNothing;
-  pausing_ = false;
-  last_sent_ = now;
+  using Due = replayer::engine::PauseHysteresis::Due;
+  const Due due = hysteresis_.due(held_bytes, static_cast<uint64_t>(now));
+  if (due == Due::kNothing) return Send::kNothing;
+  hysteresis_.sent(due, static_cast<uint64_t>(now));
   ++counters_.pause_frames_sent;
-  return Send::kResume;
+  return due == Due::kPause ? Send::kPause : Send::kResume;
 }
 
 }  // namespace collide::orchestrator::testbed

@@ -4,6 +4,8 @@
 #include <optional>
 #include <vector>
 
+#include "replayer/engine/pause_hysteresis.h"
+
 // One switch port's priority flow control, both ways, for the lossless priority; pure (the caller
 // passes the time, in nanoseconds of one monotonic clock), so that pausing, resuming and the
 // watchdog are unit-tested without a fabric.
@@ -11,7 +13,8 @@
 //   replaces the time left; 0 quanta resumes now), as 802.1Qbb has it.
 // - As an ingress: the switch pauses the peer while it holds more than xoff bytes that came in
 //   through this port, keeps the pause alive before it runs out, and resumes the peer once it
-//   holds no more than xon bytes (hysteresis: between the two, nothing changes).
+//   holds no more than xon bytes (the hosts' hysteresis, replayer/engine/pause_hysteresis.h,
+//   counting bytes).
 // - The watchdog: a queue held without a break for `detect` is taken as stormed or deadlocked;
 //   for `restore` the port then ignores pauses (counting them still), and honours them again after.
 namespace collide::orchestrator::testbed {
@@ -45,7 +48,7 @@ class PfcPortState {
  public:
   enum class Send { kNothing, kPause, kResume };
 
-  explicit PfcPortState(PfcPortConfig config) : config_(config) {}
+  explicit PfcPortState(PfcPortConfig config);
 
   // The peer's frame for our priority arrived at `now`.
   void on_peer_pause(uint16_t quanta, int64_t now);
@@ -54,7 +57,7 @@ class PfcPortState {
   // What to send the peer now that the switch holds `held_bytes` that came in through this port.
   Send on_held_bytes(uint64_t held_bytes, int64_t now);
   // Whether the peer is paused by us (a pause sent and no resume since).
-  bool pausing_peer() const { return pausing_; }
+  bool pausing_peer() const { return hysteresis_.pausing(); }
   // Counters, held time counted up to the last should_hold.
   const PfcPortCounters& counters() const { return counters_; }
 
@@ -66,8 +69,7 @@ class PfcPortState {
   int64_t recovering_until_ = 0;  // the watchdog ignores pauses until here
   int64_t last_look_ = 0;         // held time is counted up to here
   bool holding_ = false;          // as of the last look
-  bool pausing_ = false;
-  int64_t last_sent_ = 0;
+  replayer::engine::PauseHysteresis hysteresis_;
 };
 
 }  // namespace collide::orchestrator::testbed

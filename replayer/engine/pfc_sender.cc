@@ -30,8 +30,9 @@ PfcSender::PfcSender(LosslessConfig config, double line_gbps, wire::MacAddress s
     : config_(config), source_(source) {
   // Half the pause's time: the refresh reaches the switch long before the pause runs out, even
   // after a poll's delay and a full queue ahead of it on the wire.
-  refresh_ns_ = std::max<transport::Nanos>(
+  const transport::Nanos refresh_ns = std::max<transport::Nanos>(
       1, wire::pause_quanta_ns(static_cast<uint16_t>(config.quanta), line_gbps) / 2);
+  hysteresis_ = PauseHysteresis(config.xoff_frames, config.xon_frames, refresh_ns);
 }
 
 wire::PauseFrame PfcSender::frame(uint16_t quanta) const {
@@ -44,29 +45,21 @@ wire::PauseFrame PfcSender::frame(uint16_t quanta) const {
 
 std::optional<wire::PauseFrame> PfcSender::due(size_t waiting, transport::Nanos now) const {
   if (!config_.enabled) return std::nullopt;
-  if (!pausing_) {
-    if (waiting >= config_.xoff_frames) return frame(static_cast<uint16_t>(config_.quanta));
-    return std::nullopt;
+  switch (hysteresis_.due(waiting, now)) {
+    case PauseHysteresis::Due::kPause:
+      return frame(static_cast<uint16_t>(config_.quanta));
+    case PauseHysteresis::Due::kResume:
+      return frame(0);
+    case PauseHysteresis::Due::kNothing:
+      break;
   }
-  if (waiting <= config_.xon_frames) return frame(0);
-  if (now >= last_pause_at_ + refresh_ns_) return frame(static_cast<uint16_t>(config_.quanta));
   return std::nullopt;
 }
 
 void PfcSender::sent(const wire::PauseFrame& f, transport::Nanos now) {
-  if (f.quanta[config_.priority] == 0) {
-    pausing_ = false;
-    ++counters_.resumes_sent;
-    return;
-  }
-  pausing_ = true;
-  last_pause_at_ = now;
-  ++counters_.pauses_sent;
-}
-
-std::optional<transport::Nanos> PfcSender::refresh_at() const {
-  if (!pausing_) return std::nullopt;
-  return last_pause_at_ + refresh_ns_;
+  const bool resume = f.quanta[config_.priority] == 0;
+  hysteresis_.sent(resume ? PauseHysteresis::Due::kResume : PauseHysteresis::Due::kPause, now);
+  ++(resume ? counters_.resumes_sent : counters_.pauses_sent);
 }
 
 }  // namespace collide::replayer::engine

@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "common/result.h"
+#include "replayer/engine/pause_hysteresis.h"
 #include "replayer/transport/packet.h"
 #include "replayer/wire/pfc_frame.h"
 
@@ -12,7 +13,7 @@
 // switch port it is cabled to, on the priority RoCE rides, instead of dropping what arrives.
 // When `xoff_frames` frames wait it sends a pause of `quanta`, sends it again before that time
 // runs out for as long as more than `xon_frames` wait, and once no more than `xon_frames` wait
-// sends one resume (0 quanta). Pure: the caller passes the time and how many frames wait, sends
+// sends one resume (0 quanta): pause_hysteresis.h counting frames. Pure: the caller passes the time and how many frames wait, sends
 // what due() returns and says so (sent), so a frame the port did not take is asked for again.
 namespace collide::replayer::engine {
 
@@ -54,9 +55,9 @@ class PfcSender {
   // `frame` (from due) went to the port at `now`.
   void sent(const wire::PauseFrame& frame, transport::Nanos now);
   // Whether the leaf port is held by our last pause.
-  bool pausing() const { return pausing_; }
+  bool pausing() const { return hysteresis_.pausing(); }
   // When the pause in force must be sent again; none when not pausing.
-  std::optional<transport::Nanos> refresh_at() const;
+  std::optional<transport::Nanos> refresh_at() const { return hysteresis_.refresh_at(); }
   const PfcSenderCounters& counters() const { return counters_; }
 
  private:
@@ -64,9 +65,7 @@ class PfcSender {
 
   LosslessConfig config_;
   wire::MacAddress source_;
-  transport::Nanos refresh_ns_ = 0;  // half the pause's time
-  bool pausing_ = false;
-  transport::Nanos last_pause_at_ = 0;
+  PauseHysteresis hysteresis_;
   PfcSenderCounters counters_;
 };
 
