@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "orchestrator/report/port_queues.h"
 #include "orchestrator/report/report.h"
 
 namespace collide::orchestrator::report {
@@ -39,8 +40,6 @@ std::string watchdog_cell(const PortStats& p) {
   if (restored > 0) out += fmt::format(", restored after {:.1f} ms", restore / static_cast<double>(restored) / 1e6);
   return out;
 }
-
-std::string port_label(const PortStats& p) { return p.link + " @" + p.end; }
 
 }  // namespace
 

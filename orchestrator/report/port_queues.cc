@@ -32,9 +32,9 @@ std::string text_row(const std::string& variant, const std::string& port, const 
                      drops_ppm(p), p.depth_p95_bytes, p.depth_max_bytes);
 }
 
-std::string port_label(const PortStats& p) { return p.link + " @" + p.end; }
-
 }  // namespace
+
+std::string port_label(const PortStats& p) { return p.link + " @" + p.end; }
 
 std::vector<PortStats> merge_repetitions(const std::vector<RepetitionSummary>& repetitions) {
   std::vector<PortStats> out;

@@ -24,6 +24,9 @@ std::vector<PortStats> tier_totals(const std::vector<PortStats>& ports);
 double ecn_mark_ratio(const PortStats& p);
 double drops_ppm(const PortStats& p);
 
+// How tables name a port: its link and the switch whose queue it is ("leaf0-spine1 @spine1").
+std::string port_label(const PortStats& p);
+
 void to_proto(const PortStats& p, v1::PortQueueStats& out);
 
 std::string port_queues_text(const Report& report);
