@@ -112,7 +112,11 @@ Result<PfcStormResult> run_pfc_storm(const std::string& dev, const PfcStormOptio
     next += period;
     const uint64_t now = now_ns();
     // Behind by more than a period (the machine was busy): skip ahead instead of bursting.
-    if (now > next + period) next += (now - next) / period * period;
+    if (now > next + period) {
+      const uint64_t behind = (now - next) / period;
+      result.frames_skipped += behind;
+      next += behind * period;
+    }
     if (next < end) sleep_until(next);
   }
   result.seconds = static_cast<double>(now_ns() - start) / 1e9;

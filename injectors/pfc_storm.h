@@ -24,6 +24,7 @@ struct PfcStormOptions {
 struct PfcStormResult {
   uint64_t frames_sent = 0;
   uint64_t frames_failed = 0;  // refused by the socket (e.g. the device queue full or down)
+  uint64_t frames_skipped = 0; // due while the thread could not run (a busy machine), not sent late
   double seconds = 0;          // from the first frame to the end
 };
 

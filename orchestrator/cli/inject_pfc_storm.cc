@@ -87,12 +87,14 @@ void run_pfc_storm_command(const PfcStormFlags& flags, const std::string& netns,
                                 {"frames_per_second", o.frames_per_second},
                                 {"frames_sent", result->frames_sent},
                                 {"frames_failed", result->frames_failed},
+                                {"frames_skipped", result->frames_skipped},
                                 {"seconds", result->seconds}}
                      .dump()
               << "\n";
   } else {
-    std::cout << fmt::format("{}: {} PFC frames sent, {} refused by the device, in {:.3f} s ({:.1f} per second)\n",
-                             dev, result->frames_sent, result->frames_failed, result->seconds,
+    std::cout << fmt::format("{}: {} PFC frames sent, {} refused by the device, {} skipped (due while this "
+                             "machine was too busy to send them), in {:.3f} s ({:.1f} per second)\n",
+                             dev, result->frames_sent, result->frames_failed, result->frames_skipped, result->seconds,
                              result->seconds > 0 ? static_cast<double>(result->frames_sent) / result->seconds : 0.0);
   }
   if (result->frames_failed > 0) fail("inject", kExitFailed, "the device refused some PFC frames");

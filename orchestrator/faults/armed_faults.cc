@@ -25,9 +25,12 @@ uint64_t monotonic_ns(Clock::time_point t) {
       std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count());
 }
 
-bool is_scheduled(const v1::Fault& f) {
+// Changes of links and qdiscs, which a guardian undoes if collide dies.
+bool needs_undo(const v1::Fault& f) {
   return f.kind() == v1::Fault::KIND_LINK_FLAP || f.kind() == v1::Fault::KIND_RATE_LIMIT;
 }
+
+bool is_scheduled(const v1::Fault& f) { return needs_undo(f) || f.kind() == v1::Fault::KIND_PFC_STORM; }
 
 // Attaches a loaded injector to every hook of the site, from inside each hook's namespace.
 Status attach(injectors::FaultInjector& injector, const FaultSite& site, const std::string& name) {
@@ -58,7 +61,7 @@ Result<std::unique_ptr<ArmedFaults>> arm_faults(const std::vector<const v1::Faul
   std::unique_ptr<ArmedFaults> armed(new ArmedFaults());
   armed->guardian_ = options.guardian;
   const bool needs_guardian = std::any_of(faults.begin(), faults.end(),
-                                          [](const v1::Fault* f) { return is_scheduled(*f); });
+                                          [](const v1::Fault* f) { return needs_undo(*f); });
   if (needs_guardian && armed->guardian_ == nullptr) {
     auto guardian = injectors::Guardian::start();
     if (!guardian.ok()) return guardian.status().with_context("starting the fault guardian");
@@ -101,6 +104,11 @@ Result<std::unique_ptr<ArmedFaults>> arm_faults(const std::vector<const v1::Faul
         if (!snapshot.ok()) return snapshot.status().with_context("fault " + f->name());
         s.snapshot = std::move(snapshot).value();
       }
+      if (f->kind() == v1::Fault::KIND_PFC_STORM) {
+        auto storm = storm_plan(*f, *site);
+        if (!storm.ok()) return storm.status();
+        s.storm_plan = std::move(storm).value();
+      }
       armed->scheduled_.push_back(std::move(s));
     } else if (!is_replayer_fault(*f)) {
       return invalid_argument(fmt::format("fault {}: unknown kind", f->name()));
@@ -140,6 +148,10 @@ Status ArmedFaults::start(std::optional<Clock::time_point> run_start) {
 
 Status ArmedFaults::begin(Scheduled& s) {
   const v1::Fault& f = *faults_[s.fault].fault;
+  if (s.storm_plan) {
+    s.storm = RunningStorm::start(*s.storm_plan);
+    return {};
+  }
   if (f.kind() == v1::Fault::KIND_LINK_FLAP) {
     auto down = injectors::LinkDown::take_down(*guardian_, *s.snapshot);
     if (!down.ok()) return down.status().with_context("flapping " + f.link());
@@ -193,6 +205,20 @@ void ArmedFaults::end(Scheduled& s) {
   }
   for (auto& limit : s.limits) limit->remove();
   s.limits.clear();
+  if (s.storm) {
+    auto sent = s.storm->stop();
+    s.storm.reset();
+    std::lock_guard lock(mutex_);
+    if (!sent.ok()) {
+      logging::get("faults")->error("{}", sent.status().message());
+      if (error_.ok()) error_ = sent.status();
+      return;
+    }
+    report::FaultWindow& w = faults_[s.fault].window;
+    // Frames due by the storm's schedule, and those that left.
+    w.packets_matched = sent->frames_sent + sent->frames_failed + sent->frames_skipped;
+    w.packets_acted = sent->frames_sent;
+  }
 }
 
 void ArmedFaults::run_schedule() {
@@ -265,7 +291,7 @@ void ArmedFaults::disarm() {
   if (scheduler_.joinable()) scheduler_.join();
   const uint64_t now = injectors::FaultInjector::monotonic_ns();
   for (Scheduled& s : scheduled_) {
-    if (s.done || (!s.down && s.limits.empty())) continue;
+    if (s.done || (!s.down && s.limits.empty() && !s.storm)) continue;
     end(s);
     faults_[s.fault].window.end_ns = injectors::FaultInjector::monotonic_ns();
   }

@@ -14,6 +14,7 @@
 #include "common/result.h"
 #include "injectors/link_flap.h"
 #include "orchestrator/faults/fault_plan.h"
+#include "orchestrator/faults/running_storm.h"
 #include "orchestrator/report/run_result.h"
 #include "orchestrator/testbed/testbed_plan.h"
 
@@ -31,7 +32,9 @@ class RateLimit;
 // they go inert within the lease if collide dies, and their TCX links go with the process.
 // Link flaps and rate limits are changes of links and qdiscs, made and undone on schedule by a
 // thread of this object, each registered with a guardian process first so that they are undone
-// even after a SIGKILL. Slow receivers and send delays are the replayer's (fault_plan.h:
+// even after a SIGKILL. PFC storms are sent by a thread of their own from their window's start
+// (nothing to undo: a storm ends with its thread, and its last pause with its quanta), their
+// frames counted as the fault's packets. Slow receivers and send delays are the replayer's (fault_plan.h:
 // replayer_hook_flags); here they are only recorded.
 namespace collide::orchestrator::faults {
 
@@ -82,7 +85,8 @@ class ArmedFaults {
                                                          const ArmOptions&);
   ArmedFaults() = default;
 
-  // A fault of the fabric changed on a schedule (flap, rate limit), on its own thread's clock.
+  // A fault of the fabric changed or sent on a schedule (flap, rate limit, PFC storm), on its own
+  // thread's clock.
   struct Scheduled {
     size_t fault = 0;  // index into faults_
     FaultSite site;
@@ -90,6 +94,8 @@ class ArmedFaults {
     std::optional<injectors::LinkSnapshot> snapshot;  // a flap's, taken when armed
     std::unique_ptr<injectors::LinkDown> down;
     std::vector<std::unique_ptr<injectors::RateLimit>> limits;
+    std::optional<StormPlan> storm_plan;  // a storm's, worked out when armed
+    std::unique_ptr<RunningStorm> storm;
     bool done = false;
   };
   struct Entry {

@@ -107,6 +107,46 @@ TEST_F(ArmedFaultsTest, FlapAndRateLimitHoldInTheirWindowsAndAreUndone) {
   EXPECT_NEAR(ms(truth[3].end_ns), 150, 1);
 }
 
+uint64_t rx_packets(const std::string& netns, const std::string& dev) {
+  const std::string text = run({"ip", "netns", "exec", netns, "cat", "/sys/class/net/" + dev + "/statistics/rx_packets"});
+  return std::stoull(text);
+}
+
+TEST_F(ArmedFaultsTest, StormsSendTheirFramesInTheirWindowFromTheHostNicAndTheLeafsUplink) {
+  // 500 frames a second for 200 ms: 100 frames each, arriving at the port they pause.
+  v1::Fault host = make("host-storm", v1::Fault::KIND_PFC_STORM, "h1", 50, 200);
+  host.set_pfc_frames_per_second(500);
+  host.add_pfc_priorities(3);
+  v1::Fault fabric = host;
+  fabric.set_name("fabric-storm");
+  fabric.set_link("leaf0-spine1");
+  // Host 1's NIC is cabled to leaf 1's p0; leaf 0's uplink p2 to spine 1's p0.
+  const uint64_t leaf_before = rx_packets("fat-leaf1", "p0");
+  const uint64_t spine_before = rx_packets("fat-spine1", "p0");
+  auto armed = arm_faults({&host, &fabric}, bed_->plan(), {});
+  ASSERT_TRUE(armed.ok()) << armed.status().to_string();
+  const auto start = (*armed)->run_start();
+  std::this_thread::sleep_until(start + 400ms);
+  (*armed)->disarm();
+  EXPECT_TRUE((*armed)->error().ok()) << (*armed)->error().to_string();
+  const auto truth = (*armed)->ground_truth();
+  ASSERT_EQ(truth.size(), 2u);
+  const uint64_t t0 = static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(start.time_since_epoch()).count());
+  for (const auto& w : truth) {
+    EXPECT_EQ(w.kind, "pfc-storm");
+    EXPECT_NEAR((static_cast<double>(w.start_ns) - static_cast<double>(t0)) / 1e6, 50, 20) << w.name;
+    EXPECT_NEAR(static_cast<double>(w.end_ns - w.start_ns) / 1e6, 200, 30) << w.name;
+    EXPECT_NEAR(static_cast<double>(w.packets_matched), 100, 5) << w.name;  // due by the schedule
+    EXPECT_GE(static_cast<double>(w.packets_acted), 0.8 * static_cast<double>(w.packets_matched)) << w.name;
+  }
+  // IPv6 neighbour discovery may add a frame or two on an idle testbed.
+  EXPECT_NEAR(static_cast<double>(rx_packets("fat-leaf1", "p0") - leaf_before),
+              static_cast<double>(truth[0].packets_acted), 3);
+  EXPECT_NEAR(static_cast<double>(rx_packets("fat-spine1", "p0") - spine_before),
+              static_cast<double>(truth[1].packets_acted), 3);
+}
+
 TEST_F(ArmedFaultsTest, DisarmingMidFlapBringsTheLinkBack) {
   const v1::Fault flap = make("flap", v1::Fault::KIND_LINK_FLAP, "leaf1-spine0", 0, 10'000);
   auto armed = arm_faults({&flap}, bed_->plan(), {});

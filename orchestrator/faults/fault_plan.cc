@@ -99,6 +99,7 @@ std::string kind_name(v1::Fault::Kind kind) {
     case v1::Fault::KIND_ECN_MARK: return "ecn-mark";
     case v1::Fault::KIND_SLOW_RECEIVER: return "slow-receiver";
     case v1::Fault::KIND_SEND_DELAY: return "send-delay";
+    case v1::Fault::KIND_PFC_STORM: return "pfc-storm";
     default: return "unspecified";
   }
 }
@@ -113,6 +114,35 @@ uint64_t draw_seed(uint64_t fault_seed, uint64_t runs_seed, uint32_t repetition)
     mixed ^= mixed >> 31;
   }
   return fault_seed + repetition + mixed;
+}
+
+Result<StormPlan> storm_plan(const v1::Fault& f, const FaultSite& site) {
+  if (f.kind() != v1::Fault::KIND_PFC_STORM) {
+    return invalid_argument(fmt::format("fault {} is not a PFC storm", f.name()));
+  }
+  StormPlan plan;
+  // A host link's storm comes from the host's NIC; a fabric link's from the leaf's port (its
+  // peer, the spine's port, is the one paused). A real host's own NIC is named as the leaf end.
+  const bool from_host_nic = site.host_link && !site.own_nic;
+  plan.netns = from_host_nic ? site.peer_netns : site.leaf_netns;
+  plan.ifname = from_host_nic ? site.peer_ifname : site.leaf_ifname;
+  injectors::PfcStormOptions& o = plan.options;
+  if (f.pfc_priorities_size() > 0) {
+    o.priorities = 0;
+    for (uint32_t p : f.pfc_priorities()) {
+      if (p > 7) return invalid_argument(fmt::format("fault {}: priority {} is not 0-7", f.name(), p));
+      o.priorities = static_cast<uint8_t>(o.priorities | (1u << p));
+    }
+  }
+  if (f.pfc_quanta() > 0xffff) {
+    return invalid_argument(fmt::format("fault {}: quanta {} is above 65535", f.name(), f.pfc_quanta()));
+  }
+  if (f.pfc_quanta() != 0) o.quanta = static_cast<uint16_t>(f.pfc_quanta());
+  if (f.pfc_frames_per_second() != 0) o.frames_per_second = f.pfc_frames_per_second();
+  o.duration = std::chrono::nanoseconds(f.duration_ns());
+  Status valid = injectors::validate(o);
+  if (!valid.ok()) return valid.with_context("fault " + f.name());
+  return plan;
 }
 
 Result<injectors::FaultRule> packet_rule(const v1::Fault& f, uint32_t repetition,

@@ -10,6 +10,7 @@
 #include "collide/scenario.pb.h"
 #include "common/result.h"
 #include "injectors/fault_rules.h"
+#include "injectors/pfc_storm.h"
 #include "injectors/tc_link.h"  // Direction
 #include "orchestrator/testbed/testbed_plan.h"
 
@@ -62,6 +63,19 @@ bool is_replayer_fault(const v1::Fault& fault);
 bool is_packet_fault(const v1::Fault& fault);
 // A fault's kind as reports print it ("loss", "link-flap", "slow-receiver").
 std::string kind_name(v1::Fault::Kind kind);
+
+// A PFC storm's frames: the device they leave from and what they ask for.
+struct StormPlan {
+  std::string netns;  // "": the caller's own (a real host's agent)
+  std::string ifname;
+  injectors::PfcStormOptions options;
+};
+
+// Where a KIND_PFC_STORM fault sends from: a host link's host NIC (pausing the leaf port it is
+// cabled to), a real host's own NIC, or a fabric link's leaf port (pausing the spine's port
+// towards that leaf); its priorities, quanta, rate and duration as the scenario has them (the
+// scenario's defaults filled in), checked.
+Result<StormPlan> storm_plan(const v1::Fault& fault, const FaultSite& site);
 
 // The eBPF rule for a per-packet fault: the decision, the action, the window counted from the
 // moment the rules are armed plus `shift` (negative when the run started before arming), the

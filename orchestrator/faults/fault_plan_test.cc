@@ -127,6 +127,47 @@ TEST(FaultPlanTest, FabricLinksActOnTheLeafsUplink) {
       << huge.status().to_string();
 }
 
+TEST(FaultPlanTest, StormsLeaveFromTheHostNicOrTheLeafsUplinkWithTheirSettings) {
+  const auto plan = small_fabric();
+  v1::Fault f = fault(v1::Fault::KIND_PFC_STORM, "h1");
+  f.set_duration_ns(200'000'000);
+  f.add_pfc_priorities(3);
+  f.add_pfc_priorities(4);
+  auto from_host = storm_plan(f, *resolve_site(plan, "h1", f.direction()));
+  ASSERT_TRUE(from_host.ok()) << from_host.status().to_string();
+  // The host's NIC pauses the leaf port it is cabled to.
+  EXPECT_EQ(from_host->netns, "ft-h1");
+  EXPECT_EQ(from_host->ifname, "eth0");
+  EXPECT_EQ(from_host->options.priorities, (1u << 3) | (1u << 4));
+  EXPECT_EQ(from_host->options.quanta, 0xffff);  // the longest pause unless asked
+  EXPECT_EQ(from_host->options.frames_per_second, injectors::PfcStormOptions{}.frames_per_second);
+  EXPECT_EQ(from_host->options.duration, std::chrono::milliseconds(200));
+
+  f.set_link("leaf0-spine1");
+  f.set_pfc_quanta(100);
+  f.set_pfc_frames_per_second(50);
+  auto from_leaf = storm_plan(f, *resolve_site(plan, "leaf0-spine1", f.direction()));
+  ASSERT_TRUE(from_leaf.ok()) << from_leaf.status().to_string();
+  // The leaf's uplink pauses the spine's port towards the leaf.
+  EXPECT_EQ(from_leaf->netns, "ft-leaf0");
+  EXPECT_EQ(from_leaf->ifname, "p2");
+  EXPECT_EQ(from_leaf->options.quanta, 100);
+  EXPECT_EQ(from_leaf->options.frames_per_second, 50);
+
+  const auto site = *resolve_site(plan, "h0", f.direction());
+  v1::Fault endless = f;
+  endless.set_duration_ns(0);
+  EXPECT_THAT(storm_plan(endless, site), StatusIs(StatusCode::kInvalidArgument));
+  v1::Fault wide = f;
+  wide.set_pfc_quanta(70000);
+  EXPECT_THAT(storm_plan(wide, site), StatusIs(StatusCode::kInvalidArgument));
+  v1::Fault no_such = f;
+  no_such.add_pfc_priorities(8);
+  EXPECT_THAT(storm_plan(no_such, site), StatusIs(StatusCode::kInvalidArgument));
+  EXPECT_THAT(storm_plan(fault(v1::Fault::KIND_LOSS, "h0"), site), StatusIs(StatusCode::kInvalidArgument));
+  EXPECT_EQ(kind_name(v1::Fault::KIND_PFC_STORM), "pfc-storm");
+}
+
 TEST(FaultPlanTest, PacketRulesCarryDecisionWindowAndSeed) {
   v1::Fault loss = fault(v1::Fault::KIND_LOSS, "h1");
   loss.set_seed(7);

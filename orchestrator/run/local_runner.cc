@@ -50,6 +50,7 @@ struct Run {
   tb::LoadBalancing balancing = v1::VirtualTestbedSpec::LOAD_BALANCING_ECMP;
   std::string alone_job;  // runs.alone: this job by itself, the others idle; empty: the whole workload
   bool lossless = false;  // a virtual testbed's lossless mode (PFC) for this run
+  bool pfc_watchdog = true;  // false: lossless without the testbed's PFC watchdog
 };
 
 // The variant's transport: the scenario's, with every field the variant sets taking its place
@@ -74,7 +75,8 @@ std::vector<Run> plan_iteration(const v1::Scenario& s, uint32_t rep) {
   }
   for (const v1::Variant& v : s.runs().variants()) {
     Run r{v.name(), {}, merged(s.transport(), v.transport()), rep,
-          v.has_load_balancing() ? v.load_balancing() : lb, "", v.has_lossless() ? v.lossless() : lossless};
+          v.has_load_balancing() ? v.load_balancing() : lb, "", v.has_lossless() ? v.lossless() : lossless,
+          !v.has_pfc_watchdog() || v.pfc_watchdog()};
     for (const std::string& name : v.faults()) {
       for (const v1::Fault& f : s.faults()) {
         if (f.name() == name) r.faults.push_back(&f);
@@ -364,6 +366,7 @@ Result<report::RunResult> RunDriver::drive(const Placement& p, const Run& run, u
     if (run.lossless) {
       tb::ResolvedPfc pfc = tb::resolve_pfc(p.testbed);
       pfc.lossless = true;
+      if (!run.pfc_watchdog) pfc.watchdog_detect = std::chrono::nanoseconds(0);
       auto started = tb::PfcSwitches::start(*p.bed, pfc);
       if (!started.ok()) {
         stop_others("lossless mode could not be started on the switches");

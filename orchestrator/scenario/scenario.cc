@@ -18,6 +18,7 @@
 #include "orchestrator/testbed/link_names.h"
 #include "orchestrator/testbed/pfc_settings.h"
 #include "orchestrator/testbed/testbed_plan.h"
+#include "injectors/pfc_storm.h"
 #include "traces/analysis/trace_validator.h"
 #include "traces/synth/model_spec.h"
 #include "traces/trace_io.h"
@@ -81,6 +82,11 @@ void apply_defaults(v1::Scenario& s) {
     if (v.hosts() == 0) v.set_hosts(2);
     if (v.nics_per_host() == 0) v.set_nics_per_host(1);
     if (v.leaves() == 0) v.set_leaves(v.spines() == 0 ? 1 : 2);
+  }
+  // A storm pauses the fabric's lossless class unless it names others.
+  const uint32_t lossless_priority = testbed::resolve_pfc(t.virtual_()).priority;
+  for (v1::Fault& f : *s.mutable_faults()) {
+    if (f.kind() == v1::Fault::KIND_PFC_STORM && f.pfc_priorities_size() == 0) f.add_pfc_priorities(lossless_priority);
   }
   if (s.jobs_size() == 0) apply_workload_defaults(*s.mutable_workload());
   for (v1::Job& job : *s.mutable_jobs()) apply_workload_defaults(*job.mutable_workload());
@@ -181,6 +187,27 @@ Status check_real_host_fault(const v1::Fault& f, const v1::Testbed& t, const std
   }
   if (f.kind() == v1::Fault::KIND_RATE_LIMIT) {
     return c.error(at + ".kind", "a real host's replay sends past its qdiscs: it cannot be rate-limited there");
+  }
+  return {};
+}
+
+// A storm's frames as injectors/pfc_storm.h sends them: priorities 0-7, a quantum of 16 bits, a
+// rate it can keep, and an end.
+Status check_pfc_storm(const v1::Fault& f, const std::string& at, const Checker& c) {
+  if (f.duration_ns() == 0) return c.error(at + ".duration_ns", "a PFC storm needs a duration: it always ends");
+  injectors::PfcStormOptions o;
+  o.duration = std::chrono::nanoseconds(f.duration_ns());
+  o.priorities = 0;
+  for (uint32_t p : f.pfc_priorities()) {
+    if (p > 7) return c.error(at + ".pfc_priorities", fmt::format("priority {} is not 0-7", p));
+    o.priorities = static_cast<uint8_t>(o.priorities | (1u << p));
+  }
+  if (f.pfc_quanta() > 0xffff) {
+    return c.error(at + ".pfc_quanta", fmt::format("{} is above 65535 (a quantum is 16 bits)", f.pfc_quanta()));
+  }
+  if (f.pfc_frames_per_second() != 0) o.frames_per_second = f.pfc_frames_per_second();
+  if (Status valid = injectors::validate(o); !valid.ok()) {
+    return c.error(at + (o.priorities == 0 ? ".pfc_priorities" : ".pfc_frames_per_second"), valid.message());
   }
   return {};
 }
@@ -378,6 +405,9 @@ Status check(const v1::Scenario& s, const Checker& c) {
     if (f.kind() == v1::Fault::KIND_SEND_DELAY && f.delay_ns() == 0) {
       return c.error(at + ".delay_ns", "a send delay needs a delay");
     }
+    if (f.kind() == v1::Fault::KIND_PFC_STORM) {
+      if (Status storm = check_pfc_storm(f, at, c); !storm.ok()) return storm;
+    }
   }
   for (int i = 0; i < s.runs().variants_size(); ++i) {
     const v1::Variant& v = s.runs().variants(i);
@@ -389,6 +419,14 @@ Status check(const v1::Scenario& s, const Checker& c) {
     if (v.has_lossless() && !virtual_bed) {
       return c.error(fmt::format("runs.variants[{}].lossless", i),
                      "chooses a virtual testbed's lossless mode; real switches run PFC as configured");
+    }
+    if (v.has_pfc_watchdog() && !virtual_bed) {
+      return c.error(fmt::format("runs.variants[{}].pfc_watchdog", i),
+                     "turns a virtual testbed's PFC watchdog off; a real switch's is configured on the switch");
+    }
+    if (v.pfc_watchdog() && !t.virtual_().pfc().has_watchdog()) {
+      return c.error(fmt::format("runs.variants[{}].pfc_watchdog", i),
+                     "there is no watchdog to run: set testbed.virtual.pfc.watchdog");
     }
     if (v.has_load_balancing() && !virtual_bed) {
       return c.error(fmt::format("runs.variants[{}].load_balancing", i),

@@ -223,6 +223,40 @@ workload:
 runs: {baseline: true}
 )";
 
+TEST_F(ScenarioTest, PfcStormsTakeTheLosslessPriorityByDefaultAndRefuseWhatCannotBeSent) {
+  const std::string head = "name: x\nworkload: {collectives: {kind: all-reduce, bytes: 1MiB}}\n"
+                           "testbed: {virtual: {spines: 1, pfc: {priority: 5}}}\n";
+  auto s = load_scenario(write(head + "runs: {baseline: true}\nfaults: [{name: st, kind: pfc-storm, link: h0, duration_ns: 100ms}]\n"));
+  ASSERT_TRUE(s.ok()) << s.status().to_string();
+  ASSERT_EQ(s->faults(0).kind(), v1::Fault::KIND_PFC_STORM);
+  ASSERT_EQ(s->faults(0).pfc_priorities_size(), 1);
+  EXPECT_EQ(s->faults(0).pfc_priorities(0), 5u);  // the testbed's lossless class
+
+  auto msg = [&](const std::string& faults, const std::string& runs = "runs: {baseline: true}\n") {
+    auto r = load_scenario(write(head + runs + "faults: [" + faults + "]\n"));
+    return r.ok() ? std::string("ok") : r.status().message();
+  };
+  EXPECT_NE(msg("{name: st, kind: pfc-storm, link: h0}").find("faults[0].duration_ns: a PFC storm needs a duration"),
+            std::string::npos);
+  EXPECT_NE(msg("{name: st, kind: pfc-storm, link: h0, duration_ns: 1s, pfc_priorities: [3, 9]}")
+                .find("faults[0].pfc_priorities: priority 9 is not 0-7"),
+            std::string::npos);
+  EXPECT_NE(msg("{name: st, kind: pfc-storm, link: h0, duration_ns: 1s, pfc_quanta: 65536}").find("faults[0].pfc_quanta"),
+            std::string::npos);
+  EXPECT_NE(msg("{name: st, kind: pfc-storm, link: h0, duration_ns: 1s, pfc_frames_per_second: 1e9}")
+                .find("faults[0].pfc_frames_per_second"),
+            std::string::npos);
+  EXPECT_EQ(msg("{name: st, kind: pfc-storm, link: leaf0-spine0, duration_ns: 1s}"), "ok");
+  // A variant can turn off a watchdog the testbed has, not one it lacks.
+  EXPECT_NE(msg("{name: st, kind: pfc-storm, link: h0, duration_ns: 1s}",
+                "runs: {variants: [{name: v, faults: [st], pfc_watchdog: true}]}\n")
+                .find("runs.variants[0].pfc_watchdog: there is no watchdog"),
+            std::string::npos);
+  EXPECT_EQ(msg("{name: st, kind: pfc-storm, link: h0, duration_ns: 1s}",
+                "runs: {variants: [{name: v, faults: [st], pfc_watchdog: false}]}\n"),
+            "ok");
+}
+
 TEST_F(ScenarioTest, SynthesizedWorkloadResolvesThePresetAndFitsTheTestbed) {
   auto s = load_scenario(write(kSynthScenario));
   ASSERT_TRUE(s.ok()) << s.status().to_string();

@@ -33,9 +33,10 @@ std::vector<TierBuffer> tier_buffers(const v1::VirtualTestbedSpec& s) {
 
 ResolvedPfc resolve_pfc(const v1::VirtualTestbedSpec& spec) {
   ResolvedPfc r;
-  if (!spec.has_pfc() || !spec.pfc().lossless()) return r;
+  if (!spec.has_pfc()) return r;
+  // Resolved even while the testbed is lossy: a variant may turn lossless mode on with these.
   const v1::PfcSettings& p = spec.pfc();
-  r.lossless = true;
+  r.lossless = p.lossless();
   if (p.has_priority()) r.priority = p.priority();
   if (p.quanta() != 0) r.quanta = p.quanta();
   if (p.xoff_bytes() != 0) r.xoff_bytes = p.xoff_bytes();

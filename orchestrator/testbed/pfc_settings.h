@@ -42,7 +42,8 @@ struct ResolvedPfc {
   std::chrono::nanoseconds watchdog_restore{kDefaultWatchdogRestore};
 };
 
-// Defaults filled in; `lossless` false when the spec has no `pfc` or it is off.
+// Defaults filled in; `lossless` false when the spec has no `pfc` or it is off (the settings are
+// resolved all the same, for the variants that turn it on).
 ResolvedPfc resolve_pfc(const v1::VirtualTestbedSpec& spec);
 
 // What makes lossless mode impossible, the field relative to VirtualTestbedSpec ("pfc.xon_bytes"):

@@ -22,9 +22,23 @@ TEST(PfcSettingsTest, WithoutPfcTheFabricIsLossy) {
   EXPECT_FALSE(resolve_pfc(s).lossless);
   EXPECT_FALSE(check_pfc(s).has_value());
   s.mutable_pfc()->set_lossless(false);
-  s.mutable_pfc()->set_xoff_bytes(1);  // ignored while lossy
+  s.mutable_pfc()->set_xoff_bytes(1);  // not checked while lossy
   EXPECT_FALSE(resolve_pfc(s).lossless);
   EXPECT_FALSE(check_pfc(s).has_value());
+}
+
+TEST(PfcSettingsTest, ALossyTestbedsSettingsAreResolvedForTheVariantsThatTurnLosslessOn) {
+  v1::VirtualTestbedSpec s = lossless_fabric();
+  s.mutable_pfc()->set_lossless(false);
+  s.mutable_pfc()->set_priority(5);
+  s.mutable_pfc()->set_xoff_bytes(64000);
+  s.mutable_pfc()->mutable_watchdog()->set_detect_ns(50'000'000);
+  const ResolvedPfc r = resolve_pfc(s);
+  EXPECT_FALSE(r.lossless);
+  EXPECT_EQ(r.priority, 5u);
+  EXPECT_EQ(r.xoff_bytes, 64000u);
+  EXPECT_EQ(r.xon_bytes, 32000u);
+  EXPECT_EQ(r.watchdog_detect.count(), 50'000'000);
 }
 
 TEST(PfcSettingsTest, UnsetFieldsTakeTheDefaultsAndPriorityZeroIsAPriority) {

@@ -35,7 +35,7 @@ CollideRunDir::~CollideRunDir() {
 }
 
 std::filesystem::path CollideRunDir::scenario_on_own_bed(const std::filesystem::path& shipped,
-                                                        const std::string& shipped_bed) const {
+                                                        const std::string& shipped_bed, const Edits& edits) const {
   std::ifstream in(shipped);
   std::stringstream text;
   text << in.rdbuf();
@@ -44,6 +44,11 @@ std::filesystem::path CollideRunDir::scenario_on_own_bed(const std::filesystem::
   const auto at = yaml.find(name);
   if (!in || at == std::string::npos) return {};
   yaml.replace(at, name.size(), "    name: " + bed_ + "\n");
+  for (const auto& [from, to] : edits) {
+    const auto edit_at = yaml.find(from);
+    if (edit_at == std::string::npos) return {};
+    yaml.replace(edit_at, from.size(), to);
+  }
   const auto path = dir_ / "scenario.yaml";
   std::ofstream(path) << yaml;
   return path;

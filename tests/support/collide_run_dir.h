@@ -2,6 +2,8 @@
 
 #include <filesystem>
 #include <string>
+#include <utility>
+#include <vector>
 
 // What a test that drives `collide run` on a virtual testbed needs around it: the capabilities
 // (namespaces, BPF, ethtool, setpriv for the agents' replay children), a testbed name and a
@@ -26,9 +28,11 @@ class CollideRunDir {
   bool namespaces_left() const;
   // A shipped scenario rewritten to build this directory's testbed in place of the one it names
   // (`    name: <shipped_bed>`), written into the directory: its path, or empty when the scenario
-  // could not be read or names no such testbed.
-  std::filesystem::path scenario_on_own_bed(const std::filesystem::path& shipped,
-                                            const std::string& shipped_bed) const;
+  // could not be read or names no such testbed. Each of `edits` (text, replacement) is made too,
+  // for a lighter run of the same scenario (e.g. fewer repetitions); text not found: empty.
+  using Edits = std::vector<std::pair<std::string, std::string>>;
+  std::filesystem::path scenario_on_own_bed(const std::filesystem::path& shipped, const std::string& shipped_bed,
+                                            const Edits& edits = {}) const;
 
  private:
   std::string bed_;

@@ -13,10 +13,11 @@ namespace collide::testing {
 
 nlohmann::json run_shipped_scenario(const std::string& collide_bin, const std::filesystem::path& scenario,
                                     const std::string& shipped_bed, const CollideRunDir& run_dir,
-                                    std::string* output) {
+                                    std::string* output, const CollideRunDir::Edits& edits) {
   // The testbed gets this run's own name, so that runs beside it do not share namespaces.
-  const auto path = run_dir.scenario_on_own_bed(scenario, shipped_bed);
-  EXPECT_FALSE(path.empty()) << scenario << " cannot be read or names no testbed " << shipped_bed;
+  const auto path = run_dir.scenario_on_own_bed(scenario, shipped_bed, edits);
+  EXPECT_FALSE(path.empty()) << scenario << " cannot be read, names no testbed " << shipped_bed
+                             << " or lacks a text to edit";
   if (path.empty()) return nullptr;
   const auto out = run_dir.dir() / "results";
   const auto started = std::chrono::steady_clock::now();
@@ -43,6 +44,17 @@ const nlohmann::json& report_variant(const nlohmann::json& report, const std::st
     if (v.value("name", "") == name) return v;
   }
   ADD_FAILURE() << "no variant " << name;
+  return none;
+}
+
+const nlohmann::json& report_port(const nlohmann::json& variant, const std::string& link, const std::string& end) {
+  static const nlohmann::json none;
+  if (variant.is_object() && variant.contains("ports")) {
+    for (const auto& p : variant["ports"]) {
+      if (p.value("link", "") == link && p.value("end", "") == end) return p;
+    }
+  }
+  ADD_FAILURE() << "no port " << link << " at " << end << " in variant " << variant.value("name", "?");
   return none;
 }
 
