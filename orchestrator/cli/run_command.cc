@@ -91,7 +91,8 @@ std::vector<orchestrator::report::JobRanks> job_ranks(const v1::Scenario& scenar
     jobs.push_back({job.name(),
                     {job.hosts().begin(), job.hosts().end()},
                     orchestrator::job_global_ranks(job, scenario.testbed().ranks_per_host()),
-                    scenario.runs().alone() ? orchestrator::alone_variant(job.name()) : ""});
+                    scenario.runs().alone() ? orchestrator::alone_variant(job.name()) : "",
+                    orchestrator::variants_faulting(scenario, job)});
   }
   return jobs;
 }

@@ -90,6 +90,45 @@ std::vector<v1::JobInterference> job_interference(const std::vector<JobRanks>& j
   return out;
 }
 
+namespace {
+
+// In a variant with faults: which jobs they spare, and which of those slowed all the same.
+void mark_victims(const std::string& variant, const std::vector<JobRanks>& jobs, std::vector<v1::JobResults>& results) {
+  for (v1::JobResults& r : results) {
+    const auto job = std::find_if(jobs.begin(), jobs.end(), [&r](const JobRanks& j) { return j.name == r.name(); });
+    if (job == jobs.end()) continue;
+    const bool spared = std::find(job->faulted_in.begin(), job->faulted_in.end(), variant) == job->faulted_in.end();
+    r.set_spared(spared);
+    r.set_victim(spared && r.slowdown_ci95_size() == 2 && r.slowdown_ci95(0) >= kVictimSlowdown);
+  }
+}
+
+// The victims of each variant's faults, or that its spared jobs held their pace.
+std::string victims_text(const Report& report) {
+  std::string out;
+  for (const VariantSummary& v : report.variants) {
+    std::string rows;
+    bool any_spared = false;
+    for (const v1::JobResults& j : v.jobs) {
+      any_spared = any_spared || j.spared();
+      if (j.victim()) {
+        rows += fmt::format("  {:<26} {:<16} slowdown {:.3f} ({:.3f}..{:.3f})\n", v.name, j.name(), j.slowdown_mean(),
+                            j.slowdown_ci95(0), j.slowdown_ci95(1));
+      }
+    }
+    if (!any_spared) continue;
+    if (rows.empty()) rows = fmt::format("  {:<26} none: the jobs its faults spare kept within {:.0f}% of the baseline\n", v.name, (kVictimSlowdown - 1) * 100);
+    out += rows;
+  }
+  if (out.empty()) return "";
+  return fmt::format("\nVictims: jobs that no fault of their variant acts on, slowed {:.1f}x or more all the same (their frames "
+                     "waited behind others', e.g. at ports held by pauses)\n",
+                     kVictimSlowdown) +
+         out;
+}
+
+}  // namespace
+
 void add_job_results(Report& report, const std::vector<JobRanks>& jobs, const std::vector<RunResult>& runs) {
   const auto runs_of = [&runs](const std::string& variant) {
     std::vector<const RunResult*> of;
@@ -108,6 +147,7 @@ void add_job_results(Report& report, const std::vector<JobRanks>& jobs, const st
     // A job alone is not slower or faster than its baseline because of a fault: no slowdown there.
     const bool alone = std::any_of(jobs.begin(), jobs.end(), [&v](const JobRanks& j) { return j.alone_variant == v.name; });
     v.jobs = job_results(jobs, runs_of(v.name), v.name == "baseline" || alone ? std::vector<double>{} : baseline_mean);
+    if (!v.faults.empty()) mark_victims(v.name, jobs, v.jobs);
   }
   const VariantSummary* together = nullptr;
   for (const VariantSummary& v : report.variants) {
@@ -142,6 +182,7 @@ std::string jobs_text(const Report& report) {
                          fmt::format("{:.4f}..{:.4f}", j.jct_ci95_seconds(0), j.jct_ci95_seconds(1)), slowdown);
     }
   }
+  out += victims_text(report);
   if (!report.interference.empty()) {
     out += "\nInterference: each job's JCT with the others (baseline) over its JCT alone (geometric means, 95% CI)\n";
     for (const v1::JobInterference& i : report.interference) {

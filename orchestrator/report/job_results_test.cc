@@ -34,7 +34,7 @@ RunResult run_of(const std::string& variant, uint32_t repetition, double train_m
   return r;
 }
 
-const std::vector<JobRanks> kJobs = {{"train", {0}, {0, 1}, "alone:train"}, {"tenant", {1}, {2, 3}, "alone:tenant"}};
+const std::vector<JobRanks> kJobs = {{"train", {0}, {0, 1}, "alone:train", {}}, {"tenant", {1}, {2, 3}, "alone:tenant", {}}};
 
 TEST(JobResultsTest, EachJobsJctIsItsOwnRanksFirstStartToLastEnd) {
   const RunResult run = run_of("baseline", 0, 40, 10);
@@ -90,6 +90,43 @@ TEST(JobResultsTest, TogetherAgainstAloneShowsWhichJobTheOtherSlows) {
   const std::string text = jobs_text(report);
   EXPECT_NE(text.find("train            alone 0.0404 s, together 0.0606 s: 1.500x"), std::string::npos) << text;
   EXPECT_NE(render_html(report, runs).find("<pre id=\"jobs\">Jobs: each job"), std::string::npos);
+}
+
+// A storm on the tenant's host slows the tenant (not a victim: the fault is its own) and the
+// training job 1.5x at every repetition (a victim); a storm on the training job's host spares the
+// tenant, which keeps its pace (spared, no victim).
+TEST(JobResultsTest, SparedJobsThatSlowDownAreTheVictims) {
+  std::vector<JobRanks> jobs = kJobs;
+  jobs[0].faulted_in = {"storm-train"};
+  jobs[1].faulted_in = {"storm-tenant"};
+  std::vector<RunResult> runs;
+  for (uint32_t rep = 0; rep < 3; ++rep) {
+    const double wobble = 1 + 0.01 * rep;
+    runs.push_back(run_of("baseline", rep, 40 * wobble, 10 * wobble));
+    runs.push_back(run_of("storm-tenant", rep, 60 * wobble, 30 * wobble));
+    runs.push_back(run_of("storm-train", rep, 80 * wobble, 10 * wobble));
+    for (RunResult* r : {&runs[runs.size() - 2], &runs.back()}) r->faults.push_back({"storm", "pfc-storm", 1, 2, 0, 0});
+  }
+  const Report report = build_report("victims", runs, jobs);
+  ASSERT_EQ(report.variants.size(), 3u);
+  EXPECT_FALSE(report.variants[0].jobs[0].spared());  // no faults in the baseline: nobody spared
+  const VariantSummary& tenant_storm = report.variants[1];
+  ASSERT_EQ(tenant_storm.jobs.size(), 2u);
+  EXPECT_TRUE(tenant_storm.jobs[0].spared());
+  EXPECT_TRUE(tenant_storm.jobs[0].victim());
+  EXPECT_FALSE(tenant_storm.jobs[1].spared());
+  EXPECT_FALSE(tenant_storm.jobs[1].victim());  // slowed 3x, by its own fault
+  const VariantSummary& train_storm = report.variants[2];
+  EXPECT_TRUE(train_storm.jobs[1].spared());
+  EXPECT_FALSE(train_storm.jobs[1].victim());
+
+  const std::string text = jobs_text(report);
+  EXPECT_NE(text.find("Victims: jobs that no fault of their variant acts on"), std::string::npos) << text;
+  EXPECT_NE(text.find("storm-tenant               train            slowdown 1.500"), std::string::npos) << text;
+  EXPECT_NE(text.find("storm-train                none: the jobs its faults spare kept within 10% of the baseline"),
+            std::string::npos)
+      << text;
+  EXPECT_TRUE(to_results(report).variants(1).jobs(0).victim());
 }
 
 TEST(JobResultsTest, WithoutJobsTheReportHasNone) {

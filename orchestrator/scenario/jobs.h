@@ -20,4 +20,9 @@ std::string alone_variant(const std::string& job);
 // on host hosts[r / ranks_per_host] as its local rank r % ranks_per_host.
 std::vector<uint32_t> job_global_ranks(const v1::Job& job, uint32_t ranks_per_host);
 
+// The variants of `scenario` with a fault that acts on the job: on one of its hosts' links, or on a
+// fabric link (which may carry any job's frames). In the variants with faults not named here the
+// job is spared by them (report/job_results.h: victims).
+std::vector<std::string> variants_faulting(const v1::Scenario& scenario, const v1::Job& job);
+
 }  // namespace collide::orchestrator

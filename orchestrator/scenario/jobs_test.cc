@@ -63,6 +63,36 @@ TEST_F(JobsScenarioTest, TwoJobsOnDisjointHostsLoadWithTheirOwnDefaults) {
   EXPECT_EQ(alone_variant("tenant"), "alone:tenant");
 }
 
+TEST(JobsTest, AVariantFaultsTheJobsOnWhoseHostsOrFabricItsFaultsAct) {
+  v1::Scenario s;
+  v1::Job& train = *s.add_jobs();
+  train.set_name("train");
+  train.add_hosts(0);
+  train.add_hosts(1);
+  v1::Job& tenant = *s.add_jobs();
+  tenant.set_name("tenant");
+  tenant.add_hosts(2);
+  const auto fault = [&s](const std::string& name, const std::string& link) {
+    v1::Fault& f = *s.add_faults();
+    f.set_name(name);
+    f.set_link(link);
+  };
+  fault("slow-h1", "h1.nic0");
+  fault("storm-h2", "h2");
+  fault("flap", "leaf0-spine1");
+  const auto variant = [&s](const std::string& name, std::vector<std::string> faults) {
+    v1::Variant& v = *s.mutable_runs()->add_variants();
+    v.set_name(name);
+    for (const std::string& f : faults) v.add_faults(f);
+  };
+  variant("slow", {"slow-h1"});
+  variant("storm", {"storm-h2"});
+  variant("flap", {"flap"});
+  variant("clean", {});
+  EXPECT_EQ(variants_faulting(s, train), (std::vector<std::string>{"slow", "flap"}));
+  EXPECT_EQ(variants_faulting(s, tenant), (std::vector<std::string>{"storm", "flap"}));
+}
+
 TEST_F(JobsScenarioTest, AHostOfTwoJobsOrOutsideTheTestbedIsRefusedAtItsLine) {
   auto shared = load_with("hosts: [1, 3]", "hosts: [1, 2]");
   ASSERT_THAT(shared, StatusIs(StatusCode::kInvalidArgument));

@@ -13,13 +13,14 @@ namespace {
 struct TierBuffer {
   const char* field;
   uint64_t bytes;
+  double gbps;  // the tier's port rate
 };
 
 std::vector<TierBuffer> tier_buffers(const v1::VirtualTestbedSpec& s) {
   std::vector<TierBuffer> out;
   auto add = [&](const char* field, const char* tier, const v1::PortProfile* p, double gbps) {
     const PortQueue q = port_queue(tier, p, gbps);
-    out.push_back({field, q.profiled ? q.buffer_bytes : plain_buffer_bytes(q.gbps)});
+    out.push_back({field, q.profiled ? q.buffer_bytes : plain_buffer_bytes(q.gbps), q.gbps});
   };
   add("leaf_down", kTierLeafDown, s.has_leaf_down() ? &s.leaf_down() : nullptr, s.host_link_gbps());
   if (s.spines() > 0) {
@@ -76,7 +77,21 @@ std::optional<ProfileError> check_pfc(const v1::VirtualTestbedSpec& spec) {
                         "a lossless fabric needs shaped links: an unshaped port has no queue to hold "
                         "while it is paused"};
   }
-  for (const TierBuffer& t : tier_buffers(spec)) {
+  const std::vector<TierBuffer> tiers = tier_buffers(spec);
+  // What still arrives once a queue passes xoff: the switch sees it up to a poll late and the peer
+  // holds up to a poll after the pause arrives, and on a busy machine each side can be a poll later
+  // still; frames come in at up to the fastest link's rate meanwhile. (Measured: xoff 64 KB in a
+  // 128 KB buffer fed from a 0.4 Gbit/s link at 500 us polls dropped frames.)
+  double fastest_gbps = 0;
+  for (const TierBuffer& t : tiers) fastest_gbps = std::max(fastest_gbps, t.gbps);
+  const auto headroom = static_cast<uint64_t>(fastest_gbps * 1e9 / 8 * 4 * std::chrono::duration<double>(r.poll).count());
+  for (const TierBuffer& t : tiers) {
+    if (r.xoff_bytes + headroom > t.bytes) {
+      return ProfileError{"pfc.xoff_bytes",
+                          fmt::format("{} and the headroom behind it ({} bytes: four polls of {} us at the fastest "
+                                      "link's {:g} Gbit/s) do not fit the {} ports' buffer ({} bytes)",
+                                      r.xoff_bytes, headroom, r.poll.count(), fastest_gbps, t.field, t.bytes)};
+    }
     if (r.xoff_bytes > t.bytes / 2) {
       return ProfileError{"pfc.xoff_bytes",
                           fmt::format("{} leaves the {} ports' buffer ({} bytes) less than half for "

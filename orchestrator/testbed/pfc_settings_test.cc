@@ -27,6 +27,21 @@ TEST(PfcSettingsTest, WithoutPfcTheFabricIsLossy) {
   EXPECT_FALSE(check_pfc(s).has_value());
 }
 
+TEST(PfcSettingsTest, XoffLeavesHeadroomForFourPollsAtTheFastestLink) {
+  v1::VirtualTestbedSpec s = lossless_fabric();
+  s.set_host_link_gbps(0.1);
+  s.set_fabric_link_gbps(0.4);
+  s.mutable_pfc()->set_xoff_bytes(64000);
+  // 0.4 Gbit/s for 4 x 500 us: 100 KB behind xoff, 164 KB in all.
+  s.mutable_leaf_down()->set_buffer_bytes(128000);
+  const auto tight = check_pfc(s);
+  ASSERT_TRUE(tight.has_value());
+  EXPECT_EQ(tight->field, "pfc.xoff_bytes");
+  EXPECT_NE(tight->what.find("headroom behind it (100000 bytes"), std::string::npos) << tight->what;
+  s.mutable_leaf_down()->set_buffer_bytes(164000);
+  EXPECT_FALSE(check_pfc(s).has_value()) << check_pfc(s)->what;
+}
+
 TEST(PfcSettingsTest, ALossyTestbedsSettingsAreResolvedForTheVariantsThatTurnLosslessOn) {
   v1::VirtualTestbedSpec s = lossless_fabric();
   s.mutable_pfc()->set_lossless(false);

@@ -58,4 +58,15 @@ const nlohmann::json& report_port(const nlohmann::json& variant, const std::stri
   return none;
 }
 
+const nlohmann::json& report_job(const nlohmann::json& variant, const std::string& name) {
+  static const nlohmann::json none;
+  if (variant.is_object() && variant.contains("jobs")) {
+    for (const auto& j : variant["jobs"]) {
+      if (j.value("name", "") == name) return j;
+    }
+  }
+  ADD_FAILURE() << "no job " << name << " in variant " << variant.value("name", "?");
+  return none;
+}
+
 }  // namespace collide::testing

@@ -25,4 +25,7 @@ const nlohmann::json& report_variant(const nlohmann::json& report, const std::st
 // fails the test and gives a null.
 const nlohmann::json& report_port(const nlohmann::json& variant, const std::string& link, const std::string& end);
 
+// A variant's job (several jobs at once) by name; none fails the test and gives a null.
+const nlohmann::json& report_job(const nlohmann::json& variant, const std::string& name);
+
 }  // namespace collide::testing
