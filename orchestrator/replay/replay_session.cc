@@ -190,6 +190,12 @@ Result<std::unique_ptr<ReplaySession>> ReplaySession::prepare(const v1::ReplayRe
   port_options.dpdk.set_queues(queues);
   port_options.dpdk.set_queue_steering(request.queue_steering());
   port_options.dpdk.set_rx_ring_size(request.rx_ring_frames());  // 0: the replay default
+  // Lossless: the NICs' own PFC too, where their drivers have it (a real NIC's buffer fills long
+  // before the replay's receive side could tell).
+  if (request.has_lossless()) {
+    port_options.dpdk.mutable_nic_pfc()->set_priority(request.lossless().priority());
+    port_options.dpdk.mutable_nic_pfc()->set_pause_quanta(request.lossless().quanta());
+  }
   std::vector<std::string> specs;
   for (const v1::ReplayNic& nic : request.nics()) specs.push_back(nic.port());
   auto opened = replayer::backend::open_ports(specs, port_options);

@@ -118,6 +118,7 @@ PortCounters DpdkBackendPort::counters() const {
 
 std::string DpdkBackendPort::describe() const {
   if (is_view_) return fmt::format("dpdk {} ({}) queue {}", port_->name(), port_->driver(), queue_);
+  if (!port_->nic_pfc().empty()) return fmt::format("dpdk {} ({}), {}", port_->name(), port_->driver(), port_->nic_pfc());
   return fmt::format("dpdk {} ({})", port_->name(), port_->driver());
 }
 

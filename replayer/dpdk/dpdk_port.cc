@@ -20,6 +20,7 @@
 #include "replayer/dpdk/bpffs.h"
 #include "replayer/dpdk/eal.h"
 #include "replayer/dpdk/lane_steering.h"
+#include "replayer/dpdk/nic_pfc.h"
 #include "replayer/dpdk/port_defaults.h"
 
 namespace collide::replayer::dpdk {
@@ -195,6 +196,11 @@ Result<std::unique_ptr<DpdkPort>> DpdkPort::open(const v1::DpdkPortConfig& confi
     return rte_status(rc, fmt::format("starting '{}'", port->name_));
   }
   port->started_ = true;
+  if (config.has_nic_pfc()) {
+    const NicPfcOutcome pfc = enable_nic_pfc(port_id, port->driver_, config.nic_pfc());
+    port->nic_pfc_ = pfc.description;
+    log->info("port {}: {}", port->name_, pfc.description);
+  }
   if (flow_rules) {
     auto installed = install_lane_rules(port_id, port->name_, port->driver_, rules);
     if (!installed.ok()) return installed.status();

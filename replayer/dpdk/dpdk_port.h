@@ -55,6 +55,9 @@ class DpdkPort {
   // Largest frame a buffer of this port's pool holds in one segment.
   uint32_t max_frame_size() const { return max_frame_size_; }
   uint16_t queue_count() const { return queues_; }
+  // The NIC's own PFC as DpdkPortConfig.nic_pfc asked it and the driver answered (nic_pfc.h);
+  // empty when not asked.
+  const std::string& nic_pfc() const { return nic_pfc_; }
 
   // Polls the link until it is up; after `timeout`, an error that names the port and what its
   // link reports. A driver that cannot report its link counts as up.
@@ -104,6 +107,7 @@ class DpdkPort {
   bool payload_memos_ = false;
   uint32_t max_frame_size_ = 0;
   uint16_t queues_ = 1;
+  std::string nic_pfc_;
   std::vector<rte_flow*> lane_flows_;  // steer QPs to their lane's queue (lane_steering.h)
   bool started_ = false;
   bool probed_here_ = false;

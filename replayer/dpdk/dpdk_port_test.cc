@@ -110,6 +110,23 @@ TEST(DpdkPortTest, NullPortSwallowsEveryFrame) {
   EXPECT_EQ((*port)->stats()->tx_packets, sent);
 }
 
+// net_null has no PFC of its own: the port opens all the same and says so. (A NIC whose driver has
+// it needs that NIC: this machine has none.)
+TEST(DpdkPortTest, NicPfcOnADriverWithoutItOpensAndSaysSo) {
+  COLLIDE_REQUIRE(missing_eal());
+  v1::DpdkPortConfig config;
+  config.set_device("net_null12");
+  config.mutable_nic_pfc()->set_priority(3);
+  auto port = DpdkPort::open(config);
+  ASSERT_TRUE(port.ok()) << port.status().to_string();
+  EXPECT_EQ((*port)->nic_pfc(), "NIC PFC: net_null has none (collide's own pause frames only)");
+  v1::DpdkPortConfig plain;
+  plain.set_device("net_null13");
+  auto without = DpdkPort::open(plain);
+  ASSERT_TRUE(without.ok()) << without.status().to_string();
+  EXPECT_EQ((*without)->nic_pfc(), "");  // not asked: left as configured
+}
+
 TEST(DpdkPortTest, UnknownDeviceIsAClearError) {
   COLLIDE_REQUIRE(missing_eal());
   v1::DpdkPortConfig config;
