@@ -221,8 +221,7 @@ void run_sweep(const orchestrator::ScenarioGrid& grid, const std::filesystem::pa
         orchestrator::report::died_as_measured(point.failure(), survival->variant())) {
       continue;
     }
-    failures += fmt::format("\n  point {} ({}): {}", k + 1, orchestrator::point_label(
-                                                                 {point.settings().begin(), point.settings().end()}),
+    failures += fmt::format("\n  point {} ({}): {}", k + 1, orchestrator::point_label(point.settings()),
                             point.failure());
   }
   failures += interrupted;

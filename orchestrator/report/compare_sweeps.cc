@@ -9,6 +9,7 @@
 
 #include "orchestrator/report/compare_output.h"
 #include "orchestrator/report/html_escape.h"
+#include "orchestrator/report/sweep_point_label.h"
 
 namespace collide::orchestrator::report {
 namespace {
@@ -33,14 +34,6 @@ Result<v1::SweepResults> read_sweep(const fs::path& file) {
   }
   if (sweep.points_size() == 0) return invalid_argument(fmt::format("{}: not a collide sweep.json: no points", file.string()));
   return sweep;
-}
-
-std::string label_of(const v1::SweepPointResults& point) {
-  std::string out;
-  for (const v1::SweepSetting& s : point.settings()) {
-    out += fmt::format("{}{}={}", out.empty() ? "" : ", ", s.field(), s.text());
-  }
-  return out;
 }
 
 // Points are the same when each swept field has the same value (what ran, not how it was written).
@@ -84,7 +77,7 @@ Result<SweepComparison> compare_sweeps(const std::string& a, const std::string& 
   out.level = level;
   std::vector<bool> b_matched(sweep_b->points_size(), false);
   for (const v1::SweepPointResults& pa : sweep_a->points()) {
-    const std::string label = label_of(pa);
+    const std::string label = point_label(pa.settings());
     int match = -1;
     for (int k = 0; k < sweep_b->points_size() && match < 0; ++k) {
       if (!b_matched[k] && same_point(pa, sweep_b->points(k))) match = k;
@@ -107,7 +100,7 @@ Result<SweepComparison> compare_sweeps(const std::string& a, const std::string& 
     out.points.push_back(std::move(p));
   }
   for (int k = 0; k < sweep_b->points_size(); ++k) {
-    if (!b_matched[k]) out.not_compared.emplace_back(label_of(sweep_b->points(k)), "only in B");
+    if (!b_matched[k]) out.not_compared.emplace_back(point_label(sweep_b->points(k).settings()), "only in B");
   }
   if (out.points.empty()) {
     return invalid_argument(fmt::format("A ({}) and B ({}) have no point in common that both have results for",

@@ -216,12 +216,6 @@ const std::vector<std::string>& sweepable_fields() {
   return fields;
 }
 
-std::string point_label(const std::vector<v1::SweepSetting>& settings) {
-  std::string out;
-  for (const auto& s : settings) out += fmt::format("{}{}={}", out.empty() ? "" : ", ", s.field(), s.text());
-  return out;
-}
-
 Result<ScenarioGrid> expand_scenario_grid(const YAML::Node& document, const std::string& path) {
   std::vector<SweepSite> sites;
   COLLIDE_RETURN_IF_ERROR(find_sweeps(document, "", path, sites));

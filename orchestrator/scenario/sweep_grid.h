@@ -6,6 +6,7 @@
 #include "collide/results.pb.h"
 #include "collide/scenario.pb.h"
 #include "common/result.h"
+#include "orchestrator/report/sweep_point_label.h"
 
 namespace YAML {
 class Node;
@@ -22,8 +23,7 @@ struct SweepPoint {
   std::vector<v1::SweepSetting> settings;  // one per swept field; empty when nothing is swept
 };
 
-// "faults[0].probability=1%, transport.qps_per_connection=4"; empty when nothing is swept.
-std::string point_label(const std::vector<v1::SweepSetting>& settings);
+using report::point_label;  // how a point is named (report/sweep_point_label.h)
 
 struct SweptField {
   std::string field;

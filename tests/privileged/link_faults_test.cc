@@ -41,11 +41,6 @@ constexpr const char* kServerIp = "10.77.0.2";
 constexpr const char* kStaticRoute = "10.88.0.0/16";
 constexpr uint64_t kRate = 200'000'000;  // bit/s
 
-std::string out(const std::vector<std::string>& argv) {
-  auto r = run_command(argv);
-  return r.ok() ? r->output : "";
-}
-
 // Two namespaces joined by a veth pair with jumbo frames (so headers are under 1% of the wire
 // bytes and goodput can be compared with the shaped rate) and offloads off.
 class LinkFaultsTest : public ::testing::Test {
@@ -87,7 +82,7 @@ class LinkFaultsTest : public ::testing::Test {
     // iperf3 buffers its output when it is not a terminal: look for the socket instead.
     bool listening = false;
     for (int i = 0; i < 250 && !listening; ++i) {
-      listening = out({"ip", "netns", "exec", b_->name(), "ss", "-Hltn", "sport", "=", ":5201"})
+      listening = output_of({"ip", "netns", "exec", b_->name(), "ss", "-Hltn", "sport", "=", ":5201"})
                       .find("5201") != std::string::npos;
       if (!listening) std::this_thread::sleep_for(20ms);
     }
@@ -118,7 +113,7 @@ class LinkFaultsTest : public ::testing::Test {
   };
   TbfCounters tbf_counters(const std::string& ns, const std::string& dev) {
     TbfCounters c;
-    const json j = json::parse(out({"tc", "-n", ns, "-s", "-j", "qdisc", "show", "dev", dev}),
+    const json j = json::parse(output_of({"tc", "-n", ns, "-s", "-j", "qdisc", "show", "dev", dev}),
                                nullptr, false);
     if (!j.is_array()) return c;
     for (const auto& q : j) {
@@ -172,7 +167,7 @@ class LinkFaultsTest : public ::testing::Test {
   }
 
   bool link_up(const std::string& ns, const std::string& dev) {
-    auto j = json::parse(out({"ip", "-n", ns, "-j", "link", "show", "dev", dev}), nullptr, false);
+    auto j = json::parse(output_of({"ip", "-n", ns, "-j", "link", "show", "dev", dev}), nullptr, false);
     if (!j.is_array() || j.empty()) return false;
     for (const auto& flag : j[0].value("flags", json::array())) {
       if (flag == "UP") return true;
@@ -181,16 +176,16 @@ class LinkFaultsTest : public ::testing::Test {
   }
 
   bool has_route(const std::string& ns, const std::string& prefix) {
-    return out({"ip", "-n", ns, "route", "show", prefix}).find("via") != std::string::npos;
+    return output_of({"ip", "-n", ns, "route", "show", prefix}).find("via") != std::string::npos;
   }
   bool has_address(const std::string& ns, const std::string& dev, const std::string& ip) {
-    return out({"ip", "-n", ns, "addr", "show", "dev", dev}).find(ip + "/24") != std::string::npos;
+    return output_of({"ip", "-n", ns, "addr", "show", "dev", dev}).find(ip + "/24") != std::string::npos;
   }
   bool has_collide_qdisc(const std::string& ns) {
-    return out({"tc", "-n", ns, "qdisc", "show"}).find("c011:") != std::string::npos;
+    return output_of({"tc", "-n", ns, "qdisc", "show"}).find("c011:") != std::string::npos;
   }
   bool has_ifb(const std::string& ns) {
-    return out({"ip", "-n", ns, "link", "show"}).find("collide-ifb") != std::string::npos;
+    return output_of({"ip", "-n", ns, "link", "show"}).find("collide-ifb") != std::string::npos;
   }
 
   std::unique_ptr<TestNetns> a_, b_;
@@ -231,7 +226,7 @@ TEST_F(LinkFaultsTest, IngressRateLimitThroughIfbLetsNoMoreThanTheRateThrough) {
   (*limit)->remove();
   EXPECT_FALSE(has_ifb(b_->name()));
   EXPECT_FALSE(has_collide_qdisc(b_->name()));
-  EXPECT_EQ(out({"tc", "-n", b_->name(), "qdisc", "show", "dev", "b0"}).find("clsact"),
+  EXPECT_EQ(output_of({"tc", "-n", b_->name(), "qdisc", "show", "dev", "b0"}).find("clsact"),
             std::string::npos)
       << "the clsact collide added goes with the redirect";
 }
@@ -350,7 +345,7 @@ TEST_F(LinkFaultsTest, SigkilledInjectLeavesNothingBehindWithinOneSecond) {
   EXPECT_LT(took.count(), 1.0);
   // bpftool 7.1 predates TCX (checked above through the kernel), but it sees tc filters and XDP.
   const auto net = json::parse(
-      out({"ip", "netns", "exec", a_->name(), "bpftool", "-j", "net", "show", "dev", "a0"}),
+      output_of({"ip", "netns", "exec", a_->name(), "bpftool", "-j", "net", "show", "dev", "a0"}),
       nullptr, false);
   ASSERT_TRUE(net.is_array() && !net.empty()) << "bpftool net show failed";
   EXPECT_TRUE(net[0].value("tc", json::array()).empty()) << net.dump();
@@ -412,13 +407,13 @@ TEST_F(LinkFaultsTest, SweepRemovesPlantedLeftoversAndKeepsLiveOnes) {
   EXPECT_TRUE(link_up(ns, "a0"));
   EXPECT_TRUE(has_route(ns, kStaticRoute));
   EXPECT_FALSE(has_collide_qdisc(ns));
-  const std::string filters = out({"tc", "-n", ns, "filter", "show", "dev", "a0", "ingress"});
+  const std::string filters = output_of({"tc", "-n", ns, "filter", "show", "dev", "a0", "ingress"});
   EXPECT_EQ(filters.find("c011de"), std::string::npos) << filters;
   EXPECT_EQ(filters.find("49169"), std::string::npos) << filters;
-  EXPECT_NE(out({"tc", "-n", ns, "filter", "show", "dev", "a0", "egress"}).find("0x1"),
+  EXPECT_NE(output_of({"tc", "-n", ns, "filter", "show", "dev", "a0", "egress"}).find("0x1"),
             std::string::npos)
       << "a filter that is not collide's stays";
-  const std::string links = out({"ip", "-n", ns, "link", "show"});
+  const std::string links = output_of({"ip", "-n", ns, "link", "show"});
   EXPECT_EQ(links.find("collide-ifb7"), std::string::npos);
   EXPECT_NE(links.find("collide-ifb8"), std::string::npos) << "a live owner's ifb stays";
   EXPECT_FALSE(fs::exists(dead_owner));

@@ -23,11 +23,6 @@ using nlohmann::json;
 
 constexpr uid_t kNobody = 65534;
 
-std::string out(const std::vector<std::string>& argv) {
-  auto r = run_command(argv);
-  return r.ok() ? r->output : "";
-}
-
 class SweepStateTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -76,7 +71,7 @@ class SweepStateTest : public ::testing::Test {
     return r.ok() ? r->output : "";
   }
   bool link_up() {
-    return out({"ip", "-n", ns_->name(), "link", "show", "dev", "s0"}).find(",UP") !=
+    return output_of({"ip", "-n", ns_->name(), "link", "show", "dev", "s0"}).find(",UP") !=
            std::string::npos;
   }
 

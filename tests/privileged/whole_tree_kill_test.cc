@@ -37,11 +37,6 @@ fs::path cgroup2_root() {
   return {};
 }
 
-std::string out(const std::vector<std::string>& argv) {
-  auto r = run_command(argv);
-  return r.ok() ? r->output : "";
-}
-
 std::string read_file(const fs::path& path) {
   std::ifstream in(path);
   std::stringstream text;
@@ -118,10 +113,10 @@ class WholeTreeKillTest : public ::testing::Test {
     return pids;
   }
   bool link_up(const std::string& ns, const std::string& dev) {
-    return out({"ip", "-n", ns, "link", "show", "dev", dev}).find(",UP") != std::string::npos;
+    return output_of({"ip", "-n", ns, "link", "show", "dev", dev}).find(",UP") != std::string::npos;
   }
   bool has_collide_qdisc(const std::string& ns) {
-    return out({"tc", "-n", ns, "qdisc", "show"}).find("c011:") != std::string::npos;
+    return output_of({"tc", "-n", ns, "qdisc", "show"}).find("c011:") != std::string::npos;
   }
 
   fs::path cgroup_;
