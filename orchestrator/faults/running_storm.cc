@@ -1,10 +1,7 @@
 #include "orchestrator/faults/running_storm.h"
 
-#include <pthread.h>
-#include <sched.h>
-
-#include "common/logging.h"
 #include "common/netns.h"
+#include "common/realtime.h"
 
 namespace collide::orchestrator::faults {
 
@@ -12,14 +9,8 @@ std::unique_ptr<RunningStorm> RunningStorm::start(StormPlan plan) {
   std::unique_ptr<RunningStorm> storm(new RunningStorm());
   RunningStorm* self = storm.get();
   storm->thread_ = std::thread([self, plan = std::move(plan)] {
-    // A storm keeps a schedule of a frame every millisecond or so while the replays' engines poll
-    // every core: at the lowest real-time priority its wake-ups come on time instead of after
-    // theirs (it sleeps between frames, so it takes them almost nothing). Without the privilege
-    // it runs as it is, late frames skipped and counted.
-    const sched_param lowest{sched_get_priority_min(SCHED_FIFO)};
-    if (int err = pthread_setschedparam(pthread_self(), SCHED_FIFO, &lowest); err != 0) {
-      logging::get("faults")->debug("PFC storm: no real-time priority ({})", err);
-    }
+    // A frame every millisecond or so, on schedule beside the replays' polling engines.
+    realtime::lowest_realtime_priority("PFC storm from " + plan.ifname);
     std::unique_ptr<netns::Scope> scope;
     if (!plan.netns.empty()) {
       auto entered = netns::Scope::enter(plan.netns);

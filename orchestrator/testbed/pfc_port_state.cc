@@ -28,8 +28,9 @@ bool PfcPortState::should_hold(int64_t now) {
       holding_ = false;
       return false;
     }
-    // Recovered: pauses count again; a storm that goes on starts a new hold from here.
-    counters_.watchdog_events.back().restored_ns = recovering_until_;
+    // Recovered: pauses count again from this look on (when the port really honours them, which
+    // a late poll makes later than the restore time); a storm that goes on starts a new hold here.
+    counters_.watchdog_events.back().restored_ns = now;
     recovering_until_ = 0;
     held_since_.reset();
   }

@@ -86,6 +86,24 @@ TEST(PfcPortStateTest, WatchdogIgnoresAStormForTheRestoreTimeThenHonoursPausesAg
   EXPECT_EQ(port.counters().paused_ns, 20u * kMs);  // 5-15 and 35-45
 }
 
+// The watchdog acts and gives pauses back when the switch looks, not when its times fall due: what
+// it reports is what happened.
+TEST(PfcPortStateTest, DetectionAndRestorationAreWhenALookFindsThem) {
+  PfcPortConfig c = one_gbps();
+  c.watchdog_detect_ns = 10 * kMs;
+  c.watchdog_restore_ns = 20 * kMs;
+  PfcPortState port(c);
+  for (int64_t t = 0; t <= 36 * kMs; t += 3 * kMs) {  // a look every 3 ms, a long pause at each
+    port.on_peer_pause(0xffff, t);
+    port.should_hold(t);
+  }
+  const auto& events = port.counters().watchdog_events;
+  ASSERT_GE(events.size(), 1u);
+  EXPECT_EQ(events[0].held_since_ns, 0);
+  EXPECT_EQ(events[0].detected_ns, 12 * kMs);  // the first look 10 ms or more into the hold
+  EXPECT_EQ(events[0].restored_ns, 33 * kMs);  // the first look once 20 ms had passed (32 ms)
+}
+
 TEST(PfcPortStateTest, PausesWithBreaksNeverTripTheWatchdog) {
   PfcPortConfig c = one_gbps();
   c.watchdog_detect_ns = 2 * kMs;

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "common/netns.h"
+#include "common/realtime.h"
 #include "orchestrator/testbed/link_counters.h"
 #include "orchestrator/testbed/port_feeds.h"
 #include "orchestrator/testbed/queue_composition.h"
@@ -105,7 +106,12 @@ Result<std::unique_ptr<PfcSwitches>> PfcSwitches::start(const TestbedPlan& plan,
     s->held.assign(s->ports.size(), 0);
   }
   out->t0_ns_ = monotonic_ns();
-  out->thread_ = std::thread([raw = out.get()] { raw->run(); });
+  out->thread_ = std::thread([raw = out.get()] {
+    // Its polls are the switches' reaction time and its watchdog's clock: on time beside the
+    // replays' polling engines, as a switch's own chip would be.
+    realtime::lowest_realtime_priority("PFC switches");
+    raw->run();
+  });
   return out;
 }
 
