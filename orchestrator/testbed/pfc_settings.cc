@@ -59,6 +59,10 @@ std::optional<ProfileError> check_pfc(const v1::VirtualTestbedSpec& spec) {
     return ProfileError{"pfc.priority", fmt::format("{} is not a priority (0-7)", p.priority())};
   }
   if (p.quanta() > 0xffff) return ProfileError{"pfc.quanta", fmt::format("{} is above 65535", p.quanta())};
+  if (p.poll_us() != 0 && std::chrono::microseconds(p.poll_us()) < kMinPfcPoll) {
+    return ProfileError{"pfc.poll_us", fmt::format("{} is below {} us: the switches' polls would take a core",
+                                                   p.poll_us(), kMinPfcPoll.count())};
+  }
   if (!p.lossless()) return std::nullopt;
   const ResolvedPfc r = resolve_pfc(spec);
   if (r.xon_bytes >= r.xoff_bytes) {

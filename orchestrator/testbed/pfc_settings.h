@@ -23,6 +23,9 @@ inline constexpr uint64_t kDefaultXoffBytes = 128 * 1024;
 // How often a switch looks at its queues: the latency of its pauses. Each look costs one netlink
 // dump per switch, so shorter periods take CPU the replays need.
 inline constexpr std::chrono::microseconds kDefaultPfcPoll{500};
+// The shortest poll period: a poll costs 20-30 us of netlink per switch, and the switches' thread
+// runs at real-time priority, so much shorter periods would take a core from the replays.
+inline constexpr std::chrono::microseconds kMinPfcPoll{100};
 // A host pauses its leaf port when this many frames wait to be taken from its receive buffer.
 inline constexpr uint32_t kDefaultHostXoffFrames = 128;
 // As switches' PFC watchdogs do by default: give a port its pauses back after this long.

@@ -27,6 +27,15 @@ TEST(PfcSettingsTest, WithoutPfcTheFabricIsLossy) {
   EXPECT_FALSE(check_pfc(s).has_value());
 }
 
+TEST(PfcSettingsTest, PollsShorterThanTheFloorAreRefused) {
+  v1::VirtualTestbedSpec s = lossless_fabric();
+  s.mutable_pfc()->set_poll_us(50);
+  ASSERT_TRUE(check_pfc(s).has_value());
+  EXPECT_EQ(check_pfc(s)->field, "pfc.poll_us");
+  s.mutable_pfc()->set_poll_us(static_cast<uint32_t>(kMinPfcPoll.count()));
+  EXPECT_FALSE(check_pfc(s).has_value());
+}
+
 TEST(PfcSettingsTest, XoffLeavesHeadroomForFourPollsAtTheFastestLink) {
   v1::VirtualTestbedSpec s = lossless_fabric();
   s.set_host_link_gbps(0.1);
