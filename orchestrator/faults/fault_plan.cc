@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "orchestrator/faults/storm_options.h"
 #include "orchestrator/testbed/link_names.h"
 
 namespace collide::orchestrator::faults {
@@ -126,22 +127,9 @@ Result<StormPlan> storm_plan(const v1::Fault& f, const FaultSite& site) {
   const bool from_host_nic = site.host_link && !site.own_nic;
   plan.netns = from_host_nic ? site.peer_netns : site.leaf_netns;
   plan.ifname = from_host_nic ? site.peer_ifname : site.leaf_ifname;
-  injectors::PfcStormOptions& o = plan.options;
-  if (f.pfc_priorities_size() > 0) {
-    o.priorities = 0;
-    for (uint32_t p : f.pfc_priorities()) {
-      if (p > 7) return invalid_argument(fmt::format("fault {}: priority {} is not 0-7", f.name(), p));
-      o.priorities = static_cast<uint8_t>(o.priorities | (1u << p));
-    }
-  }
-  if (f.pfc_quanta() > 0xffff) {
-    return invalid_argument(fmt::format("fault {}: quanta {} is above 65535", f.name(), f.pfc_quanta()));
-  }
-  if (f.pfc_quanta() != 0) o.quanta = static_cast<uint16_t>(f.pfc_quanta());
-  if (f.pfc_frames_per_second() != 0) o.frames_per_second = f.pfc_frames_per_second();
-  o.duration = std::chrono::nanoseconds(f.duration_ns());
-  Status valid = injectors::validate(o);
-  if (!valid.ok()) return valid.with_context("fault " + f.name());
+  auto options = storm_options(f);
+  if (!options.ok()) return options.status().with_context("fault " + f.name());
+  plan.options = *options;
   return plan;
 }
 

@@ -18,7 +18,7 @@
 #include "orchestrator/testbed/link_names.h"
 #include "orchestrator/testbed/pfc_settings.h"
 #include "orchestrator/testbed/testbed_plan.h"
-#include "injectors/pfc_storm.h"
+#include "orchestrator/faults/storm_options.h"
 #include "traces/analysis/trace_validator.h"
 #include "traces/synth/model_spec.h"
 #include "traces/trace_io.h"
@@ -187,27 +187,6 @@ Status check_real_host_fault(const v1::Fault& f, const v1::Testbed& t, const std
   }
   if (f.kind() == v1::Fault::KIND_RATE_LIMIT) {
     return c.error(at + ".kind", "a real host's replay sends past its qdiscs: it cannot be rate-limited there");
-  }
-  return {};
-}
-
-// A storm's frames as injectors/pfc_storm.h sends them: priorities 0-7, a quantum of 16 bits, a
-// rate it can keep, and an end.
-Status check_pfc_storm(const v1::Fault& f, const std::string& at, const Checker& c) {
-  if (f.duration_ns() == 0) return c.error(at + ".duration_ns", "a PFC storm needs a duration: it always ends");
-  injectors::PfcStormOptions o;
-  o.duration = std::chrono::nanoseconds(f.duration_ns());
-  o.priorities = 0;
-  for (uint32_t p : f.pfc_priorities()) {
-    if (p > 7) return c.error(at + ".pfc_priorities", fmt::format("priority {} is not 0-7", p));
-    o.priorities = static_cast<uint8_t>(o.priorities | (1u << p));
-  }
-  if (f.pfc_quanta() > 0xffff) {
-    return c.error(at + ".pfc_quanta", fmt::format("{} is above 65535 (a quantum is 16 bits)", f.pfc_quanta()));
-  }
-  if (f.pfc_frames_per_second() != 0) o.frames_per_second = f.pfc_frames_per_second();
-  if (Status valid = injectors::validate(o); !valid.ok()) {
-    return c.error(at + (o.priorities == 0 ? ".pfc_priorities" : ".pfc_frames_per_second"), valid.message());
   }
   return {};
 }
@@ -406,7 +385,8 @@ Status check(const v1::Scenario& s, const Checker& c) {
       return c.error(at + ".delay_ns", "a send delay needs a delay");
     }
     if (f.kind() == v1::Fault::KIND_PFC_STORM) {
-      if (Status storm = check_pfc_storm(f, at, c); !storm.ok()) return storm;
+      std::string field;
+      if (auto storm = faults::storm_options(f, &field); !storm.ok()) return c.error(at + "." + field, storm.status().message());
     }
   }
   for (int i = 0; i < s.runs().variants_size(); ++i) {
