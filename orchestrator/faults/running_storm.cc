@@ -35,11 +35,8 @@ std::unique_ptr<RunningStorm> RunningStorm::start(StormPlan plan) {
 }
 
 Result<injectors::PfcStormResult> RunningStorm::stop() {
-  if (!joined_) {
-    stop_ = true;
-    if (thread_.joinable()) thread_.join();
-    joined_ = true;
-  }
+  stop_ = true;
+  if (thread_.joinable()) thread_.join();
   return result_;
 }
 

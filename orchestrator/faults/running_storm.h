@@ -2,7 +2,6 @@
 
 #include <atomic>
 #include <memory>
-#include <optional>
 #include <thread>
 
 #include "common/result.h"
@@ -32,7 +31,6 @@ class RunningStorm {
   std::atomic<bool> stop_{false};
   std::thread thread_;
   Result<injectors::PfcStormResult> result_ = injectors::PfcStormResult{};
-  bool joined_ = false;
 };
 
 }  // namespace collide::orchestrator::faults

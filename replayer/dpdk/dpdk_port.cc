@@ -197,9 +197,8 @@ Result<std::unique_ptr<DpdkPort>> DpdkPort::open(const v1::DpdkPortConfig& confi
   }
   port->started_ = true;
   if (config.has_nic_pfc()) {
-    const NicPfcOutcome pfc = enable_nic_pfc(port_id, port->driver_, config.nic_pfc());
-    port->nic_pfc_ = pfc.description;
-    log->info("port {}: {}", port->name_, pfc.description);
+    port->nic_pfc_ = enable_nic_pfc(port_id, port->driver_, config.nic_pfc());
+    log->info("port {}: {}", port->name_, port->nic_pfc_);
   }
   if (flow_rules) {
     auto installed = install_lane_rules(port_id, port->name_, port->driver_, rules);

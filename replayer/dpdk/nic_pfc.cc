@@ -8,8 +8,8 @@
 
 namespace collide::replayer::dpdk {
 
-NicPfcOutcome enable_nic_pfc(uint16_t port_id, const std::string& driver, const v1::DpdkPortConfig::NicPfc& pfc) {
-  if (pfc.priority() > 7) return {false, fmt::format("NIC PFC: priority {} is not 0-7", pfc.priority())};
+std::string enable_nic_pfc(uint16_t port_id, const std::string& driver, const v1::DpdkPortConfig::NicPfc& pfc) {
+  if (pfc.priority() > 7) return fmt::format("NIC PFC: priority {} is not 0-7", pfc.priority());
   rte_eth_pfc_conf conf{};
   conf.fc.mode = RTE_ETH_FC_FULL;  // send pauses when full, and honour the switch's
   conf.fc.pause_time = static_cast<uint16_t>(pfc.pause_quanta() == 0 || pfc.pause_quanta() > 0xffff ? 0xffff : pfc.pause_quanta());
@@ -19,13 +19,13 @@ NicPfcOutcome enable_nic_pfc(uint16_t port_id, const std::string& driver, const 
   conf.priority = static_cast<uint8_t>(pfc.priority());
   const int rc = rte_eth_dev_priority_flow_ctrl_set(port_id, &conf);
   if (rc == 0) {
-    return {true, fmt::format("NIC PFC on for priority {} ({} quanta)", pfc.priority(), conf.fc.pause_time)};
+    return fmt::format("NIC PFC on for priority {} ({} quanta)", pfc.priority(), conf.fc.pause_time);
   }
   if (rc == -ENOTSUP || rc == -ENOSYS) {
-    return {false, fmt::format("NIC PFC: {} has none (collide's own pause frames only)", driver)};
+    return fmt::format("NIC PFC: {} has none (collide's own pause frames only)", driver);
   }
-  return {false, fmt::format("NIC PFC: {} refused priority {} ({}; collide's own pause frames only)", driver,
-                             pfc.priority(), rte_strerror(-rc))};
+  return fmt::format("NIC PFC: {} refused priority {} ({}; collide's own pause frames only)", driver, pfc.priority(),
+                     rte_strerror(-rc));
 }
 
 }  // namespace collide::replayer::dpdk

@@ -10,14 +10,9 @@
 // one priority. Whether a driver has it is known only by asking it.
 namespace collide::replayer::dpdk {
 
-struct NicPfcOutcome {
-  bool enabled = false;
-  std::string description;  // for the port's description: what was asked and what the driver said
-};
-
-// Asks the driver of started port `port_id` for `pfc`. A driver without it (ENOTSUP, ENOSYS) or
-// that refuses the settings is not an error: the outcome says so, and the replay's own pause
-// frames still work.
-NicPfcOutcome enable_nic_pfc(uint16_t port_id, const std::string& driver, const v1::DpdkPortConfig::NicPfc& pfc);
+// Asks the driver of started port `port_id` for `pfc`; returns, for the port's description, what
+// was asked and what the driver said. A driver without it (ENOTSUP, ENOSYS) or that refuses the
+// settings is not an error: the answer says so, and the replay's own pause frames still work.
+std::string enable_nic_pfc(uint16_t port_id, const std::string& driver, const v1::DpdkPortConfig::NicPfc& pfc);
 
 }  // namespace collide::replayer::dpdk

@@ -34,39 +34,42 @@ nlohmann::json run_shipped_scenario(const std::string& collide_bin, const std::f
   return report.is_object() ? report : nlohmann::json(nullptr);
 }
 
-const nlohmann::json& report_variant(const nlohmann::json& report, const std::string& name) {
+namespace {
+
+// The first item of `owner[list]` that `matches`; none fails the test (saying `what` was looked for)
+// and gives a null.
+template <typename Matches>
+const nlohmann::json& find_item(const nlohmann::json& owner, const char* list, Matches matches, const std::string& what) {
   static const nlohmann::json none;
-  if (!report.is_object() || !report.contains("variants")) {
-    ADD_FAILURE() << "no variants in the report";
-    return none;
+  if (owner.is_object() && owner.contains(list)) {
+    for (const auto& item : owner[list]) {
+      if (matches(item)) return item;
+    }
   }
-  for (const auto& v : report["variants"]) {
-    if (v.value("name", "") == name) return v;
-  }
-  ADD_FAILURE() << "no variant " << name;
+  ADD_FAILURE() << "no " << what;
   return none;
+}
+
+// A variant's name for a failure message (a variant that was not found is null).
+std::string name_of(const nlohmann::json& variant) { return variant.is_object() ? variant.value("name", "?") : "?"; }
+
+}  // namespace
+
+const nlohmann::json& report_variant(const nlohmann::json& report, const std::string& name) {
+  return find_item(report, "variants", [&](const nlohmann::json& v) { return v.value("name", "") == name; },
+                   "variant " + name + " in the report");
 }
 
 const nlohmann::json& report_port(const nlohmann::json& variant, const std::string& link, const std::string& end) {
-  static const nlohmann::json none;
-  if (variant.is_object() && variant.contains("ports")) {
-    for (const auto& p : variant["ports"]) {
-      if (p.value("link", "") == link && p.value("end", "") == end) return p;
-    }
-  }
-  ADD_FAILURE() << "no port " << link << " at " << end << " in variant " << variant.value("name", "?");
-  return none;
+  return find_item(
+      variant, "ports",
+      [&](const nlohmann::json& p) { return p.value("link", "") == link && p.value("end", "") == end; },
+      "port " + link + " at " + end + " in variant " + name_of(variant));
 }
 
 const nlohmann::json& report_job(const nlohmann::json& variant, const std::string& name) {
-  static const nlohmann::json none;
-  if (variant.is_object() && variant.contains("jobs")) {
-    for (const auto& j : variant["jobs"]) {
-      if (j.value("name", "") == name) return j;
-    }
-  }
-  ADD_FAILURE() << "no job " << name << " in variant " << variant.value("name", "?");
-  return none;
+  return find_item(variant, "jobs", [&](const nlohmann::json& j) { return j.value("name", "") == name; },
+                   "job " + name + " in variant " + name_of(variant));
 }
 
 }  // namespace collide::testing
