@@ -1,6 +1,8 @@
 // Two jobs at once on a virtual fabric (configs/fabric/two-jobs.yaml), each run alone too: when
-// they share the spine's links each is slower together than alone, and when each sits under a
-// leaf of its own they share no link and together is as fast as alone within the interval. The
+// they share the spine's links each is slower together than alone (about 2x: each uplink carries
+// both), and when each sits under a leaf of its own they share no link and together is within a
+// few percent of alone. Not exactly alone's time: four replays together share this machine's two
+// cores where two alone do not, which costs up to ~5% (seen as a narrow interval above 1). The
 // layouts run one after the other (at once, their eight replays would contend for this machine's
 // cores); within each, every job alone runs right after the jobs together, so a change in what
 // else loads the machine falls on both. Needs root (namespaces, BPF, AF_XDP).
@@ -98,7 +100,12 @@ TEST_F(JobsRunTest, JobsSharingTheSpineSlowEachOtherAndJobsOnLeavesOfTheirOwnDoN
     EXPECT_GT(together["ratio"].get<double>(), 1.3) << together.dump();
     const nlohmann::json& apart_job = interference_of(own_leaves, job);
     ASSERT_TRUE(apart_job.is_object()) << own_leaves.dump(2);
-    EXPECT_EQ(apart_job["verdict"], "no detectable difference") << apart_job.dump();
+    // No shared link: far from sharing's ~2x, and clear of it by the intervals too.
+    EXPECT_LT(apart_job["ratio"].get<double>(), 1.15) << apart_job.dump();
+    ASSERT_EQ(apart_job["ratio_ci95"].size(), 2u) << apart_job.dump();
+    ASSERT_EQ(together["ratio_ci95"].size(), 2u) << together.dump();
+    EXPECT_LT(apart_job["ratio_ci95"][1].get<double>(), together["ratio_ci95"][0].get<double>())
+        << apart_job.dump() << "\n" << together.dump();
   }
   EXPECT_FALSE(shared_->namespaces_left());
   EXPECT_FALSE(apart_->namespaces_left());
