@@ -18,6 +18,7 @@
 #include "orchestrator/testbed/link_names.h"
 #include "orchestrator/testbed/pfc_settings.h"
 #include "orchestrator/testbed/testbed_plan.h"
+#include "orchestrator/testbed/switch_routes.h"
 #include "orchestrator/faults/storm_options.h"
 #include "traces/analysis/trace_validator.h"
 #include "traces/synth/model_spec.h"
@@ -291,6 +292,7 @@ Status check(const v1::Scenario& s, const Checker& c) {
     }
     if (auto e = testbed::check_pfc(as_run)) return c.error("testbed.virtual." + e->field, e->what);
     if (Status v = testbed::validate(t.virtual_()); !v.ok()) return c.error("testbed.virtual", v.message());
+    if (auto e = testbed::check_switch_routes(t.virtual_())) return c.error("testbed.virtual." + e->field, e->what);
     hosts = t.virtual_().hosts();
     nics_per_host = t.virtual_().nics_per_host();
     for (uint32_t l = 0; l < t.virtual_().leaves(); ++l) {
@@ -411,6 +413,12 @@ Status check(const v1::Scenario& s, const Checker& c) {
     if (v.has_load_balancing() && !virtual_bed) {
       return c.error(fmt::format("runs.variants[{}].load_balancing", i),
                      "chooses a virtual testbed's balancing; real switches balance as configured");
+    }
+    if (v.has_load_balancing() && v.load_balancing() != v1::VirtualTestbedSpec::LOAD_BALANCING_ECMP &&
+        t.virtual_().routes_size() > 0) {
+      return c.error(fmt::format("runs.variants[{}].load_balancing", i),
+                     "testbed.virtual.routes need ecmp: with qp-hash or spray the leaves choose each "
+                     "frame's uplink themselves, past a leaf's route");
     }
     for (int j = 0; j < v.faults_size(); ++j) {
       if (!fault_names.count(v.faults(j))) {

@@ -66,6 +66,47 @@ workload:
   collectives: {kind: all-reduce, bytes: 1MiB}
 )";
 
+// A virtual fabric of three leaves and two spines whose spine0 sends host 0's traffic to leaf1.
+const std::string kRerouted = R"(name: rerouted
+testbed:
+  virtual:
+    hosts: 3
+    leaves: 3
+    spines: 2
+    routes:
+      - {on: spine0, to_host: 0, via: leaf1}
+      - {on: leaf1, to_host: 0, via: spine3}
+  ranks_per_host: 1
+workload:
+  collectives: {kind: all-reduce, bytes: 1MiB}
+)";
+
+TEST_F(ScenarioTest, ASwitchRouteToANeighbourThatIsNotThereIsRefusedWithItsLine) {
+  const std::string path = write(kRerouted);
+  auto s = load_scenario(path);
+  ASSERT_THAT(s, StatusIs(StatusCode::kInvalidArgument));
+  EXPECT_NE(s.status().message().find(path + ":9: testbed.virtual.routes[1].via: no switch 'spine3'"),
+            std::string::npos)
+      << s.status().message();
+
+  std::string fixed = kRerouted;
+  fixed.replace(fixed.find("spine3"), 6, "spine1");
+  auto ok = load_scenario(write(fixed + "runs: {baseline: true}\n"));
+  ASSERT_TRUE(ok.ok()) << ok.status().to_string();
+  EXPECT_EQ(ok->testbed().virtual_().routes_size(), 2);
+  EXPECT_EQ(ok->testbed().virtual_().routes(1).via(), "spine1");
+
+  auto sprayed = load_scenario(write(fixed + R"(runs:
+  variants:
+    - name: sprayed
+      load_balancing: spray
+)"));
+  ASSERT_THAT(sprayed, StatusIs(StatusCode::kInvalidArgument));
+  EXPECT_NE(sprayed.status().message().find("runs.variants[0].load_balancing: testbed.virtual.routes need ecmp"),
+            std::string::npos)
+      << sprayed.status().message();
+}
+
 TEST_F(ScenarioTest, RealTestbedRefusesAVariantsLoadBalancingWithFileLineAndField) {
   const std::string path = write(kTwoRealHosts + R"(runs:
   variants:

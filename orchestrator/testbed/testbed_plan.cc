@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "orchestrator/testbed/switch_routes.h"
+
 namespace collide::orchestrator::testbed {
 namespace {
 
@@ -156,6 +158,7 @@ Result<TestbedPlan> plan_testbed(const v1::VirtualTestbedSpec& spec) {
     }
     if (spines > 0) plan.routes.push_back({ns_name("leaf", l), "198.19.0.0/16", leaf_uplinks[l]});
   }
+  if (auto e = apply_switch_routes(spec, plan)) return invalid_argument(fmt::format("{}: {}", e->field, e->what));
   return plan;
 }
 
