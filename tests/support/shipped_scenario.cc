@@ -13,7 +13,7 @@ namespace collide::testing {
 
 nlohmann::json run_shipped_scenario(const std::string& collide_bin, const std::filesystem::path& scenario,
                                     const std::string& shipped_bed, const CollideRunDir& run_dir,
-                                    std::string* output, const CollideRunDir::Edits& edits) {
+                                    std::string* output, const CollideRunDir::Edits& edits, int exit_code) {
   // The testbed gets this run's own name, so that runs beside it do not share namespaces.
   const auto path = run_dir.scenario_on_own_bed(scenario, shipped_bed, edits);
   EXPECT_FALSE(path.empty()) << scenario << " cannot be read, names no testbed " << shipped_bed
@@ -25,7 +25,7 @@ nlohmann::json run_shipped_scenario(const std::string& collide_bin, const std::f
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   EXPECT_TRUE(run.ok()) << run.status().to_string();
   if (!run.ok()) return nullptr;
-  EXPECT_EQ(run->exit_code, 0) << run->output;
+  EXPECT_EQ(run->exit_code, exit_code) << run->output;
   std::ifstream report_file(out / "report.json");
   auto report = nlohmann::json::parse(report_file, nullptr, false);
   EXPECT_TRUE(report.is_object()) << run->output;
