@@ -23,6 +23,24 @@ size_t ports_held(const VariantSummary& v) {
   return n;
 }
 
+size_t ports_deadlocked(const VariantSummary& v) {
+  size_t n = 0;
+  for (const PortStats& p : v.ports) n += p.deadlocks > 0 ? 1 : 0;
+  return n;
+}
+
+// "1: 2431.0 ms" (cycles entered, time in them), or "-".
+std::string deadlock_cell(const PortStats& p) {
+  if (p.deadlocks == 0) return "-";
+  return fmt::format("{}: {:.1f} ms", p.deadlocks, static_cast<double>(p.deadlocked_ns) / 1e6);
+}
+
+// What a variant's summary line adds when its queues deadlocked.
+std::string deadlock_note(const VariantSummary& v) {
+  const size_t n = ports_deadlocked(v);
+  return n == 0 ? "" : fmt::format("; {} in a cycle of paused queues each waiting on the next (a PFC deadlock)", n);
+}
+
 // "2: held 10.0 ms before detection, restored after 200.0 ms" (the means), or "-".
 std::string watchdog_cell(const PortStats& p) {
   if (p.watchdog_events.empty()) return "-";
@@ -49,16 +67,17 @@ std::string port_pfc_text(const Report& report) {
     if (!any_lossless(v)) continue;
     if (out.empty()) {
       out = "\nPriority flow control on the switch ports (lossless; all repetitions)\n";
-      out += fmt::format("  {:<20} {:<22} {:<10} {:>4} {:>10} {:>11} {:>11}  {}\n", "variant", "port", "tier",
-                         "prio", "pauses in", "paused ms", "pauses out", "watchdog");
+      out += fmt::format("  {:<20} {:<22} {:<10} {:>4} {:>10} {:>11} {:>11} {:>16}  {}\n", "variant", "port",
+                         "tier", "prio", "pauses in", "paused ms", "pauses out", "deadlocked", "watchdog");
     }
     for (const PortStats& p : v.ports) {
       if (!paused_or_pausing(p)) continue;
-      out += fmt::format("  {:<20} {:<22} {:<10} {:>4} {:>10} {:>11.1f} {:>11}  {}\n", v.name, port_label(p), p.tier,
-                         p.pfc_priority, p.pause_frames, static_cast<double>(p.paused_ns) / 1e6,
-                         p.pause_frames_sent, watchdog_cell(p));
+      out += fmt::format("  {:<20} {:<22} {:<10} {:>4} {:>10} {:>11.1f} {:>11} {:>16}  {}\n", v.name, port_label(p),
+                         p.tier, p.pfc_priority, p.pause_frames, static_cast<double>(p.paused_ns) / 1e6,
+                         p.pause_frames_sent, deadlock_cell(p), watchdog_cell(p));
     }
-    out += fmt::format("  {:<20} pauses held {} of {} switch ports\n", v.name, ports_held(v), v.ports.size());
+    out += fmt::format("  {:<20} pauses held {} of {} switch ports{}\n", v.name, ports_held(v), v.ports.size(),
+                       deadlock_note(v));
   }
   return out;
 }
@@ -67,16 +86,17 @@ std::string port_pfc_html(const Report& report, std::string (*escape)(const std:
   std::string html;
   for (const VariantSummary& v : report.variants) {
     if (!any_lossless(v)) continue;
-    html += fmt::format("<h3>{}</h3>\n<p>Pauses held {} of {} switch ports.</p>\n<table><tr><th>port</th>"
+    html += fmt::format("<h3>{}</h3>\n<p>Pauses held {} of {} switch ports{}.</p>\n<table><tr><th>port</th>"
                         "<th>tier</th><th>priority</th><th>pause_frames</th><th>paused (ms)</th>"
-                        "<th>pause_frames_sent</th><th>watchdog</th></tr>\n",
-                        escape(v.name), ports_held(v), v.ports.size());
+                        "<th>pause_frames_sent</th><th>deadlocked</th><th>watchdog</th></tr>\n",
+                        escape(v.name), ports_held(v), v.ports.size(), escape(deadlock_note(v)));
     for (const PortStats& p : v.ports) {
       if (!paused_or_pausing(p)) continue;
       html += fmt::format("<tr><td class=\"name\">{}</td><td class=\"name\">{}</td><td>{}</td><td>{}</td>"
-                          "<td>{:.1f}</td><td>{}</td><td class=\"name\">{}</td></tr>\n",
+                          "<td>{:.1f}</td><td>{}</td><td>{}</td><td class=\"name\">{}</td></tr>\n",
                           escape(port_label(p)), escape(p.tier), p.pfc_priority, p.pause_frames,
-                          static_cast<double>(p.paused_ns) / 1e6, p.pause_frames_sent, escape(watchdog_cell(p)));
+                          static_cast<double>(p.paused_ns) / 1e6, p.pause_frames_sent, escape(deadlock_cell(p)),
+                          escape(watchdog_cell(p)));
     }
     html += "</table>\n";
   }

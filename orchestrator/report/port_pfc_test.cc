@@ -57,6 +57,27 @@ TEST(PortPfcTest, PausesPerPortOverRepetitionsInJsonTextAndHtml) {
   EXPECT_NE(html.find("<h2>Priority flow control</h2>"), std::string::npos);
   EXPECT_NE(html.find("<th>pause_frames</th>"), std::string::npos);
 
+  EXPECT_NE(text.find("deadlocked"), std::string::npos) << text;
+  EXPECT_EQ(text.find("a PFC deadlock"), std::string::npos) << "no port was in a cycle: " << text;
+
+  // Ports found in a cycle of paused queues: counted over repetitions and named a deadlock.
+  a.ports[1].deadlocks = 1;
+  a.ports[1].deadlocked_ns = 300'000'000;
+  b.ports[1].deadlocks = 2;
+  b.ports[1].deadlocked_ns = 100'500'000;
+  const Report locked = build_report("unit", {a, b});
+  EXPECT_EQ(locked.variants[0].ports[1].deadlocks, 3u);
+  const nlohmann::json locked_port = report_json(locked)["variants"][0]["ports"][1];
+  EXPECT_EQ(locked_port["deadlocks"], "3");
+  EXPECT_EQ(locked_port["deadlocked_ns"], "400500000");
+  const std::string locked_text = run_summary(locked, "", "");
+  EXPECT_NE(locked_text.find("3: 400.5 ms"), std::string::npos) << locked_text;
+  EXPECT_NE(locked_text.find("pauses held 2 of 3 switch ports; 1 in a cycle of paused queues each waiting on the next "
+                             "(a PFC deadlock)"),
+            std::string::npos)
+      << locked_text;
+  EXPECT_NE(render_html(locked, {a, b}).find("<td>3: 400.5 ms</td>"), std::string::npos);
+
   // A lossy fabric has no PFC section.
   for (RunResult* r : {&a, &b}) {
     for (PortStats& p : r->ports) p.lossless = false;

@@ -24,6 +24,8 @@ void add_counters(PortStats& into, const PortStats& p) {
   into.paused_ns += p.paused_ns;
   into.pause_frames_sent += p.pause_frames_sent;
   into.watchdog_events.insert(into.watchdog_events.end(), p.watchdog_events.begin(), p.watchdog_events.end());
+  into.deadlocks += p.deadlocks;
+  into.deadlocked_ns += p.deadlocked_ns;
 }
 
 std::string text_row(const std::string& variant, const std::string& port, const PortStats& p) {
@@ -48,6 +50,7 @@ std::vector<PortStats> merge_repetitions(const std::vector<RepetitionSummary>& r
         first.bytes = first.packets = first.drops = first.ecn_marks = first.samples = 0;
         first.depth_p95_bytes = first.depth_max_bytes = 0;
         first.pause_frames = first.paused_ns = first.pause_frames_sent = 0;
+        first.deadlocks = first.deadlocked_ns = 0;
         first.watchdog_events.clear();
         first.utilization.assign(p.utilization.size(), 0.0);
         first.bin_seconds = 0;
@@ -116,6 +119,8 @@ void to_proto(const PortStats& p, v1::PortQueueStats& out) {
   out.set_pause_frames(p.pause_frames);
   out.set_paused_ns(p.paused_ns);
   out.set_pause_frames_sent(p.pause_frames_sent);
+  out.set_deadlocks(p.deadlocks);
+  out.set_deadlocked_ns(p.deadlocked_ns);
   for (const PfcWatchdogEventStats& e : p.watchdog_events) {
     v1::PfcWatchdogEvent* w = out.add_watchdog_events();
     w->set_held_since_ns(static_cast<uint64_t>(e.held_since_ns));

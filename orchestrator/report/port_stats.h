@@ -36,6 +36,8 @@ struct PortStats {
   uint64_t paused_ns = 0;          // how long they held it
   uint64_t pause_frames_sent = 0;  // pauses and resumes sent to the peer
   std::vector<PfcWatchdogEventStats> watchdog_events;
+  uint64_t deadlocks = 0;      // times found in a cycle of paused queues (a PFC deadlock)
+  uint64_t deadlocked_ns = 0;  // time spent in one
 };
 
 }  // namespace collide::orchestrator::report

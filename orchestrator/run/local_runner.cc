@@ -195,6 +195,8 @@ void add_pfc_counters(const std::vector<tb::PfcPortResult>& pfc, uint32_t priori
     it->pause_frames = r.counters.pause_frames;
     it->paused_ns = r.counters.paused_ns;
     it->pause_frames_sent = r.counters.pause_frames_sent;
+    it->deadlocks = r.counters.deadlocks;
+    it->deadlocked_ns = r.counters.deadlocked_ns;
     for (const tb::WatchdogEvent& e : r.counters.watchdog_events) {
       it->watchdog_events.push_back({e.held_since_ns, e.detected_ns, e.restored_ns});
     }

@@ -77,11 +77,16 @@ TEST_F(PfcDeadlockTest, TheDetourDeadlocksTheLosslessFabricUncheckedAndItsWatchd
   const std::string failure = unchecked["failures"][0];
   EXPECT_NE(failure.find("IBV_WC_RETRY_EXC_ERR"), std::string::npos) << failure;
   EXPECT_EQ(drops_anywhere(unchecked), 0u);
+  EXPECT_NE(log.find("in a cycle of paused queues each waiting on the next (a PFC deadlock)"), std::string::npos);
   for (const auto& [link, end] : kCycle) {
     const nlohmann::json& port = report_port(unchecked, link, end);
     ASSERT_TRUE(port.is_object()) << link << " @" << end;
-    std::cout << fmt::format("unchecked: {} @{} paused {:.1f} ms\n", link, end, ms(port["paused_ns"]));
+    std::cout << fmt::format("unchecked: {} @{} paused {:.1f} ms, {:.1f} ms of it in a deadlock\n", link, end,
+                             ms(port["paused_ns"]), ms(port["deadlocked_ns"]));
     EXPECT_GE(ms(port["paused_ns"]), gives_up_after_ms) << port.dump();
+    // The switches saw the cycle for as long, and named it a deadlock.
+    EXPECT_GE(count_of(port["deadlocks"]), 1u) << port.dump();
+    EXPECT_GE(ms(port["deadlocked_ns"]), gives_up_after_ms) << port.dump();
     EXPECT_TRUE(port["watchdog_events"].empty()) << port.dump();
   }
 

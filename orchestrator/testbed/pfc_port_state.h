@@ -39,6 +39,10 @@ struct PfcPortCounters {
   uint64_t paused_ns = 0;          // time the queue was held by them
   uint64_t pause_frames_sent = 0;  // pauses and resumes this port sent its peer
   std::vector<WatchdogEvent> watchdog_events;
+  // Kept by the switches, which see the whole fabric: times this queue was found in a cycle of
+  // paused queues (a PFC deadlock, pause_cycle.h), and the time it spent in one.
+  uint64_t deadlocks = 0;
+  uint64_t deadlocked_ns = 0;
 };
 
 // How long `quanta` pause at `gbps`.

@@ -5,6 +5,7 @@
 #include <time.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <map>
 #include <set>
 
@@ -13,6 +14,7 @@
 #include "common/netns.h"
 #include "common/realtime.h"
 #include "orchestrator/testbed/link_counters.h"
+#include "orchestrator/testbed/pause_cycle.h"
 #include "orchestrator/testbed/port_feeds.h"
 #include "orchestrator/testbed/queue_composition.h"
 #include "orchestrator/testbed/switch_port_io.h"
@@ -38,6 +40,11 @@ struct PfcSwitches::Switch {
     QueueComposition composition;
     bool held = false;
     std::string link, end;
+    // The switch port at the link's other end (index into switches_, then ports), if a switch's.
+    size_t peer_switch = SIZE_MAX, peer_port = 0;
+    std::vector<uint64_t> held_from{};  // bytes of this queue by the ingress port they came in by
+    bool in_cycle = false;
+    uint64_t deadlocks = 0, deadlocked_ns = 0;
   };
   std::string netns;
   std::unique_ptr<SwitchPortIo> io;
@@ -54,17 +61,20 @@ Result<std::unique_ptr<PfcSwitches>> PfcSwitches::start(const TestbedPlan& plan,
   for (const PlannedNamespace& ns : plan.namespaces) {
     if (ns.role != Role::kHost) switch_names.insert(ns.name);
   }
-  std::map<std::string, Switch*> by_name;
+  std::map<std::string, size_t> by_name;
   for (const std::string& name : switch_names) {
+    by_name[name] = out->switches_.size();
     out->switches_.push_back(std::make_unique<Switch>());
     out->switches_.back()->netns = name;
-    by_name[name] = out->switches_.back().get();
   }
   for (const PlannedLink& l : plan.links) {
     const report::FabricLink named = name_link(plan, l);
+    std::vector<std::pair<size_t, size_t>> ends;  // (switch, port) of each end that is a switch's
     for (const auto& [end, end_name] : {std::pair{&l.a, named.lower}, std::pair{&l.b, named.upper}}) {
-      auto it = by_name.find(end->netns);
-      if (it == by_name.end()) continue;
+      auto found = by_name.find(end->netns);
+      if (found == by_name.end()) continue;
+      Switch* sw = out->switches_[found->second].get();
+      ends.emplace_back(found->second, sw->ports.size());
       if (end->queue.gbps <= 0) {
         return failed_precondition(fmt::format("lossless mode needs a shaped queue on every switch port, and "
                                                "{} has none",
@@ -80,9 +90,20 @@ Result<std::unique_ptr<PfcSwitches>> PfcSwitches::start(const TestbedPlan& plan,
       config.watchdog_detect_ns = pfc.watchdog_detect.count();
       config.watchdog_restore_ns = pfc.watchdog_restore.count();
       const TbfShape shape = tbf_shape(end->queue, plan.mtu);
-      it->second->ports.push_back(Switch::Port{end->ifname, 0, *mac, shape, PfcPortState(config),
-                                               QueueComposition(0, shape.limit_bytes), false, named.name,
-                                               end_name});
+      sw->ports.push_back(Switch::Port{.ifname = end->ifname,
+                                       .mac = *mac,
+                                       .shape = shape,
+                                       .state = PfcPortState(config),
+                                       .composition = QueueComposition(0, shape.limit_bytes),
+                                       .link = named.name,
+                                       .end = end_name});
+    }
+    if (ends.size() == 2) {
+      for (size_t e = 0; e < 2; ++e) {
+        Switch::Port& port = out->switches_[ends[e].first]->ports[ends[e].second];
+        port.peer_switch = ends[1 - e].first;
+        port.peer_port = ends[1 - e].second;
+      }
     }
   }
   // Sockets and programs are made inside each switch's namespace and stay there.
@@ -153,8 +174,8 @@ Status PfcSwitches::poll(Switch& s, int64_t now) {
     const uint64_t backlog = it == stats->end() ? 0 : it->backlog_bytes;
     for (size_t i = 0; i < s.ports.size(); ++i) s.enqueued[i] = s.feeds->bytes(egress.ifindex, s.ports[i].ifindex);
     egress.composition.record(s.enqueued);
-    const std::vector<uint64_t> from = egress.composition.held_by_ingress(backlog);
-    for (size_t i = 0; i < from.size(); ++i) s.held[i] += from[i];
+    egress.held_from = egress.composition.held_by_ingress(backlog);
+    for (size_t i = 0; i < egress.held_from.size(); ++i) s.held[i] += egress.held_from[i];
   }
   for (size_t i = 0; i < s.ports.size(); ++i) {
     Switch::Port& ingress = s.ports[i];
@@ -195,9 +216,49 @@ void PfcSwitches::run() {
         break;
       }
     }
+    if (poll_due && !stop_) look_for_deadlock(now);
     // A late loop does not try to catch up: the next look is one period from now.
     if (poll_due) next_poll = std::max(next_poll + period, now + period / 2);
   }
+}
+
+void PfcSwitches::look_for_deadlock(int64_t now) {
+  // Every switch queue of the fabric as one graph: a held queue waits on the queues of its peer
+  // switch that hold bytes which came in through the peer's port facing it (what the peer's
+  // pauses protect).
+  std::vector<size_t> base;
+  size_t total = 0;
+  for (auto& s : switches_) {
+    base.push_back(total);
+    total += s->ports.size();
+  }
+  std::vector<PausedQueue> queues(total);
+  for (size_t si = 0; si < switches_.size(); ++si) {
+    for (size_t pi = 0; pi < switches_[si]->ports.size(); ++pi) {
+      const Switch::Port& p = switches_[si]->ports[pi];
+      PausedQueue& q = queues[base[si] + pi];
+      q.held = p.held;
+      if (!p.held || p.peer_switch == SIZE_MAX) continue;
+      const Switch& peer = *switches_[p.peer_switch];
+      for (size_t qi = 0; qi < peer.ports.size(); ++qi) {
+        const std::vector<uint64_t>& from = peer.ports[qi].held_from;
+        if (p.peer_port < from.size() && from[p.peer_port] > 0) q.waits_on.push_back(base[p.peer_switch] + qi);
+      }
+    }
+  }
+  std::vector<bool> in_cycle(total, false);
+  for (size_t id : find_pause_cycle(queues)) in_cycle[id] = true;
+  const uint64_t since_last = last_deadlock_look_ns_ == 0 ? 0 : static_cast<uint64_t>(now - last_deadlock_look_ns_);
+  for (size_t si = 0; si < switches_.size(); ++si) {
+    for (size_t pi = 0; pi < switches_[si]->ports.size(); ++pi) {
+      Switch::Port& p = switches_[si]->ports[pi];
+      const bool now_in = in_cycle[base[si] + pi];
+      if (now_in && !p.in_cycle) ++p.deadlocks;
+      if (now_in && p.in_cycle) p.deadlocked_ns += since_last;
+      p.in_cycle = now_in;
+    }
+  }
+  last_deadlock_look_ns_ = now;
 }
 
 Status PfcSwitches::release_all() {
@@ -225,6 +286,8 @@ Result<std::vector<PfcPortResult>> PfcSwitches::finish() {
     for (Switch::Port& p : s->ports) {
       p.state.should_hold(now);  // counts held time to the end
       PfcPortResult r{p.link, p.end, p.state.counters()};
+      r.counters.deadlocks = p.deadlocks;
+      r.counters.deadlocked_ns = p.deadlocked_ns;
       for (WatchdogEvent& e : r.counters.watchdog_events) {
         e.held_since_ns -= t0_ns_;
         e.detected_ns -= t0_ns_;

@@ -24,6 +24,8 @@
 //   sent to its peer, refreshed while it stays above xon, and a resume below (pfc_port_state.h).
 //   So pauses spread hop by hop towards the senders, as on a real lossless fabric.
 // - The watchdog, when configured, releases a queue held without a break for too long.
+// - Every poll it also looks for a deadlock: a cycle of held queues, each paused by a peer that
+//   holds bytes waiting in the next (pause_cycle.h), and counts each port's time in one.
 // The loop's latency is the poll period plus a pause frame's way; pause frames are acted on as
 // they arrive (the thread waits on their sockets), backlogs are read once per period.
 namespace collide::orchestrator::testbed {
@@ -53,11 +55,13 @@ class PfcSwitches {
   void run();
   Status look_at_pauses(Switch& s, int64_t now);
   Status poll(Switch& s, int64_t now);
+  void look_for_deadlock(int64_t now);
   Status release_all();
 
   ResolvedPfc pfc_;
   std::vector<std::unique_ptr<Switch>> switches_;
   int64_t t0_ns_ = 0;
+  int64_t last_deadlock_look_ns_ = 0;
   std::atomic<bool> stop_{false};
   Status failure_;  // the loop's first error (read after join)
   std::thread thread_;
