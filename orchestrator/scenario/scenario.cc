@@ -414,11 +414,9 @@ Status check(const v1::Scenario& s, const Checker& c) {
       return c.error(fmt::format("runs.variants[{}].load_balancing", i),
                      "chooses a virtual testbed's balancing; real switches balance as configured");
     }
-    if (v.has_load_balancing() && v.load_balancing() != v1::VirtualTestbedSpec::LOAD_BALANCING_ECMP &&
-        t.virtual_().routes_size() > 0) {
-      return c.error(fmt::format("runs.variants[{}].load_balancing", i),
-                     "testbed.virtual.routes need ecmp: with qp-hash or spray the leaves choose each "
-                     "frame's uplink themselves, past a leaf's route");
+    if (auto conflict = testbed::routes_conflict_with(v.load_balancing());
+        conflict && v.has_load_balancing() && t.virtual_().routes_size() > 0) {
+      return c.error(fmt::format("runs.variants[{}].load_balancing", i), "testbed.virtual.routes " + *conflict);
     }
     for (int j = 0; j < v.faults_size(); ++j) {
       if (!fault_names.count(v.faults(j))) {

@@ -29,10 +29,15 @@ const std::string* neighbour_address(const TestbedPlan& plan, const std::string&
 
 }  // namespace
 
+std::optional<std::string> routes_conflict_with(v1::VirtualTestbedSpec::LoadBalancing mode) {
+  if (mode == v1::VirtualTestbedSpec::LOAD_BALANCING_ECMP) return std::nullopt;
+  return std::string("need ecmp: with qp-hash or spray the leaves choose each frame's uplink themselves, past a "
+                     "leaf's route");
+}
+
 std::optional<ProfileError> apply_switch_routes(const v1::VirtualTestbedSpec& spec, TestbedPlan& plan) {
-  if (spec.routes_size() > 0 && spec.load_balancing() != v1::VirtualTestbedSpec::LOAD_BALANCING_ECMP) {
-    return ProfileError{"routes", "need load_balancing ecmp (with qp-hash or spray the leaves choose each "
-                                  "frame's uplink themselves, past a leaf's route)"};
+  if (auto conflict = routes_conflict_with(spec.load_balancing()); conflict && spec.routes_size() > 0) {
+    return ProfileError{"routes", *conflict};
   }
   std::set<std::pair<std::string, uint32_t>> routed;
   for (int i = 0; i < spec.routes_size(); ++i) {

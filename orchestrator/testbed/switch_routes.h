@@ -1,6 +1,7 @@
 #pragma once
 
 #include <optional>
+#include <string>
 
 #include "collide/testbed.pb.h"
 #include "orchestrator/testbed/port_queue.h"
@@ -11,6 +12,10 @@
 // traffic can be made to go down and up again (a misconfiguration, or a reroute around a failed
 // link). Pure: checked and applied to the plan before anything exists.
 namespace collide::orchestrator::testbed {
+
+// Why a fabric balancing in `mode` cannot honour routes of one's own ("need ecmp: ..."), or
+// nothing (ecmp): with qp-hash or spray the leaves' program chooses each frame's uplink itself.
+std::optional<std::string> routes_conflict_with(v1::VirtualTestbedSpec::LoadBalancing mode);
 
 // Applies `spec.routes()` to `plan` (made from `spec` without them), or says which field is wrong
 // (relative to VirtualTestbedSpec: "routes[1].via"): a switch or host that does not exist, a `via`
