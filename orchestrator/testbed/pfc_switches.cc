@@ -40,6 +40,7 @@ struct PfcSwitches::Switch {
     QueueComposition composition;
     bool held = false;
     std::string link, end;
+    size_t id = 0;  // the port's place among all the fabric's switch ports (look_for_deadlock)
     // The switch port at the link's other end (index into switches_, then ports), if a switch's.
     size_t peer_switch = SIZE_MAX, peer_port = 0;
     std::vector<uint64_t> held_from{};  // bytes of this queue by the ingress port they came in by
@@ -115,6 +116,7 @@ Result<std::unique_ptr<PfcSwitches>> PfcSwitches::start(const TestbedPlan& plan,
       p.ifindex = static_cast<int>(if_nametoindex(p.ifname.c_str()));
       if (p.ifindex == 0) return not_found(fmt::format("{} has no port {}", s->netns, p.ifname));
       p.composition = QueueComposition(s->ports.size(), p.shape.limit_bytes);
+      p.id = out->port_count_++;
       ifindexes.push_back(p.ifindex);
     }
     auto io = SwitchPortIo::open();
@@ -226,33 +228,24 @@ void PfcSwitches::look_for_deadlock(int64_t now) {
   // Every switch queue of the fabric as one graph: a held queue waits on the queues of its peer
   // switch that hold bytes which came in through the peer's port facing it (what the peer's
   // pauses protect).
-  std::vector<size_t> base;
-  size_t total = 0;
+  std::vector<PausedQueue> queues(port_count_);
   for (auto& s : switches_) {
-    base.push_back(total);
-    total += s->ports.size();
-  }
-  std::vector<PausedQueue> queues(total);
-  for (size_t si = 0; si < switches_.size(); ++si) {
-    for (size_t pi = 0; pi < switches_[si]->ports.size(); ++pi) {
-      const Switch::Port& p = switches_[si]->ports[pi];
-      PausedQueue& q = queues[base[si] + pi];
+    for (const Switch::Port& p : s->ports) {
+      PausedQueue& q = queues[p.id];
       q.held = p.held;
       if (!p.held || p.peer_switch == SIZE_MAX) continue;
-      const Switch& peer = *switches_[p.peer_switch];
-      for (size_t qi = 0; qi < peer.ports.size(); ++qi) {
-        const std::vector<uint64_t>& from = peer.ports[qi].held_from;
-        if (p.peer_port < from.size() && from[p.peer_port] > 0) q.waits_on.push_back(base[p.peer_switch] + qi);
+      for (const Switch::Port& peer_queue : switches_[p.peer_switch]->ports) {
+        const std::vector<uint64_t>& from = peer_queue.held_from;
+        if (p.peer_port < from.size() && from[p.peer_port] > 0) q.waits_on.push_back(peer_queue.id);
       }
     }
   }
-  std::vector<bool> in_cycle(total, false);
+  std::vector<bool> in_cycle(port_count_, false);
   for (size_t id : find_pause_cycle(queues)) in_cycle[id] = true;
   const uint64_t since_last = last_deadlock_look_ns_ == 0 ? 0 : static_cast<uint64_t>(now - last_deadlock_look_ns_);
-  for (size_t si = 0; si < switches_.size(); ++si) {
-    for (size_t pi = 0; pi < switches_[si]->ports.size(); ++pi) {
-      Switch::Port& p = switches_[si]->ports[pi];
-      const bool now_in = in_cycle[base[si] + pi];
+  for (auto& s : switches_) {
+    for (Switch::Port& p : s->ports) {
+      const bool now_in = in_cycle[p.id];
       if (now_in && !p.in_cycle) ++p.deadlocks;
       if (now_in && p.in_cycle) p.deadlocked_ns += since_last;
       p.in_cycle = now_in;

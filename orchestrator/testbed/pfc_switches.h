@@ -62,6 +62,7 @@ class PfcSwitches {
   std::vector<std::unique_ptr<Switch>> switches_;
   int64_t t0_ns_ = 0;
   int64_t last_deadlock_look_ns_ = 0;
+  size_t port_count_ = 0;  // switch ports of the whole fabric, each with its own id
   std::atomic<bool> stop_{false};
   Status failure_;  // the loop's first error (read after join)
   std::thread thread_;
