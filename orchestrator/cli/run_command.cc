@@ -1,4 +1,5 @@
 // `collide run scenario.yaml`: from a scenario to an answer — what did the faults do to the job?
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -20,6 +21,7 @@
 #include "orchestrator/report/report.h"
 #include "orchestrator/report/run_gates.h"
 #include "orchestrator/report/run_log.h"
+#include "orchestrator/report/soak_hours.h"
 #include "orchestrator/report/text_summary.h"
 #include "orchestrator/run/local_runner.h"
 #include "orchestrator/scenario/jobs.h"
@@ -69,19 +71,26 @@ orchestrator::report::GateVerdict judge_expectations(const v1::Scenario& scenari
 
 // Which runs failed and why ("baseline (repetition 1): host 0: ..."), empty when none did. A
 // failed run (a replay that failed, a job that did not finish) fails the whole `collide run`, even
-// though its results went into the report like the others.
-std::string failed_runs(const std::vector<orchestrator::report::RunResult>& runs) {
+// though its results went into the report like the others. The counts are the report's; `runs`
+// may hold only some of the failed runs (a soak's), and the rest are counted.
+std::string failed_runs(const orchestrator::report::Report& report,
+                        const std::vector<orchestrator::report::RunResult>& runs) {
+  size_t total = 0, failed = 0, listed = 0;
+  for (const auto& v : report.variants) {
+    total += v.runs;
+    failed += v.failed_runs;
+  }
+  if (failed == 0) return "";
   std::string out;
-  size_t failed = 0;
   for (const auto& r : runs) {
     if (!r.failed) continue;
-    ++failed;
+    ++listed;
     std::string why = r.failure;
     while (!why.empty() && (why.back() == ' ' || why.back() == ';')) why.pop_back();
     out += fmt::format("\n  {} (repetition {}): {}", r.variant, r.repetition + 1, why);
   }
-  if (failed == 0) return "";
-  return fmt::format("{} of {} run(s) failed:{}", failed, runs.size(), out);
+  if (listed < failed) out += fmt::format("\n  ... and {} more (runs.jsonl has each)", failed - listed);
+  return fmt::format("{} of {} run(s) failed:{}", failed, total, out);
 }
 
 // Several jobs at once: where each job's ranks are, for its own JCT in the report.
@@ -106,6 +115,26 @@ struct PointOutcome {
   orchestrator::report::JUnitSuite gates;  // the expectations' verdicts as a JUnit suite
 };
 
+// What a soak's report keeps of a run it does not keep whole: the first run of each variant (its
+// timeline in the HTML report), and of a failed run what the failure list says (up to 100).
+void keep_for_soak_report(const orchestrator::report::RunResult& run,
+                          std::vector<orchestrator::report::RunResult>& shown) {
+  constexpr size_t kFailedRunsShown = 100;
+  const bool first = std::none_of(shown.begin(), shown.end(), [&](const auto& r) { return r.variant == run.variant; });
+  if (first) {
+    shown.push_back(run);
+    return;
+  }
+  const auto failed = std::count_if(shown.begin(), shown.end(), [](const auto& r) { return r.failed; });
+  if (!run.failed || static_cast<size_t>(failed) >= kFailedRunsShown) return;
+  orchestrator::report::RunResult head;
+  head.variant = run.variant;
+  head.repetition = run.repetition;
+  head.failed = true;
+  head.failure = run.failure;
+  shown.push_back(std::move(head));
+}
+
 // Runs a scenario into `out`: its report files written, its summary and expectations printed.
 PointOutcome run_point(const v1::Scenario& scenario, const std::vector<v1::SweepSetting>& settings,
                        const std::filesystem::path& out, orchestrator::LocalRunOptions local,
@@ -122,9 +151,23 @@ PointOutcome run_point(const v1::Scenario& scenario, const std::vector<v1::Sweep
     return point;
   }
   std::string run_log_failure;
+  // A soak's report is built as its runs end, and keeps of them only what its limits allow, with
+  // the first run of each variant (its timeline) and the heads of failed runs; a scenario of
+  // several jobs keeps every run (its per-job results read them).
+  const bool soak = scenario.runs().duration_ns() != 0;
+  const std::vector<orchestrator::report::JobRanks> jobs = job_ranks(scenario);
+  orchestrator::report::ReportBuilder builder(
+      scenario.name(), soak ? orchestrator::report::kSoakReportLimits : orchestrator::report::ReportLimits{});
+  orchestrator::report::SoakHours hours;
+  std::vector<orchestrator::report::RunResult> soak_runs_shown;
+  local.keep_runs = !soak || !jobs.empty();
   local.run_finished = [&](const orchestrator::report::RunResult& run, uint32_t iteration) {
+    const orchestrator::report::RunLogEntry entry = orchestrator::report::run_log_entry(run, iteration);
+    hours.add(entry);
+    builder.add(run);
+    if (!local.keep_runs) keep_for_soak_report(run, soak_runs_shown);
     if (!run_log_failure.empty()) return;  // said once; the report still gets every run
-    const Status appended = run_log->append(orchestrator::report::run_log_entry(run, iteration));
+    const Status appended = run_log->append(entry);
     if (!appended.ok()) {
       run_log_failure = appended.message();
       std::cerr << "collide run: " << run_log_failure << "\n";
@@ -137,11 +180,13 @@ PointOutcome run_point(const v1::Scenario& scenario, const std::vector<v1::Sweep
     return point;
   }
   point.ran = true;
-  point.report = orchestrator::report::build_report(scenario.name(), outcome->runs, job_ranks(scenario));
+  const std::vector<orchestrator::report::RunResult>& runs = local.keep_runs ? outcome->runs : soak_runs_shown;
+  point.report = std::move(builder).finish(jobs, runs);
   point.report.description = scenario.description();
   point.report.sweep_point = settings;
+  if (soak) point.report.hours = hours.rows();
   const v1::Results results = orchestrator::report::to_results(point.report);
-  auto files = orchestrator::report::write_report_files(out, scenario.outputs(), point.report, outcome->runs);
+  auto files = orchestrator::report::write_report_files(out, scenario.outputs(), point.report, runs);
   if (!files.ok()) {
     const auto verdict = judge_expectations(scenario, &results, files.status().message(), gate);
     point.hold = verdict.all_hold;
@@ -151,7 +196,7 @@ PointOutcome run_point(const v1::Scenario& scenario, const std::vector<v1::Sweep
   }
   std::cout << orchestrator::report::run_summary(point.report, files->html.string(), files->json.string());
   std::cout << "runs:   " << run_log->path().string() << "\n";
-  point.failure = !outcome->agent_failure.empty() ? outcome->agent_failure : failed_runs(outcome->runs);
+  point.failure = !outcome->agent_failure.empty() ? outcome->agent_failure : failed_runs(point.report, runs);
   for (const std::string* more : {&outcome->teardown_failure, &run_log_failure}) {
     if (!more->empty()) point.failure += (point.failure.empty() ? "" : "\n") + *more;
   }
@@ -293,6 +338,13 @@ void run(const RunOptions& opt) {
     return;
   }
   PointOutcome point = run_point(scenario, {}, out, local, gate);
+  if (scenario.runs().duration_ns() != 0) {
+    // What a soak held at its most (it should not grow with the soak's length).
+    rusage self{};
+    if (getrusage(RUSAGE_SELF, &self) == 0) {
+      std::cerr << fmt::format("collide run: peak memory {:.1f} MiB\n", static_cast<double>(self.ru_maxrss) / 1024);
+    }
+  }
   if (!point.ran) fail("run", kExitFailed, point.failure);
   // The partial results are in the report; the run as a whole failed.
   if (!point.failure.empty()) fail("run", kExitFailed, point.failure);

@@ -143,6 +143,27 @@ TEST(MetricsRegistryTest, RunEndsAddTimeoutsCollectivesFaultsAndOutcomes) {
   expect_exposition_format(text);
 }
 
+// A soak's dashboard reads live quantiles straight from the scrape: JCT per variant, completion
+// times per variant and kind, each a summary over the last minutes (its _count over the whole run).
+TEST(MetricsRegistryTest, JctAndCompletionTimesShowAsLiveQuantiles) {
+  Registry r;
+  // JCTs of 1.00 .. 1.99 s; collectives of 1 .. 1000 us.
+  for (int i = 0; i < 100; ++i) r.job_completed("loss", 1.0 + i / 100.0);
+  for (int i = 1; i <= 1000; ++i) r.collective_completed("loss", "all_reduce", i * 1e-6);
+  const std::string text = scrape(r);
+  EXPECT_NEAR(sample(text, R"(collide_jct_seconds{variant="loss",quantile="0.5"})"), 1.5, 0.05) << text;
+  // Within a few ranks of 100 (CKMS answers from its compressed summary, not the exact rank).
+  EXPECT_NEAR(sample(text, R"(collide_jct_seconds{variant="loss",quantile="0.99"})"), 1.99, 0.031) << text;
+  EXPECT_EQ(sample(text, R"(collide_jct_seconds_count{variant="loss"})"), 100) << text;
+  EXPECT_NEAR(sample(text, R"(collide_collective_completion_seconds{kind="all_reduce",variant="loss",quantile="0.5"})"),
+              500e-6, 50e-6)
+      << text;
+  EXPECT_NEAR(sample(text, R"(collide_collective_completion_seconds{kind="all_reduce",variant="loss",quantile="0.999"})"),
+              999e-6, 2e-6)
+      << text;
+  expect_exposition_format(text);
+}
+
 // exported_series() is what the dashboard test trusts: each name it gives shows in a scrape once
 // every family has a value, and a scrape shows no family it leaves out.
 TEST(MetricsRegistryTest, ExportedSeriesAreWhatAScrapeShows) {
@@ -151,6 +172,7 @@ TEST(MetricsRegistryTest, ExportedSeriesAreWhatAScrapeShows) {
   r.host_progress("v", 0, {.packets_sent = 1, .retransmitted_packets = 1, .ops_completed = 1}, 1);
   r.host_timeouts("v", 0, 1);
   r.collective_completed("v", "all_gather", 0.001);
+  r.job_completed("v", 1.5);
   r.fault_acted("v", "f", 1, 0.1);
   r.run_ended("v", false);
   std::set<std::string> scraped;

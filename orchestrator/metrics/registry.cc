@@ -1,6 +1,7 @@
 #include "orchestrator/metrics/registry.h"
 
 #include <algorithm>
+#include <chrono>
 #include <string_view>
 
 namespace collide::orchestrator::metrics {
@@ -31,9 +32,29 @@ constexpr FamilySpec kElapsed{"collide_run_elapsed_seconds", "seconds the host's
                               "gauge"};
 constexpr FamilySpec kCollectiveSeconds{"collide_collective_seconds",
                                         "completion time of each collective of each rank", "histogram"};
-constexpr FamilySpec kAll[] = {kPacketsSent, kRetransmitted, kOpsCompleted, kTimeouts,
-                               kRuns,        kFaultPackets,  kFaultHeld,    kRepetition,
-                               kElapsed,     kCollectiveSeconds};
+constexpr FamilySpec kJct{"collide_jct_seconds",
+                          "job completion time of each run that completed: quantiles over the last 10 minutes",
+                          "summary"};
+constexpr FamilySpec kCollectiveQuantiles{
+    "collide_collective_completion_seconds",
+    "completion time of each collective of each rank: quantiles over the last 10 minutes", "summary"};
+constexpr FamilySpec kAll[] = {kPacketsSent, kRetransmitted,     kOpsCompleted, kTimeouts,
+                               kRuns,        kFaultPackets,      kFaultHeld,    kRepetition,
+                               kElapsed,     kCollectiveSeconds, kJct,          kCollectiveQuantiles};
+
+// Live quantiles, as a soak's dashboard shows them: over a sliding window (10 minutes, in 5 steps,
+// so that a change shows within about 2 minutes), each within its rank error (CKMS: memory stays
+// bounded however long the soak).
+constexpr std::chrono::minutes kQuantileWindow{10};
+constexpr int kQuantileWindowSteps = 5;
+const prometheus::Summary::Quantiles& jct_quantiles() {
+  static const prometheus::Summary::Quantiles q = {{0.5, 0.05}, {0.9, 0.01}, {0.99, 0.001}};
+  return q;
+}
+const prometheus::Summary::Quantiles& collective_quantiles() {
+  static const prometheus::Summary::Quantiles q = {{0.5, 0.05}, {0.99, 0.001}, {0.999, 0.0001}};
+  return q;
+}
 
 // Collectives take from microseconds (small ones on loopback) to minutes (a flapping link under
 // go-back-N): powers of two from 10 us to about 84 s.
@@ -68,7 +89,9 @@ Registry::Registry()
       fault_held_(build(prometheus::BuildCounter(), kFaultHeld, *registry_)),
       repetition_(build(prometheus::BuildGauge(), kRepetition, *registry_)),
       elapsed_(build(prometheus::BuildGauge(), kElapsed, *registry_)),
-      collective_seconds_(build(prometheus::BuildHistogram(), kCollectiveSeconds, *registry_)) {}
+      collective_seconds_(build(prometheus::BuildHistogram(), kCollectiveSeconds, *registry_)),
+      jct_(build(prometheus::BuildSummary(), kJct, *registry_)),
+      collective_quantiles_(build(prometheus::BuildSummary(), kCollectiveQuantiles, *registry_)) {}
 
 void Registry::run_started(const std::string& variant, uint32_t repetition) {
   std::lock_guard lock(mutex_);
@@ -96,7 +119,13 @@ void Registry::host_timeouts(const std::string& variant, uint32_t host, uint64_t
 
 void Registry::collective_completed(const std::string& variant, const std::string& kind, double seconds) {
   static const prometheus::Histogram::BucketBoundaries buckets = collective_buckets();
-  collective_seconds_.Add({{"variant", variant}, {"kind", kind}}, buckets).Observe(seconds);
+  const prometheus::Labels labels = {{"variant", variant}, {"kind", kind}};
+  collective_seconds_.Add(labels, buckets).Observe(seconds);
+  collective_quantiles_.Add(labels, collective_quantiles(), kQuantileWindow, kQuantileWindowSteps).Observe(seconds);
+}
+
+void Registry::job_completed(const std::string& variant, double seconds) {
+  jct_.Add({{"variant", variant}}, jct_quantiles(), kQuantileWindow, kQuantileWindowSteps).Observe(seconds);
 }
 
 void Registry::fault_acted(const std::string& variant, const std::string& fault, uint64_t packets, double held_s) {
@@ -115,6 +144,8 @@ std::vector<ExportedSeries> Registry::exported_series() {
     const std::string name(f.name), type(f.type);
     if (type == "histogram") {
       for (const char* suffix : {"_bucket", "_sum", "_count"}) out.push_back({name + suffix, type});
+    } else if (type == "summary") {
+      for (const char* suffix : {"", "_sum", "_count"}) out.push_back({name + suffix, type});
     } else {
       out.push_back({name, type});
     }

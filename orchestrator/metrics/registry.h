@@ -13,6 +13,7 @@
 #include <prometheus/gauge.h>
 #include <prometheus/histogram.h>
 #include <prometheus/registry.h>
+#include <prometheus/summary.h>
 
 // The live metrics of a run, as a Prometheus endpoint serves them during long soak runs. The
 // runner reports what agents tell it; counters only ever grow, over every repetition, variant and
@@ -28,10 +29,10 @@ struct HostTotals {
 };
 
 // One series name a scrape can show, with its family's type; a histogram's family shows as its
-// _bucket, _sum and _count series.
+// _bucket, _sum and _count series, a summary's as itself (one series per quantile), _sum and _count.
 struct ExportedSeries {
   std::string name;
-  std::string type;  // "counter", "gauge" or "histogram"
+  std::string type;  // "counter", "gauge", "histogram" or "summary"
 };
 
 class Registry {
@@ -47,6 +48,8 @@ class Registry {
   void host_timeouts(const std::string& variant, uint32_t host, uint64_t timeouts);
   // One collective's completion time, when its run ended.
   void collective_completed(const std::string& variant, const std::string& kind, double seconds);
+  // A run's job completion time, when it completed.
+  void job_completed(const std::string& variant, double seconds);
   // What an armed fault did over a run: packets it acted on and how long it held.
   void fault_acted(const std::string& variant, const std::string& fault, uint64_t packets, double held_s);
   void run_ended(const std::string& variant, bool failed);
@@ -72,6 +75,8 @@ class Registry {
   prometheus::Family<prometheus::Gauge>& repetition_;
   prometheus::Family<prometheus::Gauge>& elapsed_;
   prometheus::Family<prometheus::Histogram>& collective_seconds_;
+  prometheus::Family<prometheus::Summary>& jct_;
+  prometheus::Family<prometheus::Summary>& collective_quantiles_;
 
   std::mutex mutex_;
   std::map<Key, HostTotals> seen_in_run_;  // each host's totals so far in its variant's current run

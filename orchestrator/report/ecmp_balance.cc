@@ -56,29 +56,40 @@ EcmpBalance ecmp_balance(const std::vector<FabricLink>& links) {
   return {tier_balance(uplinks_of_leaf), tier_balance(downlinks_to_leaf)};
 }
 
-EcmpBalance mean_balance(const std::vector<EcmpBalance>& runs) {
-  EcmpBalance mean;
-  const auto average = [&](LinkBalance EcmpBalance::*tier) {
-    LinkBalance& m = mean.*tier;
-    uint32_t n = 0;
-    for (const EcmpBalance& r : runs) {
-      const LinkBalance& b = r.*tier;
-      if (b.links == 0) continue;
-      ++n;
-      m.links = std::max(m.links, b.links);
-      m.max_bytes = std::max(m.max_bytes, b.max_bytes);
-      m.mean_bytes += b.mean_bytes;
-      m.max_mean += b.max_mean;
-      m.jain += b.jain;
-    }
+void EcmpMean::add(const EcmpBalance& run) {
+  const auto add_tier = [&](LinkBalance EcmpBalance::*tier, uint32_t& n) {
+    const LinkBalance& b = run.*tier;
+    if (b.links == 0) return;
+    LinkBalance& m = sum_.*tier;
+    ++n;
+    m.links = std::max(m.links, b.links);
+    m.max_bytes = std::max(m.max_bytes, b.max_bytes);
+    m.mean_bytes += b.mean_bytes;
+    m.max_mean += b.max_mean;
+    m.jain += b.jain;
+  };
+  add_tier(&EcmpBalance::leaf_uplinks, leaf_runs_);
+  add_tier(&EcmpBalance::spine_downlinks, spine_runs_);
+}
+
+EcmpBalance EcmpMean::mean() const {
+  EcmpBalance mean = sum_;
+  const auto divide = [&](LinkBalance EcmpBalance::*tier, uint32_t n) {
     if (n == 0) return;
+    LinkBalance& m = mean.*tier;
     m.mean_bytes /= n;
     m.max_mean /= n;
     m.jain /= n;
   };
-  average(&EcmpBalance::leaf_uplinks);
-  average(&EcmpBalance::spine_downlinks);
+  divide(&EcmpBalance::leaf_uplinks, leaf_runs_);
+  divide(&EcmpBalance::spine_downlinks, spine_runs_);
   return mean;
+}
+
+EcmpBalance mean_balance(const std::vector<EcmpBalance>& runs) {
+  EcmpMean mean;
+  for (const EcmpBalance& r : runs) mean.add(r);
+  return mean.mean();
 }
 
 }  // namespace collide::orchestrator::report

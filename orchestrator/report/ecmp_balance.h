@@ -40,4 +40,15 @@ EcmpBalance ecmp_balance(const std::vector<FabricLink>& links);
 // The mean of each KPI over runs that carried traffic (a variant's repetitions).
 EcmpBalance mean_balance(const std::vector<EcmpBalance>& runs);
 
+// The same, fed one run at a time.
+class EcmpMean {
+ public:
+  void add(const EcmpBalance& run);
+  EcmpBalance mean() const;
+
+ private:
+  EcmpBalance sum_;  // links and max_bytes: the largest; the rest summed
+  uint32_t leaf_runs_ = 0, spine_runs_ = 0;  // runs that carried traffic on each tier
+};
+
 }  // namespace collide::orchestrator::report

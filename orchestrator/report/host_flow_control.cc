@@ -8,15 +8,9 @@ std::vector<HostFlowControlRow> host_flow_control_rows(const Report& report) {
   std::vector<HostFlowControlRow> rows;
   for (const VariantSummary& v : report.variants) {
     HostFlowControlRow row{v.name};
-    uint64_t paused_ns = 0;
-    for (const RepetitionSummary& rep : v.repetitions) {
-      for (const v1::NicTraffic& n : rep.nics) {
-        row.pause_frames += n.pause_frames();
-        paused_ns += n.paused_ns();
-        row.pause_frames_sent += n.pause_frames_sent();
-      }
-    }
-    row.paused_ms = static_cast<double>(paused_ns) / 1e6;
+    row.pause_frames = v.nic_pause_frames;
+    row.pause_frames_sent = v.nic_pause_frames_sent;
+    row.paused_ms = static_cast<double>(v.nic_paused_ns) / 1e6;
     if (row.pause_frames != 0 || row.pause_frames_sent != 0) rows.push_back(row);
   }
   return rows;

@@ -240,6 +240,9 @@ pre {{ background: #f8f8f8; padding: 8px; overflow-x: auto; }}
   }
   html += "<h2>Collective completion times (CDF)</h2>\n" + cdf_svg(report) + "\n";
   html += "<h2>Job completion time per iteration</h2>\n" + iterations_svg(report) + "\n";
+  if (!report.hours.empty()) {
+    html += "<h2>By hour of the soak</h2>\n<pre id=\"hours\">" + escape(soak_hours_table(report.hours)) + "</pre>\n";
+  }
   html += "<h2>Per collective size (nccl-tests layout)</h2>\n";
   for (const VariantSummary& v : report.variants) {
     html += "<pre>" + escape(size_table(v)) + "</pre>\n";

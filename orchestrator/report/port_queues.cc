@@ -38,39 +38,44 @@ std::string text_row(const std::string& variant, const std::string& port, const 
 
 std::string port_label(const PortStats& p) { return p.link + " @" + p.end; }
 
-std::vector<PortStats> merge_repetitions(const std::vector<RepetitionSummary>& repetitions) {
-  std::vector<PortStats> out;
-  std::map<std::pair<std::string, std::string>, size_t> index;
-  std::vector<size_t> runs;  // repetitions that had each port, for the utilization mean
-  for (const RepetitionSummary& rep : repetitions) {
-    for (const PortStats& p : rep.ports) {
-      auto [it, fresh] = index.try_emplace({p.link, p.end}, out.size());
-      if (fresh) {
-        PortStats first = p;
-        first.bytes = first.packets = first.drops = first.ecn_marks = first.samples = 0;
-        first.depth_p95_bytes = first.depth_max_bytes = 0;
-        first.pause_frames = first.paused_ns = first.pause_frames_sent = 0;
-        first.deadlocks = first.deadlocked_ns = 0;
-        first.watchdog_events.clear();
-        first.utilization.assign(p.utilization.size(), 0.0);
-        first.bin_seconds = 0;
-        out.push_back(std::move(first));
-        runs.push_back(0);
-      }
-      PortStats& m = out[it->second];
-      add_counters(m, p);
-      ++runs[it->second];
-      m.bin_seconds += p.bin_seconds;
-      if (m.utilization.size() < p.utilization.size()) m.utilization.resize(p.utilization.size(), 0.0);
-      for (size_t b = 0; b < p.utilization.size(); ++b) m.utilization[b] += p.utilization[b];
+void PortMerge::add(const std::vector<PortStats>& run) {
+  for (const PortStats& p : run) {
+    auto [it, fresh] = index_.try_emplace({p.link, p.end}, merged_.size());
+    if (fresh) {
+      PortStats first = p;
+      first.bytes = first.packets = first.drops = first.ecn_marks = first.samples = 0;
+      first.depth_p95_bytes = first.depth_max_bytes = 0;
+      first.pause_frames = first.paused_ns = first.pause_frames_sent = 0;
+      first.deadlocks = first.deadlocked_ns = 0;
+      first.watchdog_events.clear();
+      first.utilization.assign(p.utilization.size(), 0.0);
+      first.bin_seconds = 0;
+      merged_.push_back(std::move(first));
+      runs_.push_back(0);
     }
+    PortStats& m = merged_[it->second];
+    add_counters(m, p);
+    ++runs_[it->second];
+    m.bin_seconds += p.bin_seconds;
+    if (m.utilization.size() < p.utilization.size()) m.utilization.resize(p.utilization.size(), 0.0);
+    for (size_t b = 0; b < p.utilization.size(); ++b) m.utilization[b] += p.utilization[b];
   }
+}
+
+std::vector<PortStats> PortMerge::result() const {
+  std::vector<PortStats> out = merged_;
   for (size_t i = 0; i < out.size(); ++i) {
-    const double n = static_cast<double>(runs[i]);
+    const double n = static_cast<double>(runs_[i]);
     out[i].bin_seconds /= n;
     for (double& u : out[i].utilization) u /= n;
   }
   return out;
+}
+
+std::vector<PortStats> merge_repetitions(const std::vector<RepetitionSummary>& repetitions) {
+  PortMerge merge;
+  for (const RepetitionSummary& rep : repetitions) merge.add(rep.ports);
+  return merge.result();
 }
 
 std::vector<PortStats> tier_totals(const std::vector<PortStats>& ports) {

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,18 @@ struct Report;
 // A variant's ports over its repetitions, matched by link and end: counters summed, depth p95 the
 // worst repetition's, depth max the largest, utilization the mean of each bin.
 std::vector<PortStats> merge_repetitions(const std::vector<RepetitionSummary>& repetitions);
+
+// The same, fed one run's ports at a time (a soak's runs are not kept).
+class PortMerge {
+ public:
+  void add(const std::vector<PortStats>& run);
+  std::vector<PortStats> result() const;
+
+ private:
+  std::vector<PortStats> merged_;  // counters summed, utilization bins summed
+  std::vector<size_t> runs_;       // runs that had each port, for the utilization mean
+  std::map<std::pair<std::string, std::string>, size_t> index_;  // (link, end) -> its place
+};
 
 // Each tier's ports together (link and end empty): counters summed, depths the worst port's.
 std::vector<PortStats> tier_totals(const std::vector<PortStats>& ports);

@@ -7,7 +7,9 @@
 #include <fmt/format.h>
 #include <google/protobuf/util/json_util.h>
 
+#include "orchestrator/faults/occurrence_name.h"
 #include "orchestrator/report/port_queues.h"
+#include "orchestrator/report/collective_tally.h"
 #include "replayer/collectives/accounting.h"
 #include "traces/op_types.h"
 
@@ -16,55 +18,16 @@ namespace {
 
 namespace coll = replayer::collectives;
 
-void summarize_sizes(VariantSummary& v, const std::vector<CollectiveTime>& all) {
-  using Key = std::tuple<int, uint64_t, uint32_t, int, int>;
-  std::map<Key, std::vector<double>> groups;
-  for (const CollectiveTime& c : all) {
-    if (c.failed) continue;
-    groups[{c.kind, c.bytes, c.comm_size, c.datatype, c.reduce_op}].push_back(c.seconds() * 1e6);
-  }
-  for (auto& [key, times] : groups) {
-    const auto& [kind, bytes, n, datatype, reduce_op] = key;
-    SizeRow row;
-    row.kind = static_cast<v1::OpKind>(kind);
-    row.bytes = coll::nccl_tests_size(row.kind, n, bytes);
-    row.datatype = static_cast<v1::DataType>(datatype);
-    row.reduce_op = static_cast<v1::ReduceOp>(reduce_op);
-    row.count = times.size();
-    row.p50_us = quantile(times, 0.5);
-    row.p99_us = quantile(times, 0.99);
-    row.max_us = quantile(times, 1.0);
-    row.algbw_gbytes = row.p50_us > 0 ? static_cast<double>(row.bytes) / (row.p50_us * 1e3) : 0;
-    row.busbw_gbytes = row.algbw_gbytes * coll::busbw_factor(row.kind, n);
-    v.sizes.push_back(row);
-  }
-}
-
-void summarize_production(VariantSummary& v, const std::vector<CollectiveTime>& all) {
-  std::map<int, std::pair<std::vector<double>, std::vector<double>>> by_kind;  // production, replay
-  for (const CollectiveTime& c : all) {
-    if (c.failed || c.production_ns == 0) continue;
-    auto& [production, replay] = by_kind[c.kind];
-    production.push_back(static_cast<double>(c.production_ns) / 1e3);
-    replay.push_back(c.seconds() * 1e6);
-  }
-  for (const auto& [kind, times] : by_kind) {
-    const auto& [production, replay] = times;
-    ProductionRow row;
-    row.kind = static_cast<v1::OpKind>(kind);
-    row.count = production.size();
-    row.production_p50_us = quantile(production, 0.5);
-    row.production_p99_us = quantile(production, 0.99);
-    row.replay_p50_us = quantile(replay, 0.5);
-    row.replay_p99_us = quantile(replay, 0.99);
-    v.production.push_back(row);
-  }
-}
-
 uint64_t first_start_ns(const RunResult& run) {
   uint64_t t0 = UINT64_MAX;
   for (const OpTiming& op : run.ops) t0 = std::min(t0, op.start_ns);
   return run.ops.empty() ? 0 : t0;
+}
+
+uint64_t last_end_ns(const RunResult& run) {
+  uint64_t t1 = 0;
+  for (const OpTiming& op : run.ops) t1 = std::max(t1, op.end_ns);
+  return t1;
 }
 
 RepetitionSummary summarize_repetition(const RunResult& run) {
@@ -75,7 +38,11 @@ RepetitionSummary summarize_repetition(const RunResult& run) {
   r.jct_seconds = static_cast<double>(job_completion_ns(run)) / 1e9;
   for (uint64_t ns : iteration_completion_ns(run)) r.iteration_seconds.push_back(static_cast<double>(ns) / 1e9);
   const uint64_t t0 = first_start_ns(run);
+  const uint64_t t1 = last_end_ns(run);
   for (FaultWindow f : run.faults) {
+    // A window that never opened (its start came after the run), or opened only after the run's
+    // last op (a recurring fault's later occurrences, armed ahead), never acted on it.
+    if (f.start_ns == 0 || (!run.ops.empty() && f.start_ns >= t1)) continue;
     f.start_ns = f.start_ns > t0 ? f.start_ns - t0 : 0;
     f.end_ns = f.end_ns > t0 ? f.end_ns - t0 : 0;
     r.faults.push_back(std::move(f));
@@ -140,86 +107,109 @@ std::string name_or_dash(std::string_view name) { return name.empty() ? "-" : st
 
 }  // namespace
 
-Report build_report(const std::string& scenario, const std::vector<RunResult>& runs,
-                    const std::vector<JobRanks>& jobs) {
-  Report report;
-  report.scenario = scenario;
-  std::vector<std::string> order;
-  std::map<std::string, VariantSummary> by_name;
-  std::map<std::string, std::vector<CollectiveTime>> collectives;
-  for (const RunResult& run : runs) {
-    if (!by_name.count(run.variant)) order.push_back(run.variant);
-    VariantSummary& v = by_name[run.variant];
-    v.name = run.variant;
-    ++v.runs;
-    v.packets_sent += run.packets_sent;
-    v.retransmitted_packets += run.retransmitted_packets;
-    v.timeouts += run.timeouts;
-    for (const v1::NicTraffic& n : run.nics) {
-      v.packets_received += n.packets_received();
-      v.out_of_order_packets += n.out_of_order_packets();
+ReportBuilder::ReportBuilder(std::string scenario, ReportLimits limits)
+    : scenario_(std::move(scenario)), limits_(limits) {}
+
+ReportBuilder::~ReportBuilder() = default;
+
+void ReportBuilder::add(const RunResult& run) {
+  auto found = variants_.find(run.variant);
+  if (found == variants_.end()) {
+    order_.push_back(run.variant);
+    found = variants_.try_emplace(run.variant, limits_.collective_times).first;
+  }
+  VariantState& state = found->second;
+  VariantSummary& v = state.summary;
+  v.name = run.variant;
+  ++v.runs;
+  v.packets_sent += run.packets_sent;
+  v.retransmitted_packets += run.retransmitted_packets;
+  v.timeouts += run.timeouts;
+  for (const v1::NicTraffic& n : run.nics) {
+    v.packets_received += n.packets_received();
+    v.out_of_order_packets += n.out_of_order_packets();
+    v.nic_pause_frames += n.pause_frames();
+    v.nic_paused_ns += n.paused_ns();
+    v.nic_pause_frames_sent += n.pause_frames_sent();
+  }
+  RepetitionSummary rep = summarize_repetition(run);
+  add_fabric_totals(v.fabric, rep.fabric);
+  state.ecmp.add(rep.ecmp);
+  state.ports.add(rep.ports);
+  // A recurring fault's occurrences ("flap#2") add up under the fault's own name.
+  for (const FaultWindow& f : run.faults) {
+    const std::string_view fault = faults::fault_of_occurrence(f.name);
+    auto it = std::find_if(v.faults.begin(), v.faults.end(),
+                           [&](const FaultWindow& g) { return g.name == fault; });
+    if (it == v.faults.end()) {
+      v.faults.push_back(f);
+      v.faults.back().name = fault;
+    } else {
+      it->packets_matched += f.packets_matched;
+      it->packets_acted += f.packets_acted;
     }
-    v.repetitions.push_back(summarize_repetition(run));
-    add_fabric_totals(v.fabric, v.repetitions.back().fabric);
-    std::vector<EcmpBalance> spreads;
-    for (const RepetitionSummary& rep : v.repetitions) spreads.push_back(rep.ecmp);
-    v.ecmp = mean_balance(spreads);
-    for (const FaultWindow& f : run.faults) {
-      auto it = std::find_if(v.faults.begin(), v.faults.end(),
-                             [&](const FaultWindow& g) { return g.name == f.name; });
-      if (it == v.faults.end()) {
-        v.faults.push_back(f);
-      } else {
-        it->packets_matched += f.packets_matched;
-        it->packets_acted += f.packets_acted;
-      }
-    }
-    std::vector<CollectiveTime> times = collective_times(run);
-    if (run.failed) {
-      ++v.failed_runs;
+  }
+  std::vector<CollectiveTime> times = collective_times(run);
+  // An interrupted run has no JCT, but the collectives all their ranks finished before the stop
+  // are measured like any other; one some ranks never finished is not. (A run that failed of
+  // itself counts for nothing: its last collectives ran against the failure.)
+  const bool measured = !run.failed || run.interrupted;
+  if (run.failed) {
+    ++v.failed_runs;
+    if (v.failures.size() < limits_.failures) {
       v.failures.push_back(fmt::format("repetition {}: {}", run.repetition, run.failure));
-      // An interrupted run has no JCT, but the collectives all their ranks finished before the
-      // stop are measured like any other; one some ranks never finished is not. (A run that
-      // failed of itself counts for nothing: its last collectives ran against the failure.)
-      if (run.interrupted) {
-        std::erase_if(times, [](const CollectiveTime& c) { return c.failed || c.ranks_seen < c.comm_size; });
-        v.repetitions.back().collective_samples = sample_collective_times(times, run.repetition);
-        for (CollectiveTime& c : times) collectives[run.variant].push_back(std::move(c));
-      }
-      continue;
     }
+    if (run.interrupted) {
+      std::erase_if(times, [](const CollectiveTime& c) { return c.failed || c.ranks_seen < c.comm_size; });
+    }
+  } else {
     v.jct_seconds.push_back(static_cast<double>(job_completion_ns(run)) / 1e9);
-    v.repetitions.back().collective_samples = sample_collective_times(times, run.repetition);
-    for (CollectiveTime& c : times) collectives[run.variant].push_back(std::move(c));
   }
+  if (measured) {
+    for (const CollectiveTime& c : times) state.collectives.add(c);
+  }
+  // Past the detailed repetitions a run lives on in the variant's totals, JCTs and tallies above
+  // (and in runs.jsonl), not as a repetition of its own.
+  if (v.repetitions.size() >= limits_.detailed_repetitions) return;
+  if (measured) rep.collective_samples = sample_collective_times(times, run.repetition);
+  v.repetitions.push_back(std::move(rep));
+}
+
+Report ReportBuilder::finish(const std::vector<JobRanks>& jobs, const std::vector<RunResult>& runs) && {
+  Report report;
+  report.scenario = scenario_;
   // The baseline leads, so others compare against it.
-  std::stable_partition(order.begin(), order.end(), [](const std::string& n) { return n == "baseline"; });
+  std::stable_partition(order_.begin(), order_.end(), [](const std::string& n) { return n == "baseline"; });
   double baseline_jct = 0;
-  if (by_name.count("baseline")) {
-    baseline_jct = mean_with_interval(by_name["baseline"].jct_seconds).mean;
+  if (auto b = variants_.find("baseline"); b != variants_.end()) {
+    baseline_jct = mean_with_interval(b->second.summary.jct_seconds).mean;
   }
-  for (const std::string& name : order) {
-    VariantSummary& v = by_name[name];
+  for (const std::string& name : order_) {
+    VariantState& state = variants_.at(name);
+    VariantSummary& v = state.summary;
     v.jct = positive_mean_with_interval(v.jct_seconds);
     if (baseline_jct > 0) {
       std::vector<double> ratios;
       for (double j : v.jct_seconds) ratios.push_back(j / baseline_jct);
       v.slowdown = positive_mean_with_interval(ratios);
     }
-    for (const CollectiveTime& c : collectives[name]) {
-      if (!c.failed) v.collective_us.push_back(c.seconds() * 1e6);
+    if (v.failed_runs > v.failures.size()) {
+      v.failures.push_back(fmt::format("... and {} more failed runs (runs.jsonl has each)", v.failed_runs - v.failures.size()));
     }
-    v.p50_us = quantile(v.collective_us, 0.5);
-    v.p99_us = quantile(v.collective_us, 0.99);
-    v.p999_us = quantile(v.collective_us, 0.999);
-    v.max_us = quantile(v.collective_us, 1.0);
-    summarize_sizes(v, collectives[name]);
-    summarize_production(v, collectives[name]);
-    v.ports = merge_repetitions(v.repetitions);
+    state.collectives.summarize(v);
+    v.ecmp = state.ecmp.mean();
+    v.ports = state.ports.result();
     report.variants.push_back(std::move(v));
   }
   if (!jobs.empty()) add_job_results(report, jobs, runs);
   return report;
+}
+
+Report build_report(const std::string& scenario, const std::vector<RunResult>& runs,
+                    const std::vector<JobRanks>& jobs) {
+  ReportBuilder builder(scenario);
+  for (const RunResult& run : runs) builder.add(run);
+  return std::move(builder).finish(jobs, runs);
 }
 
 v1::Results to_results(const Report& report) {
@@ -228,6 +218,20 @@ v1::Results to_results(const Report& report) {
   out.set_description(report.description);
   for (const v1::SweepSetting& s : report.sweep_point) *out.add_sweep_point() = s;
   for (const v1::JobInterference& i : report.interference) *out.add_interference() = i;
+  for (const SoakHourRow& h : report.hours) {
+    v1::SoakHour& o = *out.add_hours();
+    o.set_hour(h.hour);
+    o.set_variant(h.variant);
+    o.set_runs(h.runs);
+    o.set_failed_runs(h.failed_runs);
+    o.set_jct_p50_seconds(h.jct_p50_s);
+    o.set_jct_p99_seconds(h.jct_p99_s);
+    o.set_jct_max_seconds(h.jct_max_s);
+    o.set_slowdown(h.slowdown.value_or(0));
+    o.set_worst_p99_us(h.worst_p99_us);
+    o.set_retransmitted_packets(h.retransmitted_packets);
+    o.set_timeouts(h.timeouts);
+  }
   for (const VariantSummary& v : report.variants) {
     v1::VariantResults& r = *out.add_variants();
     r.set_name(v.name);
@@ -251,7 +255,7 @@ v1::Results to_results(const Report& report) {
     t.set_p99(v.p99_us);
     t.set_p999(v.p999_us);
     t.set_max(v.max_us);
-    t.set_count(v.collective_us.size());
+    t.set_count(v.collective_count);
     for (const SizeRow& s : v.sizes) {
       v1::SizeRow& row = *r.add_sizes();
       row.set_kind(std::string(traces::op_kind_name(s.kind)));

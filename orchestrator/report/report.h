@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -8,11 +9,14 @@
 
 #include "collide/results.pb.h"
 #include "orchestrator/report/collective_samples.h"
+#include "orchestrator/report/collective_tally.h"
 #include "orchestrator/report/collective_times.h"
 #include "orchestrator/report/ecmp_balance.h"
 #include "orchestrator/report/fabric_traffic.h"
 #include "orchestrator/report/job_results.h"
+#include "orchestrator/report/port_queues.h"
 #include "orchestrator/report/run_result.h"
+#include "orchestrator/report/soak_hours.h"
 #include "orchestrator/report/statistics.h"
 
 // The answer to "what did this fault do to my job": per variant, job completion time and its
@@ -66,7 +70,10 @@ struct VariantSummary {
   std::vector<double> jct_seconds;       // one per repetition that completed
   MeanInterval jct;                      // seconds; the interval is the geometric mean's
   MeanInterval slowdown;                 // JCT / mean baseline JCT; empty without a baseline
-  std::vector<double> collective_us;     // every collective's completion time, all repetitions
+  // Every collective's completion time, all repetitions; past ReportLimits::collective_times, 1000
+  // quantiles of them (what a CDF needs).
+  std::vector<double> collective_us;
+  uint64_t collective_count = 0;         // collectives measured
   double p50_us = 0, p99_us = 0, p999_us = 0, max_us = 0;
   std::vector<SizeRow> sizes;
   std::vector<ProductionRow> production;  // by kind; empty when the trace measured none
@@ -76,6 +83,11 @@ struct VariantSummary {
   // Data packets the NICs received, and those beyond a hole in their QP's PSNs (all repetitions).
   uint64_t packets_received = 0;
   uint64_t out_of_order_packets = 0;
+  // The hosts' NICs' PFC (all repetitions): pause frames received, the time they held sending,
+  // pause frames sent.
+  uint64_t nic_pause_frames = 0;
+  uint64_t nic_paused_ns = 0;
+  uint64_t nic_pause_frames_sent = 0;
   double out_of_order_rate() const {
     return packets_received == 0 ? 0.0
                                  : static_cast<double>(out_of_order_packets) / static_cast<double>(packets_received);
@@ -94,11 +106,54 @@ struct Report {
   std::vector<v1::SweepSetting> sweep_point;  // the sweep's point these runs ran at; empty: no sweep
   std::vector<VariantSummary> variants;  // the baseline first when there is one
   std::vector<v1::JobInterference> interference;  // several jobs with runs.alone
+  std::vector<SoakHourRow> hours;  // a soak's runs by hour (soak_hours.h); empty otherwise
 };
 
 // `jobs`: several jobs at once (job_results.h), whose own JCTs go into each variant.
 Report build_report(const std::string& scenario, const std::vector<RunResult>& runs,
                     const std::vector<JobRanks>& jobs = {});
+
+// What a report keeps of each run, so that a soak's report holds the same memory after 8 hours as
+// after 8 minutes (but for each run's JCT, 8 bytes).
+struct ReportLimits {
+  // Repetitions per variant listed with every detail (links, NICs, ports, fault windows,
+  // collective-time samples for `collide compare`); later runs add up into the variant's totals,
+  // JCTs and completion-time tallies only (runs.jsonl has a line for each).
+  size_t detailed_repetitions = SIZE_MAX;
+  // Completion times per variant kept exactly; past it, streaming histograms (collective_tally.h).
+  size_t collective_times = SIZE_MAX;
+  // Failed runs per variant whose failure the report spells out (runs.jsonl has every one).
+  size_t failures = SIZE_MAX;
+};
+// A soak's (runs.duration_ns): 10 iterations in detail, 4096 completion times per variant exact
+// (the CDF in the HTML report draws each), failures of 100 runs per variant spelled out.
+inline constexpr ReportLimits kSoakReportLimits{10, 4096, 100};
+
+// build_report, fed one run at a time as runs end: nothing of a run is kept past add() beyond
+// what the limits allow.
+class ReportBuilder {
+ public:
+  explicit ReportBuilder(std::string scenario, ReportLimits limits = {});
+  ~ReportBuilder();
+  ReportBuilder(ReportBuilder&&) = default;
+
+  void add(const RunResult& run);
+  // `runs`: for several jobs at once, whose per-job results read every run.
+  Report finish(const std::vector<JobRanks>& jobs = {}, const std::vector<RunResult>& runs = {}) &&;
+
+ private:
+  struct VariantState {
+    explicit VariantState(size_t exact_times) : collectives(exact_times) {}
+    VariantSummary summary;
+    CollectiveTally collectives;
+    EcmpMean ecmp;
+    PortMerge ports;
+  };
+  std::string scenario_;
+  ReportLimits limits_;
+  std::vector<std::string> order_;  // variants in the order their first run ended
+  std::map<std::string, VariantState> variants_;
+};
 
 // The report as its schema (proto/collide/results.proto) and as that schema's canonical JSON,
 // which is what report.json holds.

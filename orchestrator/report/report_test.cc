@@ -416,3 +416,78 @@ TEST(ReportTest, OutOfOrderRateSumsTheNicsOfEveryRepetition) {
 
 }  // namespace
 }  // namespace collide::orchestrator::report
+
+namespace collide::orchestrator::report {
+namespace {
+
+// A soak's report, built run by run within limits, says what the whole report says of every run:
+// the counters of the runs past its detailed ones add up, its completion-time quantiles stream
+// within 1% of the exact ones, and only the detailed repetitions are listed.
+TEST(ReportTest, ASoaksReportWithinItsLimitsAddsUpEveryRun) {
+  std::vector<RunResult> runs;
+  for (uint32_t rep = 0; rep < 30; ++rep) {
+    RunResult r = run("loss", rep, 20, 100 + 7.0 * rep);  // each repetition slower than the last
+    r.nics = {nic_traffic(0, 0)};
+    r.nics[0].set_pause_frames(rep);
+    PortStats port;
+    port.link = "leaf0-spine0";
+    port.end = "leaf0";
+    port.bytes = 1000;
+    port.drops = rep;
+    r.ports = {port};
+    r.faults = {{"flap#1", "link-flap", 1'100'000, 1'200'000, 5, 1}};
+    if (rep % 10 == 9) {
+      r.failed = true;
+      r.failure = "host 1: retry count exceeded";
+    }
+    runs.push_back(std::move(r));
+  }
+  const Report whole = build_report("soak", runs);
+  ReportBuilder builder("soak", ReportLimits{.detailed_repetitions = 4, .collective_times = 100, .failures = 2});
+  for (const RunResult& r : runs) builder.add(r);
+  const Report limited = std::move(builder).finish();
+
+  ASSERT_EQ(limited.variants.size(), 1u);
+  const VariantSummary& a = whole.variants[0];
+  const VariantSummary& b = limited.variants[0];
+  EXPECT_EQ(b.runs, 30u);
+  EXPECT_EQ(b.failed_runs, 3u);
+  EXPECT_EQ(b.jct_seconds, a.jct_seconds);
+  EXPECT_DOUBLE_EQ(b.jct.mean, a.jct.mean);
+  EXPECT_EQ(b.nic_pause_frames, a.nic_pause_frames);
+  EXPECT_EQ(b.nic_pause_frames, 435u);  // 0 + 1 + ... + 29
+  ASSERT_EQ(b.ports.size(), 1u);
+  EXPECT_EQ(b.ports[0].drops, a.ports[0].drops);
+  ASSERT_EQ(b.faults.size(), 1u);
+  EXPECT_EQ(b.faults[0].name, "flap") << "occurrences add up under the fault's own name";
+  EXPECT_EQ(b.faults[0].packets_acted, 30u);
+  // Two failures spelled out, the third counted.
+  ASSERT_EQ(b.failures.size(), 3u);
+  EXPECT_NE(b.failures[2].find("1 more failed runs"), std::string::npos) << b.failures[2];
+
+  // 540 collectives measured (27 completed runs of 20), past the 100 kept exactly.
+  EXPECT_EQ(b.collective_count, a.collective_count);
+  EXPECT_EQ(a.collective_count, 540u);
+  for (auto [exact, streamed] : {std::pair{a.p50_us, b.p50_us}, {a.p99_us, b.p99_us}, {a.p999_us, b.p999_us}}) {
+    EXPECT_NEAR(streamed / exact, 1.0, 0.011) << exact << " vs " << streamed;
+  }
+  EXPECT_DOUBLE_EQ(b.max_us, a.max_us);
+  ASSERT_EQ(b.sizes.size(), 1u);
+  EXPECT_EQ(b.sizes[0].count, a.sizes[0].count);
+  EXPECT_NEAR(b.sizes[0].p99_us / a.sizes[0].p99_us, 1.0, 0.011);
+  EXPECT_EQ(b.collective_us.size(), 1000u) << "the CDF's points";
+
+  // The 4 detailed repetitions are listed; the runs past them are in the totals above.
+  ASSERT_EQ(b.repetitions.size(), 4u);
+  EXPECT_FALSE(b.repetitions[3].collective_samples.empty());
+  EXPECT_EQ(b.repetitions[3].ports.size(), 1u);
+  EXPECT_EQ(b.repetitions[3].nics.size(), 1u);
+  ASSERT_EQ(b.repetitions[3].faults.size(), 1u);
+  EXPECT_EQ(b.repetitions[3].faults[0].name, "flap#1");
+  // The whole report, without limits, is what build_report always gave.
+  EXPECT_EQ(a.collective_us.size(), 540u);
+  EXPECT_FALSE(a.repetitions[28].collective_samples.empty());
+}
+
+}  // namespace
+}  // namespace collide::orchestrator::report

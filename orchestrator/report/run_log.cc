@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <algorithm>
 #include <ctime>
 #include <utility>
 #include <vector>
@@ -30,6 +31,19 @@ std::string utc_text(std::chrono::system_clock::time_point t) {
 
 nlohmann::ordered_json number_or_null(const std::optional<double>& v) {
   return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json();
+}
+
+// A fault's window in ms from the run's first op ("end_ms" null: it held to the run's end).
+nlohmann::ordered_json fault_lines(const std::vector<FaultWindow>& faults) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const FaultWindow& f : faults) {
+    out.push_back({{"name", f.name},
+                   {"kind", f.kind},
+                   {"start_ms", static_cast<double>(f.start_ns) / 1e6},
+                   {"end_ms", f.end_ns == 0 ? nlohmann::ordered_json() : nlohmann::ordered_json(static_cast<double>(f.end_ns) / 1e6)},
+                   {"packets_acted", f.packets_acted}});
+  }
+  return out;
 }
 
 // Makes the file's name itself durable: fsync of the folder that holds it.
@@ -69,6 +83,20 @@ RunLogEntry run_log_entry(const RunResult& run, uint32_t iteration) {
   }
   e.retransmitted_packets = run.retransmitted_packets;
   e.timeouts = run.timeouts;
+  uint64_t t0 = UINT64_MAX, t1 = 0;
+  for (const OpTiming& op : run.ops) {
+    t0 = std::min(t0, op.start_ns);
+    t1 = std::max(t1, op.end_ns);
+  }
+  for (FaultWindow f : run.faults) {
+    // Never held: the run ended before its window opened (a window the kernel enforces is known
+    // before it opens).
+    if (f.start_ns == 0 || (!run.ops.empty() && f.start_ns >= t1)) continue;
+    const uint64_t from = run.ops.empty() ? f.start_ns : t0;
+    f.start_ns = f.start_ns > from ? f.start_ns - from : 0;
+    f.end_ns = f.end_ns > from ? f.end_ns - from : 0;
+    e.faults.push_back(std::move(f));
+  }
   return e;
 }
 
@@ -89,6 +117,7 @@ std::string run_log_line(const RunLogEntry& e) {
       {"p99_us", number_or_null(e.p99_us)},
       {"retransmitted_packets", e.retransmitted_packets},
       {"timeouts", e.timeouts},
+      {"faults", fault_lines(e.faults)},
   };
   // Invalid UTF-8 in a failure (an agent's message) is replaced rather than thrown on.
   return line.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "common/result.h"
 #include "orchestrator/report/run_result.h"
@@ -27,6 +28,10 @@ struct RunLogEntry {
   std::optional<double> p50_us, p99_us;  // of their completion times; none without any
   uint64_t retransmitted_packets = 0;
   uint64_t timeouts = 0;
+  // Each fault (a recurring fault's every occurrence: "flap#2") that held during the run, its
+  // window counted from the run's first op; what a soak's reader looks for after the 10 iterations
+  // whose every detail report.json keeps.
+  std::vector<FaultWindow> faults;
 };
 
 // The entry for a finished run: its collectives' completion times as the report measures them.

@@ -28,6 +28,10 @@ RunResult three_all_reduces() {
   run.started = std::chrono::system_clock::time_point(std::chrono::milliseconds(1'764'310'200'123));
   run.retransmitted_packets = 17;
   run.timeouts = 2;
+  run.faults = {{"flap#1", "link-flap", 1'100'000, 1'150'000, 0, 0},
+                {"flap#2", "link-flap", 1'500'000, 0, 4, 3},
+                {"flap#3", "link-flap", 0, 0, 0, 0},
+                {"flap#4", "link-flap", 9'000'000, 9'100'000, 0, 0}};  // after the last op's end
   uint64_t t = 1'000'000;
   for (uint64_t k = 0; k < 3; ++k) {
     const uint64_t took = (k + 1) * 100'000;
@@ -101,6 +105,16 @@ TEST_F(RunLogTest, EachRunIsALineOfJsonWithItsMeasurements) {
   EXPECT_NEAR(first["p99_us"].get<double>(), 298, 1e-9);  // between 200 and 300 at 0.99 of the way
   EXPECT_EQ(first["retransmitted_packets"], 17);
   EXPECT_EQ(first["timeouts"], 2);
+  // Each occurrence of the recurring flap that held, from the first op; those that never did
+  // (the run ended first) are left out.
+  ASSERT_EQ(first["faults"].size(), 2u) << first.dump();
+  EXPECT_EQ(first["faults"][0]["name"], "flap#1");
+  EXPECT_EQ(first["faults"][0]["kind"], "link-flap");
+  EXPECT_DOUBLE_EQ(first["faults"][0]["start_ms"].get<double>(), 0.1);
+  EXPECT_DOUBLE_EQ(first["faults"][0]["end_ms"].get<double>(), 0.15);
+  EXPECT_EQ(first["faults"][1]["name"], "flap#2");
+  EXPECT_TRUE(first["faults"][1]["end_ms"].is_null()) << "held to the run's end";
+  EXPECT_EQ(first["faults"][1]["packets_acted"], 3);
 
   const auto second = nlohmann::json::parse(lines[1]);
   EXPECT_EQ(second["failed"], true);

@@ -109,6 +109,7 @@ std::string run_summary(const Report& report, const std::string& html_path,
   std::string out = size_tables(report) + jct_table(report) + jobs_text(report) + out_of_order_text(report) +
                     host_flow_control_text(report) + fabric_table(report) + ecmp_table(report) +
                     port_queues_text(report) + port_pfc_text(report);
+  if (!report.hours.empty()) out += "\n" + soak_hours_table(report.hours);
   if (!html_path.empty() || !json_path.empty()) out += "\n";
   if (!html_path.empty()) out += "report: " + html_path + "\n";
   if (!json_path.empty()) out += (html_path.empty() ? "report: " : "        ") + json_path + "\n";

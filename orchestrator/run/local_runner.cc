@@ -14,7 +14,10 @@
 #include "common/units.h"
 #include "orchestrator/agent/fault_nic.h"
 #include "orchestrator/control/certs.h"
+#include "orchestrator/faults/occurrence_name.h"
+#include "orchestrator/faults/recurring_faults.h"
 #include "orchestrator/metrics/registry.h"
+#include "orchestrator/report/collective_times.h"
 #include "orchestrator/replay/transport_options.h"
 #include "orchestrator/run/agent_fleet.h"
 #include "orchestrator/run/op_catalog.h"
@@ -44,13 +47,15 @@ constexpr const char* kInterrupted = "collide run was interrupted by a signal";
 
 struct Run {
   std::string name;
-  std::vector<const v1::Fault*> faults;
+  // The variant's faults as this run arms them: a recurring fault as its occurrences.
+  std::vector<v1::Fault> faults;
   v1::TransportSettings transport;
   uint32_t repetition = 0;
   tb::LoadBalancing balancing = v1::VirtualTestbedSpec::LOAD_BALANCING_ECMP;
   std::string alone_job;  // runs.alone: this job by itself, the others idle; empty: the whole workload
   bool lossless = false;  // a virtual testbed's lossless mode (PFC) for this run
   bool pfc_watchdog = true;  // false: lossless without the testbed's PFC watchdog
+  std::vector<std::string> notes{};  // what the run's recurring faults drew, for its progress lines
 };
 
 // The variant's transport: the scenario's, with every field the variant sets taking its place
@@ -61,8 +66,26 @@ v1::TransportSettings merged(const v1::TransportSettings& base, const v1::Transp
   return t;
 }
 
-// One iteration: repetition `rep` of the baseline and of every variant, in that order.
-std::vector<Run> plan_iteration(const v1::Scenario& s, uint32_t rep) {
+// A recurring fault's occurrences in one run, and a line saying when they come.
+void add_occurrences(const v1::Fault& f, uint64_t runs_seed, std::chrono::nanoseconds horizon, Run& r) {
+  const faults::Occurrences drawn = faults::draw_occurrences(f, runs_seed, r.repetition, horizon);
+  r.faults.insert(r.faults.end(), drawn.faults.begin(), drawn.faults.end());
+  if (f.mtbf_ns() == 0) return;
+  std::vector<std::string> starts;
+  for (const v1::Fault& o : drawn.faults) starts.push_back(fmt::format("{:.3f}s", static_cast<double>(o.start_ns()) / 1e9));
+  std::string note = starts.empty() ? fmt::format("{}: no occurrence this run", f.name())
+                                    : fmt::format("{}: {} occurrence(s), at {}", f.name(), starts.size(),
+                                                  fmt::join(starts, ", "));
+  if (drawn.capped) {
+    note += fmt::format(" (at most {} a run: from {:.3f}s on, this run sees no more)", faults::kMaxOccurrencesPerRun,
+                        std::chrono::duration<double>(drawn.drawn_until).count());
+  }
+  r.notes.push_back(std::move(note));
+}
+
+// One iteration: repetition `rep` of the baseline and of every variant, in that order. Recurring
+// faults draw their occurrences up to `horizon` (the longest a run may take).
+std::vector<Run> plan_iteration(const v1::Scenario& s, uint32_t rep, std::chrono::nanoseconds horizon) {
   std::vector<Run> runs;
   const tb::LoadBalancing lb = s.testbed().virtual_().load_balancing();
   const bool lossless = s.testbed().virtual_().pfc().lossless();
@@ -79,7 +102,7 @@ std::vector<Run> plan_iteration(const v1::Scenario& s, uint32_t rep) {
           !v.has_pfc_watchdog() || v.pfc_watchdog()};
     for (const std::string& name : v.faults()) {
       for (const v1::Fault& f : s.faults()) {
-        if (f.name() == name) r.faults.push_back(&f);
+        if (f.name() == name) add_occurrences(f, s.runs().seed(), horizon, r);
       }
     }
     runs.push_back(std::move(r));
@@ -146,8 +169,8 @@ v1::PrepareRun prepare_request(const Placement& p, const AgentHandle& a, const R
   r.set_ranks_per_host(p.per_host);
   r.set_nics_per_host(p.nics_per_host);
   *r.mutable_transport() = run.transport;
-  for (const v1::Fault* f : run.faults) {
-    if (host_of_fault(*f) == a.host || (host_of_fault(*f) >= p.world && a.index == 0)) *r.add_faults() = *f;
+  for (const v1::Fault& f : run.faults) {
+    if (host_of_fault(f) == a.host || (host_of_fault(f) >= p.world && a.index == 0)) *r.add_faults() = f;
   }
   r.set_repetition(run.repetition);
   r.set_runs_seed(p.runs_seed);
@@ -408,6 +431,7 @@ Result<report::RunResult> RunDriver::drive(const Placement& p, const Run& run, u
     }
   }
   progress(heading);
+  for (const std::string& note : run.notes) progress("  " + note);
   if (o_.metrics != nullptr) o_.metrics->run_started(run.name, run.repetition);
 
   std::map<uint32_t, v1::RunProgress> latest;  // each agent's newest progress report
@@ -570,6 +594,9 @@ Result<report::RunResult> RunDriver::drive(const Placement& p, const Run& run, u
 
 void RunDriver::publish_run_end(const report::RunResult& result) const {
   if (o_.metrics == nullptr) return;
+  if (!result.failed) {
+    o_.metrics->job_completed(result.variant, static_cast<double>(report::job_completion_ns(result)) / 1e9);
+  }
   for (const report::OpTiming& op : result.ops) {
     if (op.failed || op.end_ns < op.start_ns) continue;
     o_.metrics->collective_completed(result.variant, std::string(traces::op_kind_name(op.kind)),
@@ -577,7 +604,7 @@ void RunDriver::publish_run_end(const report::RunResult& result) const {
   }
   for (const report::FaultWindow& f : result.faults) {
     const double held_s = f.end_ns > f.start_ns ? static_cast<double>(f.end_ns - f.start_ns) / 1e9 : 0.0;
-    o_.metrics->fault_acted(result.variant, f.name, f.packets_acted, held_s);
+    o_.metrics->fault_acted(result.variant, std::string(faults::fault_of_occurrence(f.name)), f.packets_acted, held_s);
   }
   o_.metrics->run_ended(result.variant, result.failed);
 }
@@ -596,7 +623,8 @@ Result<RunOutcome> run_locally(const v1::Scenario& s, const LocalRunOptions& o) 
   auto progress = [&](const std::string& line) {
     if (o.progress) o.progress(line);
   };
-  for (const Run& run : plan_iteration(s, 0)) {
+  const auto horizon = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::duration<double>(o.run_timeout_s));
+  for (const Run& run : plan_iteration(s, 0, horizon)) {
     // The agents resolve the same settings with the same function: refuse now what they would.
     if (auto t = replay::resolve_transport(run.transport); !t.ok()) return t.status().with_context(run.name);
   }
@@ -715,7 +743,7 @@ Result<RunOutcome> run_locally(const v1::Scenario& s, const LocalRunOptions& o) 
 
   RunOutcome outcome;
   // Every iteration runs the same variants; only the repetition differs.
-  const std::vector<Run> first_iteration = plan_iteration(s, 0);
+  const std::vector<Run> first_iteration = plan_iteration(s, 0, horizon);
   // Declared after the testbed, so its links go before the namespaces they sit in.
   std::unique_ptr<tb::FabricBalancing> balancing;
   if (bed && std::any_of(first_iteration.begin(), first_iteration.end(), [](const Run& r) {
@@ -739,7 +767,7 @@ Result<RunOutcome> run_locally(const v1::Scenario& s, const LocalRunOptions& o) 
       progress(fmt::format("iteration {}: {} left of {}", rep + 1, time_left(deadline - Clock::now()),
                            units::format_duration(std::chrono::nanoseconds(s.runs().duration_ns()))));
     }
-    const std::vector<Run> runs = plan_iteration(s, rep);
+    const std::vector<Run> runs = plan_iteration(s, rep, horizon);
     for (size_t n = 0; n < runs.size(); ++n, ++index) {
       if (o.interrupted != nullptr && o.interrupted->load()) {
         outcome.agent_failure = kInterrupted;
@@ -761,7 +789,7 @@ Result<RunOutcome> run_locally(const v1::Scenario& s, const LocalRunOptions& o) 
       auto result = driver.drive(placement, runs[n], index, heading, outcome.agent_failure);
       if (!result.ok()) return result.status();
       if (o.run_finished) o.run_finished(*result, rep + 1);
-      outcome.runs.push_back(std::move(result).value());
+      if (o.keep_runs) outcome.runs.push_back(std::move(result).value());
       if (!outcome.agent_failure.empty()) {  // the fleet is broken: no further runs
         stop = true;
         break;

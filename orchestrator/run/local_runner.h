@@ -37,6 +37,9 @@ struct LocalRunOptions {
   // and its iteration (one repetition of the baseline and every variant; from 1): where results
   // are written as the scenario goes. A soak keeps the whole of them only in memory otherwise.
   std::function<void(const report::RunResult&, uint32_t iteration)> run_finished;
+  // False: a run goes only to run_finished, and RunOutcome::runs stays empty (a soak's memory then
+  // does not grow with its length).
+  bool keep_runs = true;
 };
 
 // What a scenario produced. When an agent failed, the run it failed in is the last result

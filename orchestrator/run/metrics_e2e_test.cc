@@ -124,6 +124,7 @@ TEST_F(MetricsRunTest, CountersNeverGoDownAcrossRepetitionsAndVariants) {
   EXPECT_EQ(head.substr(head.find("\r\n\r\n") + 4), "") << head;
 
   std::vector<Scrape> scrapes;
+  std::string last_body;  // the last scrape's text
   bool ended = false;
   while (!ended) {
     // Drain the child's output so it never blocks on a full pipe; its end is the run's.
@@ -137,7 +138,10 @@ TEST_F(MetricsRunTest, CountersNeverGoDownAcrossRepetitionsAndVariants) {
       break;
     }
     const std::string response = http(*port, "GET");
-    if (response.rfind("HTTP/1.1 200 OK\r\n", 0) == 0) scrapes.push_back(parse(response.substr(response.find("\r\n\r\n") + 4)));
+    if (response.rfind("HTTP/1.1 200 OK\r\n", 0) == 0) {
+      last_body = response.substr(response.find("\r\n\r\n") + 4);
+      scrapes.push_back(parse(last_body));
+    }
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   auto exit_code = child->wait(std::chrono::seconds(30));
@@ -167,6 +171,24 @@ TEST_F(MetricsRunTest, CountersNeverGoDownAcrossRepetitionsAndVariants) {
   std::cout << fmt::format("packets sent: {} in the last scrape, {} in report.json\n", scraped, reported);
   EXPECT_GT(scraped, 0);
   EXPECT_LE(scraped, reported);
+
+  // The live JCT median of the baseline, as the endpoint computed it from the runs that had
+  // ended by the last scrape, lies among the baseline's JCTs in the report.
+  static const std::regex jct_median(R"re(collide_jct_seconds\{variant="baseline",quantile="0.5"\} ([0-9.e+-]+))re");
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(last_body, m, jct_median)) << last_body;
+  const double live = std::stod(m[1].str());
+  const auto& jcts = report["variants"][0]["jct_seconds"];
+  ASSERT_EQ(report["variants"][0]["name"], "baseline");
+  ASSERT_FALSE(jcts.empty());
+  double low = jcts[0].get<double>(), high = low;
+  for (const auto& j : jcts) {
+    low = std::min(low, j.get<double>());
+    high = std::max(high, j.get<double>());
+  }
+  std::cout << fmt::format("live baseline JCT median {:.4f} s; report's JCTs {:.4f}..{:.4f} s\n", live, low, high);
+  EXPECT_GE(live, low);
+  EXPECT_LE(live, high);
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
 // A soak through `collide run`: a tiny job (2 virtual hosts, one rank each, small all-reduces)
-// under 1% loss, `runs.duration_ns: 12s`, without a baseline so that an iteration is one run
+// under 1% loss and a link that flaps at random (`mtbf_ns`), `runs.duration_ns: 12s`, without a baseline so that an iteration is one run
 // (about 2.5 s here, most of it the replays' set-up) and 12 s hold several even on a loaded
 // machine. Killed with SIGKILL part way, it leaves runs.jsonl with the runs it finished, whole
 // lines only; the next `collide run` of the same testbed sweeps what the killed one left, loops
@@ -18,6 +18,8 @@
 #include <fstream>
 #include <iterator>
 #include <optional>
+#include <random>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -84,6 +86,15 @@ size_t lines_in(const std::filesystem::path& path) {
   return static_cast<size_t>(std::count(text.begin(), text.end(), '\n'));
 }
 
+// The first line of `text` that starts with `prefix`; "" if none does.
+std::string first_line_starting(const std::string& prefix, const std::string& text) {
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind(prefix, 0) == 0) return line;
+  }
+  return "";
+}
+
 bool wait_until(const std::function<bool()>& done, std::chrono::milliseconds timeout) {
   const auto deadline = Clock::now() + timeout;
   while (!done()) {
@@ -113,11 +124,12 @@ workload:
 transport: {{mtu_bytes: 1024, recovery: go-back-n, timeout_exponent: 14}}
 faults:
   - {{name: lossy, kind: loss, link: h1, direction: to-host, probability: 1%, seed: 5, roce_only: true}}
+  - {{name: flaps, kind: link-flap, link: h1, mtbf_ns: 5ms, duration_ns: 5ms}}
 runs:
   baseline: false
   seed: 1
   duration_ns: 12s
-  variants: [{{name: loss, faults: [lossy]}}]
+  variants: [{{name: loss, faults: [lossy, flaps]}}]
 )",
                                        run_dir_->bed());
     return path;
@@ -131,18 +143,32 @@ TEST_F(SoakRunTest, AKilledSoakKeepsWholeLinesAndTheNextSweepsItsLeftoversAndLoo
   const auto killed_out = run_dir_->dir() / "killed";
   const auto killed_log = killed_out / "runs.jsonl";
 
-  // 1. Killed outright about 8 s in, once it has finished a run: nothing of its own runs after.
+  // 1. Killed outright at a random moment between 6 and 10 s in, once it has finished a run:
+  // nothing of its own runs after. The moment is printed, to replay a failure.
+  std::random_device entropy;
+  const auto kill_after = std::chrono::milliseconds(std::uniform_int_distribution<int>(6000, 10000)(entropy));
+  std::cout << fmt::format("killing the soak {} ms in\n", kill_after.count());
   const auto started = Clock::now();
-  auto killed = process::ChildProcess::spawn({COLLIDE_BIN, "run", scenario.string(), "--output", killed_out.string()});
+  // Its progress (stderr) comes through the pipe with its stdout; exec keeps the pid collide's.
+  auto killed = process::ChildProcess::spawn({"/bin/sh", "-c", "exec \"$0\" \"$@\" 2>&1", COLLIDE_BIN, "run",
+                                              scenario.string(), "--output", killed_out.string()});
   ASSERT_TRUE(killed.ok()) << killed.status().to_string();
-  ASSERT_TRUE(wait_until([&] { return Clock::now() - started >= 8s && lines_in(killed_log) >= 1; }, 60s))
+  ASSERT_TRUE(wait_until([&] { return Clock::now() - started >= kill_after && lines_in(killed_log) >= 1; }, 60s))
       << "no run finished in 60 s";
   ASSERT_EQ(kill(killed->pid(), SIGKILL), 0);
   auto code = killed->wait(10s);
   ASSERT_TRUE(code.ok());
   EXPECT_EQ(*code, 128 + SIGKILL);
+  const std::string killed_output = killed->remaining_output();
+  const std::string killed_draws = first_line_starting("collide run:   flaps: ", killed_output);
+  // Every run it finished has its line: as many as it started, or one fewer when the kill came
+  // during a run.
+  size_t runs_started = 0;
+  for (size_t at = 0; (at = killed_output.find("collide run: run ", at)) != std::string::npos; ++at) ++runs_started;
   const std::vector<nlohmann::json> kept = run_lines(killed_log);
   ASSERT_GE(kept.size(), 1u);
+  EXPECT_TRUE(kept.size() == runs_started || kept.size() + 1 == runs_started)
+      << kept.size() << " line(s) for " << runs_started << " run(s) started:\n" << killed_output;
   EXPECT_EQ(kept.front()["variant"], "loss");
   EXPECT_EQ(kept.front()["repetition"], 0);
   // The agents and their replays follow the killed run (their parent-death signal); the
@@ -165,6 +191,13 @@ TEST_F(SoakRunTest, AKilledSoakKeepsWholeLinesAndTheNextSweepsItsLeftoversAndLoo
   EXPECT_EQ(run->output.find("collide run: sweep: "), std::string::npos) << "the start-up sweep found state it refused:\n"
                                                             << run->output;
   EXPECT_NE(run->output.find("iteration 2: "), std::string::npos) << run->output;
+  // The recurring flap drew the same occurrences for repetition 0 in both runs: a soak replays
+  // exactly. 5 ms between failures against a run's 600 s horizon fills a run's 8 at once.
+  const std::string draws = first_line_starting("collide run:   flaps: ", run->output);
+  EXPECT_EQ(draws, killed_draws);
+  EXPECT_NE(draws.find("8 occurrence(s), at "), std::string::npos) << draws;
+  EXPECT_NE(draws.find("(at most 8 a run: from "), std::string::npos) << draws;
+  EXPECT_NE(run->output.find("By hour of the soak"), std::string::npos) << run->output;
   EXPECT_NE(run->output.find("runs:   " + (out / "runs.jsonl").string()), std::string::npos) << run->output;
   EXPECT_NE(run->output.find("s left"), std::string::npos) << run->output;
 
@@ -183,7 +216,26 @@ TEST_F(SoakRunTest, AKilledSoakKeepsWholeLinesAndTheNextSweepsItsLeftoversAndLoo
     EXPECT_GT(line["p99_us"].get<double>(), line["p50_us"].get<double>() * 0.999) << line.dump();
     EXPECT_EQ(line["started"].get<std::string>().size(), 24u) << line.dump();  // 2026-11-28T06:10:00.123Z
   }
-  EXPECT_GT(lines.back()["retransmitted_packets"].get<uint64_t>(), 0u) << "1% loss resends";
+  EXPECT_GT(lines.back()["retransmitted_packets"].get<uint64_t>(), 0u) << "1% loss and flaps resend";
+  // Each run's flaps, an occurrence each, in time order. The first comes after a gap of mean
+  // 5 ms: a replay that is over sooner sees none, and nearly all last longer (tens of ms).
+  size_t flapped = 0;
+  for (const auto& line : lines) {
+    std::vector<std::string> flaps;
+    double last_start_ms = -1;
+    for (const auto& f : line["faults"]) {
+      const std::string name = f["name"];
+      if (name.rfind("flaps#", 0) != 0) continue;
+      flaps.push_back(name);
+      EXPECT_EQ(f["kind"], "link-flap") << f.dump();
+      EXPECT_GT(f["start_ms"].get<double>(), last_start_ms) << line.dump();
+      last_start_ms = f["start_ms"].get<double>();
+    }
+    if (flaps.empty()) continue;
+    ++flapped;
+    EXPECT_EQ(flaps.front(), "flaps#1") << line.dump();
+  }
+  EXPECT_GE(flapped * 2, lines.size()) << "few runs saw a flap";
   // An iteration starts only before the deadline, 12 s after the first started: the last one
   // went within them (plus its own set-up, up to a few seconds on a loaded machine).
   const double last_iteration = utc_seconds(lines.back()["started"]) - utc_seconds(lines.front()["started"]);
@@ -196,6 +248,19 @@ TEST_F(SoakRunTest, AKilledSoakKeepsWholeLinesAndTheNextSweepsItsLeftoversAndLoo
   size_t runs = 0;
   for (const auto& v : report["variants"]) runs += v["runs"].get<size_t>();
   EXPECT_EQ(runs, lines.size());
+  // Its faults add a recurring fault's occurrences up under the fault's own name; each detailed
+  // repetition keeps its occurrences' windows; the hours table holds every run.
+  const auto& variant = report["variants"][0];
+  std::vector<std::string> names;
+  for (const auto& f : variant["faults"]) names.push_back(f["name"]);
+  EXPECT_EQ(names, (std::vector<std::string>{"flaps", "lossy"})) << variant["faults"].dump();
+  bool occurrence_window = false;
+  for (const auto& rep : variant["repetitions"]) {
+    for (const auto& w : rep["fault_windows"]) occurrence_window = occurrence_window || w["name"] == "flaps#1";
+  }
+  EXPECT_TRUE(occurrence_window) << variant["repetitions"].dump();
+  ASSERT_EQ(report["hours"].size(), 1u) << report["hours"].dump();
+  EXPECT_EQ(report["hours"][0]["runs"], lines.size());
 
   // Nothing left: no process of either run, no namespace of the testbed.
   EXPECT_TRUE(testing::processes_with({run_dir_->dir().string()}).empty());

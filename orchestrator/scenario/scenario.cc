@@ -19,6 +19,7 @@
 #include "orchestrator/testbed/pfc_settings.h"
 #include "orchestrator/testbed/testbed_plan.h"
 #include "orchestrator/testbed/switch_routes.h"
+#include "orchestrator/faults/occurrence_name.h"
 #include "orchestrator/faults/storm_options.h"
 #include "traces/analysis/trace_validator.h"
 #include "traces/synth/model_spec.h"
@@ -332,7 +333,16 @@ Status check(const v1::Scenario& s, const Checker& c) {
     if (!fault_names.insert(f.name()).second) {
       return c.error(at + ".name", fmt::format("'{}' is used twice", f.name()));
     }
+    if (f.name().find(faults::kOccurrenceMark) != std::string::npos) {
+      return c.error(at + ".name", fmt::format("'{}': '{}' marks the occurrences of a recurring fault (\"{}\")",
+                                               f.name(), faults::kOccurrenceMark,
+                                               faults::occurrence_name("flap", 2)));
+    }
     if (f.kind() == v1::Fault::KIND_UNSPECIFIED) return c.error(at + ".kind", "missing");
+    if (f.mtbf_ns() != 0 && f.duration_ns() == 0) {
+      return c.error(at + ".duration_ns", "a recurring fault (mtbf_ns) needs a duration: how long each "
+                                          "occurrence lasts (its repair time)");
+    }
     const std::string link = f.link().substr(0, f.link().find('.'));
     if (!virtual_bed && (link.rfind("leaf", 0) == 0 || link.rfind("spine", 0) == 0)) {
       // Agents run on hosts; the switches of a real fabric are not collide's to touch.

@@ -248,6 +248,27 @@ TEST_F(ScenarioTest, RejectsWhatCannotRun) {
   EXPECT_EQ(msg("name: x\nworkload: {collectives: {kind: all-reduce, bytes: 1MiB}}\nruns: {baseline: true}\n"), "ok");
 }
 
+TEST_F(ScenarioTest, RecurringFaultsReadTheirMtbfAndNeedARepairTimeAndNamesWithoutTheOccurrenceMark) {
+  const std::string head = "name: x\nworkload: {collectives: {kind: all-reduce, bytes: 1MiB}}\n"
+                           "testbed: {virtual: {spines: 2}}\nruns: {baseline: true}\n";
+  auto s = load_scenario(write(head + "faults: [{name: f, kind: link-flap, link: leaf0-spine1, mtbf_ns: 90s, "
+                                      "duration_ns: 200ms}]\n"));
+  ASSERT_TRUE(s.ok()) << s.status().to_string();
+  EXPECT_EQ(s->faults(0).mtbf_ns(), 90'000'000'000u);
+  auto msg = [&](const std::string& faults) {
+    auto r = load_scenario(write(head + "faults: [" + faults + "]\n"));
+    return r.ok() ? std::string("ok") : r.status().message();
+  };
+  EXPECT_NE(msg("{name: f, kind: loss, link: h0, probability: 1%, mtbf_ns: 10s}")
+                .find("faults[0].duration_ns: a recurring fault (mtbf_ns) needs a duration"),
+            std::string::npos);
+  EXPECT_NE(msg("{name: 'f#1', kind: loss, link: h0, probability: 1%}").find("faults[0].name: 'f#1'"),
+            std::string::npos);
+  EXPECT_NE(msg("{name: f, kind: loss, link: h0, probability: 1%, mtbf_ns: 1 fortnight, duration_ns: 1s}")
+                .find("mtbf_ns"),
+            std::string::npos);
+}
+
 // A small dense model on the 4 x 2 testbed of the demo: tp 2, pp 2, dp 2 fills it.
 constexpr const char* kSynthScenario = R"(name: synth
 testbed:

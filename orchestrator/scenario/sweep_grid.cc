@@ -208,6 +208,7 @@ const std::vector<std::string>& sweepable_fields() {
   static const std::vector<std::string> fields = {
       "faults[*].probability",
       "faults[*].duration_ns",
+      "faults[*].mtbf_ns",
       "transport.qps_per_connection",
       "runs.variants[*].transport.qps_per_connection",
       "workload.collectives.bytes",

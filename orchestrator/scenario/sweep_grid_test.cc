@@ -143,6 +143,19 @@ TEST(SweepGridTest, ABadSweptValueIsRefusedAsTheFieldWouldRefuseItWithItsPoint) 
   EXPECT_THAT(wrong_unit.status().message(), HasSubstr("sweep.yaml:6: workload.collectives.bytes: unit 'ms' does not fit"));
 }
 
+TEST(SweepGridTest, ARecurringFaultsMtbfSweepsInNanoseconds) {
+  std::string flap = scenario("0", "1", "64KiB", "20ms");
+  flap.replace(flap.find("kind: loss"), 10, "kind: link-flap");
+  flap.replace(flap.find("    link: h1"), 0, "    mtbf_ns: {sweep: [1s, 10s]}\n");
+  auto grid = grid_of(flap);
+  ASSERT_TRUE(grid.ok()) << grid.status().to_string();
+  ASSERT_EQ(grid->points.size(), 2u);
+  EXPECT_EQ(grid->points[0].scenario.faults(0).mtbf_ns(), 1'000'000'000u);
+  EXPECT_EQ(grid->points[1].scenario.faults(0).mtbf_ns(), 10'000'000'000u);
+  EXPECT_EQ(grid->points[1].settings[0].field(), "faults[0].mtbf_ns");
+  EXPECT_DOUBLE_EQ(grid->points[1].settings[0].value(), 1e10);
+}
+
 TEST(SweepGridTest, ALinkFlapsDurationSweepsInNanosecondsAndAZeroIsRefusedAsAFlapRefusesIt) {
   std::string flap = scenario("0");
   flap.replace(flap.find("kind: loss"), 10, "kind: link-flap");
