@@ -356,13 +356,16 @@ void Listener::handshake(std::unique_ptr<Channel> channel, const std::string& ad
   Status s = channel->handshake(asio::ssl::stream_base::server, limits_.handshake_timeout);
   Channel* const handle = channel.get();
   const std::string peer = channel->peer();
-  if (!s.ok()) channel.reset();
   std::lock_guard lock(mutex_);
-  if (closing_) channel.reset();
-  else if (s.ok()) report(std::move(channel));
-  else report(permission_denied(fmt::format("refused {}: {}", peer, s.message())));
-  if (--pending_by_address_[address] <= 0) pending_by_address_.erase(address);
+  // Out of pending_ before the channel goes: a closing listener posts to every channel it finds
+  // there, under this lock, and must not find one already destroyed.
   pending_.erase(handle);
+  if (--pending_by_address_[address] <= 0) pending_by_address_.erase(address);
+  if (closing_ || !s.ok()) channel.reset();
+  if (!closing_) {
+    if (s.ok()) report(std::move(channel));
+    else report(permission_denied(fmt::format("refused {}: {}", peer, s.message())));
+  }
   changed_.notify_all();
 }
 
