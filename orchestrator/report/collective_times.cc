@@ -8,6 +8,22 @@
 
 namespace collide::orchestrator::report {
 
+std::vector<FaultWindow> held_fault_windows(const RunResult& run) {
+  uint64_t t0 = run.ops.empty() ? 0 : UINT64_MAX, t1 = 0;
+  for (const OpTiming& op : run.ops) {
+    t0 = std::min(t0, op.start_ns);
+    t1 = std::max(t1, op.end_ns);
+  }
+  std::vector<FaultWindow> held;
+  for (FaultWindow f : run.faults) {
+    if (f.start_ns == 0 || (!run.ops.empty() && f.start_ns >= t1)) continue;
+    f.start_ns = f.start_ns > t0 ? f.start_ns - t0 : 0;
+    f.end_ns = f.end_ns > t0 ? f.end_ns - t0 : 0;
+    held.push_back(std::move(f));
+  }
+  return held;
+}
+
 std::vector<CollectiveTime> collective_times(const RunResult& run) {
   // Order each rank's ops, then number each rank's collectives per communicator.
   std::vector<const OpTiming*> ops;

@@ -33,6 +33,11 @@ struct CollectiveTime {
 
 std::vector<CollectiveTime> collective_times(const RunResult& run);
 
+// The run's fault windows that held while its ops ran, counted from its first op (a run without
+// ops keeps them as measured). Left out: a window that never opened (its start came after the
+// run) or opened only after the last op (a recurring fault's later occurrences, armed ahead).
+std::vector<FaultWindow> held_fault_windows(const RunResult& run);
+
 // Job completion time of the run, and of each iteration (index = iteration number).
 uint64_t job_completion_ns(const RunResult& run);
 std::vector<uint64_t> iteration_completion_ns(const RunResult& run);

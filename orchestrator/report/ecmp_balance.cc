@@ -86,10 +86,4 @@ EcmpBalance EcmpMean::mean() const {
   return mean;
 }
 
-EcmpBalance mean_balance(const std::vector<EcmpBalance>& runs) {
-  EcmpMean mean;
-  for (const EcmpBalance& r : runs) mean.add(r);
-  return mean.mean();
-}
-
 }  // namespace collide::orchestrator::report

@@ -37,10 +37,8 @@ LinkBalance balance_of(const std::vector<uint64_t>& bytes);
 // Both tiers over one run's links (a virtual testbed's FabricLinks; host links are ignored).
 EcmpBalance ecmp_balance(const std::vector<FabricLink>& links);
 
-// The mean of each KPI over runs that carried traffic (a variant's repetitions).
-EcmpBalance mean_balance(const std::vector<EcmpBalance>& runs);
-
-// The same, fed one run at a time.
+// The mean of each KPI over runs that carried traffic (a variant's repetitions), fed one run at a
+// time.
 class EcmpMean {
  public:
   void add(const EcmpBalance& run);

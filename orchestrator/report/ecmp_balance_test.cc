@@ -77,7 +77,9 @@ TEST(EcmpBalanceTest, AVariantAveragesItsRepetitions) {
   EcmpBalance collided, even, idle;
   collided.leaf_uplinks = balance_of({200, 0});
   even.leaf_uplinks = balance_of({100, 100});
-  const EcmpBalance m = mean_balance({collided, even, idle});
+  EcmpMean mean;
+  for (const EcmpBalance& run : {collided, even, idle}) mean.add(run);
+  const EcmpBalance m = mean.mean();
   EXPECT_DOUBLE_EQ(m.leaf_uplinks.max_mean, 1.5);
   EXPECT_DOUBLE_EQ(m.leaf_uplinks.jain, 0.75);
   EXPECT_EQ(m.spine_downlinks.links, 0u);

@@ -72,12 +72,6 @@ std::vector<PortStats> PortMerge::result() const {
   return out;
 }
 
-std::vector<PortStats> merge_repetitions(const std::vector<RepetitionSummary>& repetitions) {
-  PortMerge merge;
-  for (const RepetitionSummary& rep : repetitions) merge.add(rep.ports);
-  return merge.result();
-}
-
 std::vector<PortStats> tier_totals(const std::vector<PortStats>& ports) {
   std::vector<PortStats> out;
   for (const PortStats& p : ports) {

@@ -11,14 +11,11 @@
 // report.json fields, a text table and an HTML table with a utilization heat map.
 namespace collide::orchestrator::report {
 
-struct RepetitionSummary;
 struct Report;
 
-// A variant's ports over its repetitions, matched by link and end: counters summed, depth p95 the
-// worst repetition's, depth max the largest, utilization the mean of each bin.
-std::vector<PortStats> merge_repetitions(const std::vector<RepetitionSummary>& repetitions);
-
-// The same, fed one run's ports at a time (a soak's runs are not kept).
+// A variant's ports over its runs, fed one run's ports at a time and matched by link and end:
+// counters summed, depth p95 the worst run's, depth max the largest, utilization the mean of each
+// bin.
 class PortMerge {
  public:
   void add(const std::vector<PortStats>& run);

@@ -18,18 +18,6 @@ namespace {
 
 namespace coll = replayer::collectives;
 
-uint64_t first_start_ns(const RunResult& run) {
-  uint64_t t0 = UINT64_MAX;
-  for (const OpTiming& op : run.ops) t0 = std::min(t0, op.start_ns);
-  return run.ops.empty() ? 0 : t0;
-}
-
-uint64_t last_end_ns(const RunResult& run) {
-  uint64_t t1 = 0;
-  for (const OpTiming& op : run.ops) t1 = std::max(t1, op.end_ns);
-  return t1;
-}
-
 RepetitionSummary summarize_repetition(const RunResult& run) {
   RepetitionSummary r;
   r.repetition = run.repetition;
@@ -37,16 +25,7 @@ RepetitionSummary summarize_repetition(const RunResult& run) {
   r.failure = run.failure;
   r.jct_seconds = static_cast<double>(job_completion_ns(run)) / 1e9;
   for (uint64_t ns : iteration_completion_ns(run)) r.iteration_seconds.push_back(static_cast<double>(ns) / 1e9);
-  const uint64_t t0 = first_start_ns(run);
-  const uint64_t t1 = last_end_ns(run);
-  for (FaultWindow f : run.faults) {
-    // A window that never opened (its start came after the run), or opened only after the run's
-    // last op (a recurring fault's later occurrences, armed ahead), never acted on it.
-    if (f.start_ns == 0 || (!run.ops.empty() && f.start_ns >= t1)) continue;
-    f.start_ns = f.start_ns > t0 ? f.start_ns - t0 : 0;
-    f.end_ns = f.end_ns > t0 ? f.end_ns - t0 : 0;
-    r.faults.push_back(std::move(f));
-  }
+  r.faults = held_fault_windows(run);
   r.fabric_links = run.fabric_links;
   r.fabric = fabric_totals(run.fabric_links);
   r.ecmp = ecmp_balance(run.fabric_links);
@@ -163,7 +142,7 @@ void ReportBuilder::add(const RunResult& run) {
       std::erase_if(times, [](const CollectiveTime& c) { return c.failed || c.ranks_seen < c.comm_size; });
     }
   } else {
-    v.jct_seconds.push_back(static_cast<double>(job_completion_ns(run)) / 1e9);
+    v.jct_seconds.push_back(rep.jct_seconds);
   }
   if (measured) {
     for (const CollectiveTime& c : times) state.collectives.add(c);

@@ -96,7 +96,7 @@ struct VariantSummary {
   std::vector<RepetitionSummary> repetitions;
   FabricTotals fabric;                   // summed over repetitions
   EcmpBalance ecmp;                      // the mean over repetitions
-  std::vector<PortStats> ports;          // over repetitions (port_queues.h: merge_repetitions)
+  std::vector<PortStats> ports;          // over repetitions (port_queues.h: PortMerge)
   std::vector<v1::JobResults> jobs;      // several jobs at once: each job's own JCT
 };
 

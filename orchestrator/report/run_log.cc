@@ -5,7 +5,6 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <algorithm>
 #include <ctime>
 #include <utility>
 #include <vector>
@@ -83,20 +82,7 @@ RunLogEntry run_log_entry(const RunResult& run, uint32_t iteration) {
   }
   e.retransmitted_packets = run.retransmitted_packets;
   e.timeouts = run.timeouts;
-  uint64_t t0 = UINT64_MAX, t1 = 0;
-  for (const OpTiming& op : run.ops) {
-    t0 = std::min(t0, op.start_ns);
-    t1 = std::max(t1, op.end_ns);
-  }
-  for (FaultWindow f : run.faults) {
-    // Never held: the run ended before its window opened (a window the kernel enforces is known
-    // before it opens).
-    if (f.start_ns == 0 || (!run.ops.empty() && f.start_ns >= t1)) continue;
-    const uint64_t from = run.ops.empty() ? f.start_ns : t0;
-    f.start_ns = f.start_ns > from ? f.start_ns - from : 0;
-    f.end_ns = f.end_ns > from ? f.end_ns - from : 0;
-    e.faults.push_back(std::move(f));
-  }
+  e.faults = held_fault_windows(run);
   return e;
 }
 
