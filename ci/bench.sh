@@ -60,7 +60,7 @@ case "$area" in
     [ -s "$nccl_log" ] || "$build/traces/nccl/collide_nccl_log_gen" --output "$nccl_log" \
         --bytes 1100000000 --ranks 256 --tp 8
     cat "$nccl_log" >/dev/null
-    import_cmd=("$build/orchestrator/collide" trace import --format nccl -q "$nccl_log"
+    import_cmd=("$build/orchestrator/cli/collide" trace import --format nccl -q "$nccl_log"
                 -o "$data/nccl-1g.trace")
     seconds() { local t0 t1; t0=$(date +%s.%N); "$@" >/dev/null; t1=$(date +%s.%N); echo "$t1 - $t0" | bc -l; }
     median() { printf '%s\n' "$@" | sort -g | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
@@ -89,7 +89,7 @@ case "$area" in
     import_median=$(median "${import_times[@]}")
     {
       echo "log: $nccl_log, $bytes bytes, $lines lines"
-      "$build/orchestrator/collide" trace import --format nccl -q --max-problems 0 "$nccl_log" \
+      "$build/orchestrator/cli/collide" trace import --format nccl -q --max-problems 0 "$nccl_log" \
           -o "$data/nccl-1g.trace"
       echo "wc -l, s: ${wc_times[*]}"
       echo "import, s: ${import_times[*]}"

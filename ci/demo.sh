@@ -21,4 +21,4 @@ if [ ! -f "$build/CMakeCache.txt" ]; then
   cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCOLLIDE_BUILD_TESTS=OFF >/dev/null
 fi
 cmake --build "$build" -j"$(nproc)" --target collide
-"$build/orchestrator/collide" run "$scenario" "${@:2}"
+"$build/orchestrator/cli/collide" run "$scenario" "${@:2}"

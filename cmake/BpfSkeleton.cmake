@@ -14,7 +14,7 @@ function(collide_bpf_skeleton name source)
     OUTPUT ${object}
     COMMAND ${CMAKE_COMMAND} -E make_directory ${out_dir}
     COMMAND ${BPF_CLANG} -g -O2 -target bpf -D__TARGET_ARCH_x86 -Wall -Werror
-            -I${CMAKE_CURRENT_SOURCE_DIR} -I/usr/include/${multiarch}
+            -I${CMAKE_CURRENT_SOURCE_DIR} -I${PROJECT_SOURCE_DIR}/ebpf -I/usr/include/${multiarch}
             -c ${CMAKE_CURRENT_SOURCE_DIR}/${source} -o ${object}
     DEPENDS ${source} ${ARGN}
     IMPLICIT_DEPENDS C ${CMAKE_CURRENT_SOURCE_DIR}/${source}

@@ -19,11 +19,13 @@ foreach(line IN LISTS quarantine_lines)
   list(APPEND COLLIDE_QUARANTINED ${CMAKE_MATCH_1})
 endforeach()
 
-# collide_test(name LABELS <labels...> SOURCES <files...> LIBS <targets...>)
+# collide_test(name [USES_COLLIDE] LABELS <labels...> SOURCES <files...> LIBS <targets...>)
 # Unit tests run anywhere without root; label `privileged` marks tests that need namespaces, BPF or
 # DPDK and skip (or, with COLLIDE_REQUIRE_PRIVILEGED=1, fail) where the capability is missing.
+# USES_COLLIDE: the test runs the `collide` command, at COLLIDE_BIN, on the shipped scenarios
+# under COLLIDE_CONFIGS_DIR; the command is built first.
 function(collide_test name)
-  cmake_parse_arguments(ARG "" "" "LABELS;SOURCES;LIBS" ${ARGN})
+  cmake_parse_arguments(ARG "USES_COLLIDE" "" "LABELS;SOURCES;LIBS" ${ARGN})
   add_executable(${name} ${ARG_SOURCES})
   collide_warnings(${name})
   # A test's own files are optimised for compiling, not for running (-Og): at -O2 the gtest
@@ -33,6 +35,11 @@ function(collide_test name)
     target_compile_options(${name} PRIVATE -Og)
   endif()
   target_link_libraries(${name} PRIVATE ${ARG_LIBS} GTest::gtest GTest::gmock GTest::gtest_main)
+  if(ARG_USES_COLLIDE)
+    target_compile_definitions(${name} PRIVATE COLLIDE_BIN="$<TARGET_FILE:collide>"
+                               COLLIDE_CONFIGS_DIR="${PROJECT_SOURCE_DIR}/configs")
+    add_dependencies(${name} collide)
+  endif()
   # Labels are set after discovery by a script of our own: gtest_discover_tests would split a
   # list of labels into separate properties, and a test would keep only the first label.
   gtest_discover_tests(${name} DISCOVERY_MODE PRE_TEST TEST_LIST ${name}_TESTS

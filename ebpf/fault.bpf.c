@@ -20,7 +20,7 @@
 #include <bpf/bpf_helpers.h>
 
 #include "fault_parse.h"
-#include "fault_rules.h"
+#include "fault_maps.h"
 
 struct {
   __uint(type, BPF_MAP_TYPE_ARRAY);

@@ -15,7 +15,7 @@
 #include <bpf/bpf_endian.h>
 #include <bpf/bpf_helpers.h>
 
-#include "fault_rules.h"
+#include "fault_maps.h"
 
 #define FAULT_ETH_P_8021Q 0x8100
 #define FAULT_UDP_HEADER 8

@@ -271,7 +271,7 @@ TEST_F(FaultE2eTest, ReceiverCountedLossEqualsActedExactly) {
 
 TEST_F(FaultE2eTest, BlackholeWindowLosesExactlyWhatItSaw) {
   FaultRule hole;  // drop everything matching, 300..500 ms after arming
-  hole.window = {Nanos(300ms), Nanos(500ms)};
+  hole.window = {std::chrono::nanoseconds(300ms), std::chrono::nanoseconds(500ms)};
   auto f = attach(hole);
   ASSERT_TRUE(f);
   constexpr uint32_t kCount = 1600;

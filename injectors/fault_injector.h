@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "common/result.h"
-#include "ebpf/fault_rules.h"
+#include "ebpf/fault_maps.h"
 #include "injectors/fault_rules.h"
 #include "injectors/tc_link.h"
 

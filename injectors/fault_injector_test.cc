@@ -456,9 +456,9 @@ TEST(FaultInjectorTest, WindowsAndLeaseAreHonoured) {
   COLLIDE_REQUIRE(collide::testing::missing_bpf());
   const auto frame = roce_frame({});
   FaultRule later;
-  later.window = {Nanos(1h), Nanos(0)};
+  later.window = {std::chrono::nanoseconds(1h), std::chrono::nanoseconds(0)};
   FaultRule brief;
-  brief.window = {Nanos(0), Nanos(300ms)};  // generous: a loaded machine may be slow to run
+  brief.window = {std::chrono::nanoseconds(0), std::chrono::nanoseconds(300ms)};  // generous: a loaded machine may be slow to run
   auto f = armed({later});
   ASSERT_TRUE(f);
   EXPECT_EQ(run(ingress(*f), frame).retval, kPass);

@@ -147,7 +147,7 @@ Result<double> parse_probability(std::string_view text) {
   return p;
 }
 
-Result<Nanos> parse_duration(std::string_view text) {
+Result<std::chrono::nanoseconds> parse_duration(std::string_view text) {
   auto n = number_with_unit(text, "duration");
   if (!n.ok()) return n.status();
   double scale = 0;
@@ -162,7 +162,7 @@ Result<Nanos> parse_duration(std::string_view text) {
   if (!(ns >= 0) || ns > 1e18) {
     return invalid_argument(fmt::format("duration '{}' is negative or too long", trim(text)));
   }
-  return Nanos(static_cast<int64_t>(std::llround(ns)));
+  return std::chrono::nanoseconds(static_cast<int64_t>(std::llround(ns)));
 }
 
 Result<TimeWindow> parse_window(std::string_view text) {

@@ -10,14 +10,12 @@
 #include <vector>
 
 #include "common/result.h"
-#include "ebpf/fault_rules.h"
+#include "ebpf/fault_maps.h"
 
 // The fault model of the eBPF fault injector (ebpf/fault.bpf.c): rules as people write them,
 // parsers for the text forms the `collide inject` command takes, and the encoding into the map
-// layouts of ebpf/fault_rules.h. Pure: no clocks, no BPF, no root.
+// layouts of ebpf/fault_maps.h. Pure: no clocks, no BPF, no root.
 namespace collide::injectors {
-
-using Nanos = std::chrono::nanoseconds;
 
 // An IPv4 or IPv6 prefix, kept as IPv6 (IPv4 as ::ffff:a.b.c.d) so one match covers both.
 struct IpPrefix {
@@ -37,8 +35,8 @@ struct U32Range {
 
 // Times relative to the moment the injector is armed; zero `end` leaves the window open.
 struct TimeWindow {
-  Nanos start{0};
-  Nanos end{0};
+  std::chrono::nanoseconds start{0};
+  std::chrono::nanoseconds end{0};
 };
 
 struct FaultMatch {
@@ -118,7 +116,7 @@ struct Allowlist {
 // "1%", "0.01", "1e-3": a probability in [0, 1].
 Result<double> parse_probability(std::string_view text);
 // "10s", "200ms", "1.5s", "500us", "100ns", "2m"; a bare number is seconds.
-Result<Nanos> parse_duration(std::string_view text);
+Result<std::chrono::nanoseconds> parse_duration(std::string_view text);
 // "START,END" ("2s,2.2s"; an empty or zero END is open) or "START+LENGTH" ("2s+200ms").
 Result<TimeWindow> parse_window(std::string_view text);
 // "10.0.0.0/8", "198.18.0.2" (a /32), "fd00::/64", "::1".
@@ -147,7 +145,7 @@ Result<uint64_t> parse_size(std::string_view text);
 // A rule that the program can run: probabilities in range, parameters the decider needs.
 Status validate_rule(const FaultRule& rule);
 
-// ---- Encoding into the BPF maps (ebpf/fault_rules.h). ----
+// ---- Encoding into the BPF maps (ebpf/fault_maps.h). ----
 
 // `armed_at_ns` is the bpf_ktime_get_ns() (CLOCK_MONOTONIC) moment windows count from.
 collide_fault_rule encode_rule(const FaultRule& rule, uint64_t armed_at_ns);

@@ -27,22 +27,22 @@ TEST(FaultRulesTest, Probabilities) {
 }
 
 TEST(FaultRulesTest, DurationsAndWindows) {
-  EXPECT_EQ(*parse_duration("10s"), Nanos(10s));
-  EXPECT_EQ(*parse_duration("200ms"), Nanos(200ms));
-  EXPECT_EQ(*parse_duration("1.5s"), Nanos(1500ms));
-  EXPECT_EQ(*parse_duration("500us"), Nanos(500us));
-  EXPECT_EQ(*parse_duration("2m"), Nanos(120s));
-  EXPECT_EQ(*parse_duration("3"), Nanos(3s));
+  EXPECT_EQ(*parse_duration("10s"), std::chrono::nanoseconds(10s));
+  EXPECT_EQ(*parse_duration("200ms"), std::chrono::nanoseconds(200ms));
+  EXPECT_EQ(*parse_duration("1.5s"), std::chrono::nanoseconds(1500ms));
+  EXPECT_EQ(*parse_duration("500us"), std::chrono::nanoseconds(500us));
+  EXPECT_EQ(*parse_duration("2m"), std::chrono::nanoseconds(120s));
+  EXPECT_EQ(*parse_duration("3"), std::chrono::nanoseconds(3s));
   EXPECT_THAT(parse_duration("3 parsecs"), StatusIs(StatusCode::kInvalidArgument));
   EXPECT_THAT(parse_duration("-1s"), StatusIs(StatusCode::kInvalidArgument));
 
   auto w = parse_window("2s,2.2s");
   ASSERT_TRUE(w.ok());
-  EXPECT_EQ(w->start, Nanos(2s));
-  EXPECT_EQ(w->end, Nanos(2200ms));
+  EXPECT_EQ(w->start, std::chrono::nanoseconds(2s));
+  EXPECT_EQ(w->end, std::chrono::nanoseconds(2200ms));
   w = parse_window("2s+200ms");
   ASSERT_TRUE(w.ok());
-  EXPECT_EQ(w->end, Nanos(2200ms));
+  EXPECT_EQ(w->end, std::chrono::nanoseconds(2200ms));
   w = parse_window("1s,");
   ASSERT_TRUE(w.ok());
   EXPECT_EQ(w->end.count(), 0);
@@ -158,7 +158,7 @@ TEST(FaultRulesTest, EncodesWindowsRelativeToArming) {
   rule.id = 3;
   rule.decider = Decider::kBernoulli;
   rule.probability = 0.01;
-  rule.window = {Nanos(2s), Nanos(2200ms)};
+  rule.window = {std::chrono::nanoseconds(2s), std::chrono::nanoseconds(2200ms)};
   rule.match.roce = true;
   rule.match.opcodes = *parse_opcodes("write");
   rule.match.dport = {4791, 4791};

@@ -10,6 +10,7 @@
 #include "common/netns.h"
 #include "orchestrator/agent/next_hop.h"
 #include "orchestrator/faults/fault_plan.h"
+#include "orchestrator/faults/own_nic_faults.h"
 #include "orchestrator/replay/lossless_request.h"
 #include "orchestrator/testbed/testbed_plan.h"
 #include "replayer/engine/entropy_port.h"
@@ -32,6 +33,13 @@ constexpr double kProgressEvery_s = 0.5;
 // asked of this host's own tables (inside the host's namespace when it has one).
 // Real hosts: the NICs' kernel interfaces in rail order; `why` says what needs them when one is
 // missing.
+// The run's faults, in the form the fault plan takes.
+std::vector<const v1::Fault*> faults_of(const v1::PrepareRun& r) {
+  std::vector<const v1::Fault*> out;
+  for (const v1::Fault& f : r.faults()) out.push_back(&f);
+  return out;
+}
+
 Result<std::vector<std::string>> interfaces_of(const std::vector<v1::RunNic>& nics, const char* why) {
   std::vector<std::string> interfaces;
   for (const v1::RunNic& nic : nics) {
@@ -104,9 +112,7 @@ v1::ReplayRequest replay_request(const v1::PrepareRun& r, const HostRunDefaults&
   q.set_timeout_s(r.run_timeout_s());
   q.set_progress_every_s(kProgressEvery_s);
   // Slow receivers and send delays aimed at this host are the replayer's to play.
-  std::vector<const v1::Fault*> faults;
-  for (const v1::Fault& f : r.faults()) faults.push_back(&f);
-  for (const v1::Fault* f : orchestrator::faults::replayer_faults_of_host(faults, r.host())) {
+  for (const v1::Fault* f : orchestrator::faults::replayer_faults_of_host(faults_of(r), r.host())) {
     const bool pause = f->kind() == v1::Fault::KIND_SLOW_RECEIVER;
     (pause ? drain_pauses : send_delays).push_back(f->name());
     *(pause ? q.add_drain_pauses() : q.add_send_delays()) = orchestrator::faults::replayer_hook_window(*f);
@@ -165,20 +171,23 @@ Result<std::unique_ptr<HostRun>> HostRun::prepare(const v1::PrepareRun& request,
     peer_macs_of_nic = std::move(macs).value();
   }
 
-  const FaultDraw draw{request.repetition(), request.runs_seed()};
-  if (request.faults_size() > 0 && request.testbed().hosts() == 0) {
+  // Rules are loaded and attached now; their windows count from the go (start()).
+  faults::ArmOptions arm;
+  arm.repetition = request.repetition();
+  arm.runs_seed = request.runs_seed();
+  arm.start_now = false;
+  const std::vector<const v1::Fault*> run_faults = faults_of(request);
+  if (!run_faults.empty() && request.testbed().hosts() == 0) {
     // A real host: each fault goes on the NIC of its own that it names.
     auto interfaces = interfaces_of(nics, "faults on a real host need the run's interfaces");
     if (!interfaces.ok()) return interfaces.status();
-    const std::vector<v1::Fault> faults(request.faults().begin(), request.faults().end());
-    auto armed = arm_own_nic_faults(faults, netns, *interfaces, draw);
+    auto armed = faults::arm_own_nic_faults(run_faults, netns, *interfaces, std::move(arm));
     if (!armed.ok()) return armed.status();
     run->faults_ = std::move(armed).value();
-  } else if (request.faults_size() > 0) {
+  } else if (!run_faults.empty()) {
     auto plan = testbed::plan_testbed(request.testbed());
     if (!plan.ok()) return plan.status();
-    const std::vector<v1::Fault> faults(request.faults().begin(), request.faults().end());
-    auto armed = arm_host_faults(faults, *plan, draw);
+    auto armed = faults::arm_faults(run_faults, *plan, arm);
     if (!armed.ok()) return armed.status();
     run->faults_ = std::move(armed).value();
   }
@@ -265,7 +274,7 @@ void HostRun::add_fault_counts(v1::RunCompletion& c) const {
     const auto& names = w.send_delay() ? send_delay_faults_ : drain_pause_faults_;
     if (w.index() < names.size()) measured[names[w.index()]] = {w.start_ns(), w.end_ns()};
   }
-  for (const FaultCounts& f : faults_->counts()) {
+  for (const report::FaultWindow& f : faults_->ground_truth()) {
     v1::FaultCount* out = c.add_faults();
     out->set_name(f.name);
     out->set_kind(f.kind);
@@ -275,6 +284,7 @@ void HostRun::add_fault_counts(v1::RunCompletion& c) const {
     out->set_start_ns(it != measured.end() ? it->second.first : f.start_ns);
     out->set_end_ns(it != measured.end() ? it->second.second : f.end_ns);
   }
+
 }
 
 v1::RunCompletion HostRun::completion() {

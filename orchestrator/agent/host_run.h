@@ -11,7 +11,7 @@
 #include "collide/agent.pb.h"
 #include "orchestrator/replay/replay_child.h"
 #include "common/result.h"
-#include "orchestrator/agent/host_faults.h"
+#include "orchestrator/faults/armed_faults.h"
 
 // One run on one host, as the agent drives it: the faults armed, the replay started and waiting
 // for the go, then running until it exits. Destroying it kills the replay and disarms the faults.
@@ -78,7 +78,7 @@ class HostRun {
   void drain_events(std::chrono::milliseconds wait);
 
   v1::PrepareRun request_;
-  std::unique_ptr<ArmedFaults> faults_;
+  std::unique_ptr<faults::ArmedFaults> faults_;
   std::optional<replay::ReplayChild> replay_;
   std::filesystem::path trace_file_, record_file_;
   bool started_ = false;

@@ -300,7 +300,7 @@ void run_inject(const InjectOptions& o) {
   check_link_fault_options(o.link);
   // Everything is checked before anything is loaded or attached.
   // Left out, the faults hold until interrupted; a written 0 is a slip, not a request for forever.
-  const auto duration = o.duration.empty() ? inj::Nanos(0)
+  const auto duration = o.duration.empty() ? std::chrono::nanoseconds(0)
                                            : or_usage(inj::parse_duration(o.duration), "--duration");
   if (!o.duration.empty() && duration.count() == 0) {
     usage("--duration 0 would inject until interrupted: leave --duration out for that");

@@ -76,7 +76,7 @@ Result<std::unique_ptr<ArmedFaults>> arm_faults(const std::vector<const v1::Faul
 
   for (const v1::Fault* f : faults) {
     ArmedFaults::Entry e;
-    e.fault = f;
+    e.fault = *f;
     e.window.name = f->name();
     e.window.kind = kind_name(f->kind());
     auto site = options.site_of ? options.site_of(*f) : resolve_site(plan, f->link(), f->direction());
@@ -129,17 +129,17 @@ Status ArmedFaults::start(std::optional<Clock::time_point> run_start) {
   const uint64_t start_ns = monotonic_ns(run_start_);
   for (Entry& e : faults_) {
     if (e.injector) {
-      COLLIDE_RETURN_IF_ERROR(e.injector->arm().with_context("arming fault " + e.fault->name()));
+      COLLIDE_RETURN_IF_ERROR(e.injector->arm().with_context("arming fault " + e.fault.name()));
       // The window the kernel enforces, as the rule says it.
       const injectors::FaultRule& rule = e.injector->rules().front();
       e.window.start_ns = e.injector->armed_at_ns() + static_cast<uint64_t>(rule.window.start.count());
       if (rule.window.end.count() != 0) {
         e.window.end_ns = e.injector->armed_at_ns() + static_cast<uint64_t>(rule.window.end.count());
       }
-    } else if (is_replayer_fault(*e.fault)) {
+    } else if (is_replayer_fault(e.fault)) {
       // Played by the replayer from its own start, which follows this one within milliseconds.
-      e.window.start_ns = start_ns + e.fault->start_ns();
-      if (e.fault->duration_ns() != 0) e.window.end_ns = e.window.start_ns + e.fault->duration_ns();
+      e.window.start_ns = start_ns + e.fault.start_ns();
+      if (e.fault.duration_ns() != 0) e.window.end_ns = e.window.start_ns + e.fault.duration_ns();
     }
   }
   if (!scheduled_.empty()) scheduler_ = std::thread([this] { run_schedule(); });
@@ -147,7 +147,7 @@ Status ArmedFaults::start(std::optional<Clock::time_point> run_start) {
 }
 
 Status ArmedFaults::begin(Scheduled& s) {
-  const v1::Fault& f = *faults_[s.fault].fault;
+  const v1::Fault& f = faults_[s.fault].fault;
   if (s.storm_plan) {
     s.storm = RunningStorm::start(*s.storm_plan);
     return {};
@@ -229,7 +229,7 @@ void ArmedFaults::run_schedule() {
   };
   std::vector<Event> events;
   for (size_t i = 0; i < scheduled_.size(); ++i) {
-    const v1::Fault& f = *faults_[scheduled_[i].fault].fault;
+    const v1::Fault& f = faults_[scheduled_[i].fault].fault;
     const auto begin_at = run_start_ + std::chrono::nanoseconds(f.start_ns());
     events.push_back({begin_at, i, true});
     if (f.duration_ns() != 0) {

@@ -69,6 +69,7 @@ class ArmedFaults {
   // ground truth says so). Once only.
   Status start(std::optional<std::chrono::steady_clock::time_point> run_start = std::nullopt);
   bool started() const { return started_; }
+  size_t size() const { return faults_.size(); }
   std::chrono::steady_clock::time_point run_start() const { return run_start_; }
   // Ends every fault now: rules inert, links up with their addresses, routes and neighbours,
   // qdiscs gone. The counters are read first and kept. Idempotent.
@@ -99,7 +100,7 @@ class ArmedFaults {
     bool done = false;
   };
   struct Entry {
-    const v1::Fault* fault = nullptr;
+    v1::Fault fault;  // a copy: the caller's faults need not outlive this object
     std::unique_ptr<injectors::FaultInjector> injector;  // per-packet faults
     report::FaultWindow window;
   };

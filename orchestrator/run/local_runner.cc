@@ -12,7 +12,7 @@
 
 #include "collide/agent.pb.h"
 #include "common/units.h"
-#include "orchestrator/agent/fault_nic.h"
+#include "orchestrator/faults/fault_nic.h"
 #include "orchestrator/control/certs.h"
 #include "orchestrator/faults/occurrence_name.h"
 #include "orchestrator/faults/recurring_faults.h"
@@ -724,7 +724,7 @@ Result<RunOutcome> run_locally(const v1::Scenario& s, const LocalRunOptions& o) 
       if (host == placement.real.nics_of_host.end()) continue;  // the first agent names what is wrong
       std::vector<std::string> interfaces;
       for (const RealHostNic& nic : host->second) interfaces.push_back(nic.interface);
-      if (auto nic = agent::own_nic_of_fault(f, interfaces); !nic.ok()) {
+      if (auto nic = faults::own_nic_of_fault(f, interfaces); !nic.ok()) {
         return nic.status().with_context(fmt::format("host {}", host->first));
       }
     }

@@ -33,7 +33,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/parse_number.h"
-#include "injectors/roce_drop.h"
+#include "tests/support/bpf/roce_drop.h"
 #include "tests/support/bridged_hosts.h"
 #include "tests/support/command.h"
 #include "tests/support/netns.h"
@@ -324,9 +324,9 @@ int run(const Options& opt) {
   std::vector<std::string> notes;
   for (double loss : losses) {
     for (const char* recovery : {"go-back-n", "selective-repeat"}) {
-      std::unique_ptr<injectors::RoceDrop> drop;
+      std::unique_ptr<testing::RoceDrop> drop;
       if (loss > 0) {
-        auto loaded = injectors::RoceDrop::load(loss, 7);
+        auto loaded = testing::RoceDrop::load(loss, 7);
         if (!loaded.ok()) {
           std::fprintf(stderr, "roce_drop: %s\n", loaded.status().to_string().c_str());
           return 1;

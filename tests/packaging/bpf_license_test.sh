@@ -1,24 +1,36 @@
 #!/usr/bin/env bash
 # The eBPF programs are dual-licensed, GPL-2.0 OR BSD-2-Clause (the rest of collide is
-# Apache-2.0): every source in ebpf/ says so on its first line, and every compiled program tells
-# the kernel "Dual BSD/GPL", which it counts as GPL-compatible (GPL-only helpers stay usable).
-#   bpf_license_test.sh <ebpf source folder> <folder of the built .bpf.o files>
+# Apache-2.0): every program's source and the headers of its folder it includes say so on their
+# first line, and every compiled program tells the kernel "Dual BSD/GPL", which it counts as
+# GPL-compatible (GPL-only helpers stay usable).
+#   bpf_license_test.sh <source folder> <folder of its built .bpf.o files> [<source> <objects>]...
 set -euo pipefail
-src=${1:?ebpf source folder}
-objects=${2:?folder of .bpf.o files}
+[ $# -ge 2 ] && [ $(($# % 2)) -eq 0 ] || { echo "usage: $0 <source folder> <object folder>..." >&2; exit 2; }
 spdx='// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause'
 problems=0
-for f in "$src"/*.bpf.c "$src"/*.h; do
-  [ "$(head -n1 "$f")" = "$spdx" ] || { echo "$f: first line is not '$spdx'" >&2; problems=$((problems + 1)); }
+programs=0
+problem() { echo "$1" >&2; problems=$((problems + 1)); }
+while [ $# -gt 0 ]; do
+  src=$1 objects=$2
+  shift 2
+  for f in "$src"/*.bpf.c; do
+    [ -f "$f" ] || { problem "$src: no .bpf.c program"; continue; }
+    programs=$((programs + 1))
+    checked=("$f")
+    for header in $(sed -n 's/^#include "\([^"]*\)".*/\1/p' "$f"); do
+      [ -f "$src/$header" ] && checked+=("$src/$header")
+    done
+    for s in "${checked[@]}"; do
+      [ "$(head -n1 "$s")" = "$spdx" ] || problem "$s: first line is not '$spdx'"
+    done
+    o="$objects/$(basename "$f" .c).o"
+    if [ ! -f "$o" ]; then
+      problem "$f: no $o"
+      continue
+    fi
+    license=$(readelf -p license "$o" | sed -n 's/^ *\[ *0\] *//p')
+    [ "$license" = "Dual BSD/GPL" ] || problem "$o: license section is '$license', not 'Dual BSD/GPL'"
+  done
 done
-count=0
-for o in "$objects"/*.bpf.o; do
-  [ -f "$o" ] || continue
-  count=$((count + 1))
-  license=$(readelf -p license "$o" | sed -n 's/^ *\[ *0\] *//p')
-  [ "$license" = "Dual BSD/GPL" ] || { echo "$o: license section is '$license', not 'Dual BSD/GPL'" >&2; problems=$((problems + 1)); }
-done
-sources=$(ls "$src"/*.bpf.c | wc -l)
-[ "$count" -eq "$sources" ] || { echo "$objects: $count .bpf.o for $sources programs in $src" >&2; problems=$((problems + 1)); }
 [ "$problems" -eq 0 ] || exit 1
-echo "$sources programs and their headers carry GPL-2.0 OR BSD-2-Clause; the kernel reads Dual BSD/GPL"
+echo "$programs programs and their headers carry GPL-2.0 OR BSD-2-Clause; the kernel reads Dual BSD/GPL"

@@ -21,7 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/parse_number.h"
-#include "injectors/roce_drop.h"
+#include "tests/support/bpf/roce_drop.h"
 #include "replayer/wire/roce_frame.h"
 #include "tests/support/bridged_hosts.h"
 #include "tests/support/command.h"
@@ -149,9 +149,9 @@ TEST_P(ReplayVethTest, OneGibAllReduceOverDpdkAfXdpIsByteExact) {
   if (param.loss > 0) COLLIDE_REQUIRE(testing::missing_bpf());
   trace_ = write_all_reduce_trace(dir_, kBytes);
   // Loss on the fabric's port towards host B: every frame host B receives passes it.
-  std::unique_ptr<injectors::RoceDrop> drop;
+  std::unique_ptr<testing::RoceDrop> drop;
   if (param.loss > 0) {
-    auto loaded = injectors::RoceDrop::load(param.loss, 7);
+    auto loaded = testing::RoceDrop::load(param.loss, 7);
     ASSERT_TRUE(loaded.ok()) << loaded.status().to_string();
     drop = std::move(loaded).value();
     auto scope = testing::NetnsScope::enter(bed_.fabric->name());

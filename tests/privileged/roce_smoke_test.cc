@@ -14,7 +14,7 @@
 #include <gtest/gtest.h>
 
 #include "collide/port.pb.h"
-#include "injectors/port_counter.h"
+#include "tests/support/bpf/port_counter.h"
 #include "replayer/wire/roce_frame.h"
 #include "tests/support/command.h"
 #include "tests/support/netns.h"
@@ -56,7 +56,7 @@ TEST(RoceSmokeTest, DpdkFramesCrossVethWithExactCounts) {
   ASSERT_TRUE(rx_mac.ok()) << rx_mac.status().to_string();
 
   // Attach the counter from inside the receiver's namespace; the link stays after we leave it.
-  auto counter = injectors::PortCounter::load();
+  auto counter = testing::PortCounter::load();
   ASSERT_TRUE(counter.ok()) << counter.status().to_string();
   int rx_ifindex = 0;
   {

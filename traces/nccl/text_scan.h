@@ -4,14 +4,36 @@
 #include <cstring>
 #include <string_view>
 
+#include "traces/nccl/text_scan_common.h"
+
+// The scans that read 16 or 64 bytes at a time where SSE2 allows (every x86-64) and a byte at a
+// time elsewhere, picked here at compile time: the parser's calls inline as they would without
+// the choice, no pointer to a function between. Both paths, whole, in their own headers:
+//   scan_line(p, end)       the line from p: its end and its capital Ns (LineScan)
+//   LineFinder(end).next(p) scan_line for consecutive lines of one text
+//   decimal_mask16(q)       bit i: q[i] is a decimal digit, for the 16 readable bytes at q
+//   hex_mask16(q)           bit i: q[i] is a hex digit
+// text_scan_scalar.h is the reference that text_scan_sse2.h must agree with (text_scan_test.cc).
 #if defined(__SSE2__)
-#include <emmintrin.h>
-#include <xmmintrin.h>
+#include "traces/nccl/text_scan_sse2.h"
+namespace collide::traces::nccl {
+namespace scan_path = sse2;
+}
+#else
+#include "traces/nccl/text_scan_scalar.h"
+namespace collide::traces::nccl {
+namespace scan_path = scalar;
+}
 #endif
 
 // Hand-written field scanning over a byte range, for the NCCL log parser's hot path: no
 // allocation, no locale, no regex. Every function leaves the cursor where it was on failure.
 namespace collide::traces::nccl {
+
+using scan_path::decimal_mask16;
+using scan_path::hex_mask16;
+using scan_path::LineFinder;
+using scan_path::scan_line;
 
 struct Cursor {
   const char* p;
@@ -21,28 +43,6 @@ struct Cursor {
   size_t left() const { return static_cast<size_t>(end - p); }
   std::string_view rest() const { return {p, left()}; }
 };
-
-inline bool is_digit(char c) {
-  return c >= '0' && c <= '9';
-}
-
-// Hex digit values, -1 for anything else; a table because pointers are most of a COLL line.
-struct HexTable {
-  int8_t value[256];
-  constexpr HexTable() : value() {
-    for (int i = 0; i < 256; ++i) value[i] = -1;
-    for (int i = 0; i < 10; ++i) value['0' + i] = static_cast<int8_t>(i);
-    for (int i = 0; i < 6; ++i) {
-      value['a' + i] = static_cast<int8_t>(10 + i);
-      value['A' + i] = static_cast<int8_t>(10 + i);
-    }
-  }
-};
-inline constexpr HexTable kHexTable;
-
-inline int hex_value(char c) {
-  return kHexTable.value[static_cast<uint8_t>(c)];
-}
 
 inline void skip_spaces(Cursor& c) {
   while (c.p < c.end && (*c.p == ' ' || *c.p == '\t')) ++c.p;
@@ -175,131 +175,6 @@ inline const char* find_nccl(const char* p, const char* end) {
   return nullptr;
 }
 
-// One line of a text: where it ends (its newline, or the text's end) and its capital Ns, which
-// every NCCL message marker ("NCCL ") starts with.
-struct LineScan {
-  const char* end;
-  const char* first_capital;  // the first N, nullptr if none
-  unsigned capitals;          // how many Ns: exact up to 3
-};
-
-// Scans from `p` to the next newline once, for both the newline and the Ns: this runs for every
-// line of a big log, where two memchr calls (newline, then N) cost twice the reading and a call.
-inline LineScan scan_line(const char* p, const char* end) {
-  LineScan scan{end, nullptr, 0};
-  // Counted exactly up to three per 16 bytes, which is all callers tell apart (a popcount is a
-  // library call on baseline x86-64).
-  auto note = [&scan](const char* at, unsigned count) {
-    if (scan.first_capital == nullptr) scan.first_capital = at;
-    scan.capitals += count;
-  };
-#if defined(__SSE2__)
-  const __m128i newline = _mm_set1_epi8('\n');
-  const __m128i capital = _mm_set1_epi8('N');
-  while (end - p >= 16) {
-    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-    const auto newlines = static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, newline)));
-    auto capitals = static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, capital)));
-    if ((newlines | capitals) != 0) {
-      // Only the Ns before the newline belong to this line.
-      if (newlines != 0) capitals &= (newlines & (0u - newlines)) - 1;
-      if (capitals != 0) {
-        const unsigned second = capitals & (capitals - 1);
-        const unsigned third = second & (second - 1);
-        note(p + __builtin_ctz(capitals), 1u + (second != 0) + (third != 0));
-      }
-      if (newlines != 0) {
-        scan.end = p + __builtin_ctz(newlines);
-        return scan;
-      }
-    }
-    p += 16;
-  }
-#endif
-  for (; p < end; ++p) {
-    if (*p == '\n') {
-      scan.end = p;
-      return scan;
-    }
-    if (*p == 'N') note(p, 1);
-  }
-  return scan;
-}
-
-// scan_line for consecutive lines: where a 64-byte block holds a newline or an N is found once
-// per block, and kept for the lines that follow in the same block, where scan_line compares every
-// line's bytes afresh (and its loop exits at a different point on every line, a misprediction
-// each). Gives what scan_line gives, for any `p` (a line may be skipped).
-class LineFinder {
- public:
-  explicit LineFinder(const char* end) : end_(end) {}
-
-  LineScan next(const char* p) {
-#if defined(__SSE2__)
-    if (p < block_ || p >= block_ + 64) {
-      if (end_ - p < 64) return scan_line(p, end_);
-      load(p);
-    }
-    LineScan scan{end_, nullptr, 0};
-    uint64_t marks = marks_ & (~uint64_t{0} << (p - block_));
-    while (true) {
-      // A few marks per line: the Ns of its "NCCL INFO", its newline.
-      for (; marks != 0; marks &= marks - 1) {
-        const char* at = block_ + __builtin_ctzll(marks);
-        if (*at == '\n') {
-          scan.end = at;
-          return scan;
-        }
-        if (*at == 'N') {
-          if (scan.first_capital == nullptr) scan.first_capital = at;
-          ++scan.capitals;
-        }
-      }
-      const char* next_block = block_ + 64;
-      if (end_ - next_block < 64) {
-        // The text's last bytes: the rest of the line a byte at a time.
-        const LineScan rest = scan_line(next_block, end_);
-        if (scan.first_capital == nullptr) scan.first_capital = rest.first_capital;
-        scan.capitals += rest.capitals;
-        scan.end = rest.end;
-        block_ = nullptr;
-        return scan;
-      }
-      load(next_block);
-      marks = marks_;
-    }
-#else
-    return scan_line(p, end_);
-#endif
-  }
-
- private:
-#if defined(__SSE2__)
-  void load(const char* at) {
-    block_ = at;
-    // The text is read once, front to back, mostly from memory: ask for it a few lines ahead,
-    // also across page boundaries, where the hardware's own prefetching stops.
-    _mm_prefetch(at + kPrefetchAhead, _MM_HINT_T0);
-    // One compare finds both: setting bits 0x44 turns '\n' (0x0A) and 'N' (0x4E) into 0x4E, and
-    // only two other bytes ('J' and 0x0E), which next() then passes over.
-    const __m128i fold = _mm_set1_epi8(0x44);
-    const __m128i mark = _mm_set1_epi8(0x4E);
-    marks_ = 0;
-    for (int i = 0; i < 4; ++i) {
-      const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(at + 16 * i));
-      const auto bits =
-          static_cast<uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_or_si128(v, fold), mark)));
-      marks_ |= static_cast<uint64_t>(bits) << (16 * i);
-    }
-  }
-
-  static constexpr int kPrefetchAhead = 1024;
-  const char* block_ = nullptr;  // 64 readable bytes, or nullptr
-  uint64_t marks_ = 0;           // bit i: block_[i] may be a newline or an N
-#endif
-  const char* end_;
-};
-
 // Word-at-a-time number reading for the collective fast path. Fields there are short runs of
 // digits of varying length (opCount, count, comm); a byte loop mispredicts its exit once per
 // field, while a 16-byte compare finds the run's length and a few multiplies convert it. These
@@ -311,30 +186,6 @@ inline uint64_t load_u64(const char* p) {
   std::memcpy(&v, p, 8);
   return v;
 }
-
-#if defined(__SSE2__)
-// Bit i set when q[i] is a decimal digit, for the 16 bytes at q.
-inline unsigned decimal_mask16(const char* q) {
-  const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(q));
-  // Subtracting '0' + 128 (wrapping) moves '0'..'9' to -128..-119 and everything else above:
-  // one signed compare then tells digits apart (SSE2 has no unsigned byte compare).
-  const __m128i shifted = _mm_sub_epi8(v, _mm_set1_epi8(static_cast<char>('0' + 128)));
-  return static_cast<unsigned>(
-      _mm_movemask_epi8(_mm_cmplt_epi8(shifted, _mm_set1_epi8(static_cast<char>(-128 + 10)))));
-}
-
-// Bit i set when q[i] is a hex digit (either case), for the 16 bytes at q.
-inline unsigned hex_mask16(const char* q) {
-  const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(q));
-  // Setting bit 5 folds 'A'..'F' onto 'a'..'f' and leaves '0'..'9' as they are; no other byte
-  // lands on a letter from a to f.
-  const __m128i lower = _mm_or_si128(v, _mm_set1_epi8(0x20));
-  const __m128i letter =
-      _mm_cmplt_epi8(_mm_sub_epi8(lower, _mm_set1_epi8(static_cast<char>('a' + 128))),
-                     _mm_set1_epi8(static_cast<char>(-128 + 6)));
-  return decimal_mask16(q) | static_cast<unsigned>(_mm_movemask_epi8(letter));
-}
-#endif
 
 // How many of the 16 bytes at the mask's start are set before the first clear one (16 if all).
 inline unsigned leading_run(unsigned mask16) {

@@ -10,7 +10,8 @@ starting, the other six started it. Rank 0's ring buffer had already dropped col
   fr_pickle/nccl_trace_rank_<r>   pickle protocol 2, as torch's pickler writes
   fr_json/nccl_trace_rank_<r>.json  the JSON dump of the same state
   sample_proto5.pkl / sample.json  a nested value with shared parts, pickle protocol 5 and JSON
-  ../fuzz_corpus/*               valid and hostile pickles for the decoder's fuzz harness
+  ../fuzz_corpus/*               valid and hostile pickles for the decoder's fuzz harness; it
+                                 replays this folder too, so none of the above is copied there
 
 Run from this folder: python3 make_fixtures.py (the outputs are committed; tests never run it).
 """
@@ -138,7 +139,7 @@ def main():
 
     corpus = "../fuzz_corpus"
     os.makedirs(corpus, exist_ok=True)
-    valid = pickle.dumps(dump(0), protocol=2)
+    valid = pickle.dumps(dump(0), protocol=2)  # fr_pickle/nccl_trace_rank_0, seeding the fuzzer
     cyclic = []
     cyclic.append(cyclic)
     laughs = b"\x80\x02K\x01"  # 1, then 40 times: memo it, make a list of it twice
@@ -146,7 +147,6 @@ def main():
         laughs += b"q" + bytes([i % 256]) + b"(h" + bytes([i % 256]) + b"h" + bytes([i % 256]) + b"l"
     laughs += b"."
     files = {
-        "valid_rank0.pkl": valid,
         "valid_proto5.pkl": pickle.dumps(dump(5), protocol=5),
         "sample_proto4.pkl": pickle.dumps(sample, protocol=4),
         "global_reduce.pkl": pickle.dumps(Call(), protocol=2),

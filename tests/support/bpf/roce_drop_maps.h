@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-/* Layout shared by roce_drop.bpf.c and its loader (injectors/roce_drop.h). */
+/* Layout shared by roce_drop.bpf.c and its loader (tests/support/bpf/roce_drop.h). */
 #pragma once
 
 #include <linux/types.h>

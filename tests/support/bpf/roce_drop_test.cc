@@ -1,4 +1,4 @@
-#include "injectors/roce_drop.h"
+#include "tests/support/bpf/roce_drop.h"
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -11,7 +11,7 @@
 #include "replayer/wire/roce_frame.h"
 #include "tests/support/privileged.h"
 
-namespace collide::injectors {
+namespace collide::testing {
 namespace {
 
 namespace wire = replayer::wire;
@@ -68,4 +68,4 @@ TEST(RoceDropTest, TouchesOnlyRoceDataPackets) {
 }
 
 }  // namespace
-}  // namespace collide::injectors
+}  // namespace collide::testing

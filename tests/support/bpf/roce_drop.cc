@@ -1,4 +1,4 @@
-#include "injectors/roce_drop.h"
+#include "tests/support/bpf/roce_drop.h"
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -8,17 +8,17 @@
 
 #include <fmt/format.h>
 
-#include "ebpf/roce_drop.h"
+#include "tests/support/bpf/roce_drop_maps.h"
 #include "injectors/bpf_log.h"
 #include "roce_drop.skel.h"
 
-namespace collide::injectors {
+namespace collide::testing {
 
 Result<std::unique_ptr<RoceDrop>> RoceDrop::load(double probability, uint64_t seed) {
   if (!(probability >= 0 && probability <= 1)) {
     return invalid_argument(fmt::format("drop probability {} is not within 0..1", probability));
   }
-  route_bpf_library_logs();
+  injectors::route_bpf_library_logs();
   std::unique_ptr<RoceDrop> d(new RoceDrop());
   d->skel_ = roce_drop__open();
   if (d->skel_ == nullptr) return errno_status(errno, "opening the RoCE drop program");
@@ -35,8 +35,8 @@ RoceDrop::~RoceDrop() {
   roce_drop__destroy(skel_);
 }
 
-Status RoceDrop::attach(int ifindex, Direction direction) {
-  auto link = TcLink::attach(program_fd(), ifindex, direction);
+Status RoceDrop::attach(int ifindex, injectors::Direction direction) {
+  auto link = injectors::TcLink::attach(program_fd(), ifindex, direction);
   if (!link.ok()) return link.status();
   links_.push_back(std::move(link).value());
   return {};
@@ -60,4 +60,4 @@ Result<RoceDropCounts> RoceDrop::counts() const {
   return total;
 }
 
-}  // namespace collide::injectors
+}  // namespace collide::testing

@@ -1,4 +1,4 @@
-#include "injectors/port_counter.h"
+#include "tests/support/bpf/port_counter.h"
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -8,16 +8,16 @@
 #include <fmt/format.h>
 
 #include "injectors/bpf_log.h"
-#include "ebpf/port_counter.h"  // map layout shared with the program
+#include "tests/support/bpf/port_counter_maps.h"  // map layout shared with the program
 #include "port_counter.skel.h"
 
-namespace collide::injectors {
+namespace collide::testing {
 namespace {
 
 port_counter_key to_bpf_key(const PortCountKey& key) {
   port_counter_key k{};
   k.ifindex = key.ifindex;
-  k.direction = key.direction == Direction::kIngress ? COLLIDE_DIR_INGRESS : COLLIDE_DIR_EGRESS;
+  k.direction = key.direction == injectors::Direction::kIngress ? COLLIDE_DIR_INGRESS : COLLIDE_DIR_EGRESS;
   k.ip_proto = key.ip_proto;
   k.dst_port = key.dst_port;
   return k;
@@ -25,7 +25,7 @@ port_counter_key to_bpf_key(const PortCountKey& key) {
 
 PortCountKey from_bpf_key(const port_counter_key& k) {
   return PortCountKey{k.ifindex,
-                      k.direction == COLLIDE_DIR_INGRESS ? Direction::kIngress : Direction::kEgress,
+                      k.direction == COLLIDE_DIR_INGRESS ? injectors::Direction::kIngress : injectors::Direction::kEgress,
                       k.ip_proto, k.dst_port};
 }
 
@@ -49,7 +49,7 @@ Result<PortCount> lookup_sum(int map_fd, const port_counter_key& key) {
 }  // namespace
 
 Result<std::unique_ptr<PortCounter>> PortCounter::load() {
-  route_bpf_library_logs();
+  injectors::route_bpf_library_logs();
   std::unique_ptr<PortCounter> counter(new PortCounter());
   counter->skel_ = port_counter__open_and_load();
   if (counter->skel_ == nullptr) {
@@ -63,16 +63,16 @@ PortCounter::~PortCounter() {
   port_counter__destroy(skel_);
 }
 
-Result<TcLink::Mode> PortCounter::attach(int ifindex, Direction direction) {
-  auto link = TcLink::attach(program_fd(direction), ifindex, direction);
+Result<injectors::TcLink::Mode> PortCounter::attach(int ifindex, injectors::Direction direction) {
+  auto link = injectors::TcLink::attach(program_fd(direction), ifindex, direction);
   if (!link.ok()) return link.status();
-  const TcLink::Mode mode = link->mode();
+  const injectors::TcLink::Mode mode = link->mode();
   links_.push_back(std::move(link).value());
   return mode;
 }
 
-int PortCounter::program_fd(Direction direction) const {
-  return bpf_program__fd(direction == Direction::kIngress ? skel_->progs.count_ingress
+int PortCounter::program_fd(injectors::Direction direction) const {
+  return bpf_program__fd(direction == injectors::Direction::kIngress ? skel_->progs.count_ingress
                                                           : skel_->progs.count_egress);
 }
 
@@ -97,4 +97,4 @@ Result<PortCount> PortCounter::read(const PortCountKey& key) const {
   return lookup_sum(bpf_map__fd(skel_->maps.port_counters), to_bpf_key(key));
 }
 
-}  // namespace collide::injectors
+}  // namespace collide::testing

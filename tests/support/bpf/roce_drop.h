@@ -9,14 +9,14 @@
 
 struct roce_drop;  // the libbpf skeleton
 
-namespace collide::injectors {
+namespace collide::testing {
 
 struct RoceDropCounts {
   uint64_t matched = 0;  // RoCEv2 data packets the program saw
   uint64_t dropped = 0;
 };
 
-// Seeded random loss of RoCEv2 data packets (ebpf/roce_drop.bpf.c) on one tc hook, with exact
+// Seeded random loss of RoCEv2 data packets (tests/support/bpf/roce_drop.bpf.c) on one tc hook, with exact
 // counts of what it saw and dropped: the simplest fault, and the ground truth for loss tests.
 class RoceDrop {
  public:
@@ -26,14 +26,14 @@ class RoceDrop {
   RoceDrop& operator=(const RoceDrop&) = delete;
 
   // On an interface of the calling thread's network namespace, until this object goes.
-  Status attach(int ifindex, Direction direction);
+  Status attach(int ifindex, injectors::Direction direction);
   int program_fd() const;
   Result<RoceDropCounts> counts() const;
 
  private:
   RoceDrop() = default;
   roce_drop* skel_ = nullptr;
-  std::vector<TcLink> links_;
+  std::vector<injectors::TcLink> links_;
 };
 
-}  // namespace collide::injectors
+}  // namespace collide::testing

@@ -9,11 +9,11 @@
 
 struct port_counter;  // the libbpf skeleton
 
-namespace collide::injectors {
+namespace collide::testing {
 
 struct PortCountKey {
   uint32_t ifindex = 0;
-  Direction direction = Direction::kIngress;
+  injectors::Direction direction = injectors::Direction::kIngress;
   uint8_t ip_proto = 0;   // 0: not IP
   uint16_t dst_port = 0;  // 0: no UDP/TCP header
 };
@@ -24,7 +24,7 @@ struct PortCount {
   uint64_t bytes = 0;
 };
 
-// The packet/byte counter program (ebpf/port_counter.bpf.c): loaded once, attached to any number
+// The packet/byte counter program (tests/support/bpf/port_counter.bpf.c): loaded once, attached to any number
 // of (interface, direction) hooks, read back summed over CPUs. Counts are exact: the program sees
 // every frame that passes its hook and never changes a frame's fate.
 class PortCounter {
@@ -35,9 +35,9 @@ class PortCounter {
   PortCounter& operator=(const PortCounter&) = delete;
 
   // Attaches on an interface of the calling thread's network namespace; stays until destruction.
-  Result<TcLink::Mode> attach(int ifindex, Direction direction);
+  Result<injectors::TcLink::Mode> attach(int ifindex, injectors::Direction direction);
 
-  int program_fd(Direction direction) const;
+  int program_fd(injectors::Direction direction) const;
 
   // Every counter in the map.
   Result<std::vector<PortCount>> read_all() const;
@@ -48,7 +48,7 @@ class PortCounter {
   PortCounter() = default;
 
   port_counter* skel_ = nullptr;
-  std::vector<TcLink> links_;
+  std::vector<injectors::TcLink> links_;
 };
 
-}  // namespace collide::injectors
+}  // namespace collide::testing

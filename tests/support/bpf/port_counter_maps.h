@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-/* Map layout of port_counter.bpf.c, shared with the C++ reader (injectors/port_counter.h). */
+/* Map layout of port_counter.bpf.c, shared with the C++ reader (tests/support/bpf/port_counter.h). */
 #pragma once
 
 #include <linux/types.h>

@@ -10,7 +10,7 @@
 
 #include "packet_parse.h"
 #include "splitmix.h"
-#include "roce_drop.h"
+#include "roce_drop_maps.h"
 
 #define OPCODE_WRITE_FIRST 0x06
 #define OPCODE_WRITE_ONLY_IMM 0x0b

@@ -1,4 +1,4 @@
-#include "injectors/port_counter.h"
+#include "tests/support/bpf/port_counter.h"
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -12,7 +12,7 @@
 #include "replayer/wire/roce_frame.h"
 #include "tests/support/privileged.h"
 
-namespace collide::injectors {
+namespace collide::testing {
 namespace {
 
 namespace wire = replayer::wire;
@@ -60,14 +60,14 @@ class PortCounterTest : public ::testing::Test {
   }
 
   // Runs the program `repeat` times on one frame, as the kernel would on a hook.
-  void run(Direction direction, const std::vector<uint8_t>& frame, int repeat = 1) {
+  void run(injectors::Direction direction, const std::vector<uint8_t>& frame, int repeat = 1) {
     LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = frame.data(),
                 .data_size_in = static_cast<uint32_t>(frame.size()), .repeat = repeat);
     ASSERT_EQ(bpf_prog_test_run_opts(counter_->program_fd(direction), &opts), 0);
     EXPECT_EQ(static_cast<int>(opts.retval), TC_ACT_UNSPEC) << "the counter must not decide";
   }
 
-  PortCount read(Direction direction, uint8_t proto, uint16_t port) {
+  PortCount read(injectors::Direction direction, uint8_t proto, uint16_t port) {
     auto count = counter_->read({kLoopbackIfindex, direction, proto, port});
     EXPECT_TRUE(count.ok()) << count.status().to_string();
     return count.ok() ? *count : PortCount{};
@@ -78,23 +78,23 @@ class PortCounterTest : public ::testing::Test {
 
 TEST_F(PortCounterTest, CountsRoceFramesExactly) {
   const auto frame = roce_frame(1024);
-  run(Direction::kIngress, frame, 1000);
-  const PortCount c = read(Direction::kIngress, 17, wire::kRoceUdpPort);
+  run(injectors::Direction::kIngress, frame, 1000);
+  const PortCount c = read(injectors::Direction::kIngress, 17, wire::kRoceUdpPort);
   EXPECT_EQ(c.packets, 1000u);
   EXPECT_EQ(c.bytes, 1000u * frame.size());
 }
 
 TEST_F(PortCounterTest, SeparatesDirectionsProtocolsAndPorts) {
-  run(Direction::kIngress, roce_frame(64), 3);
-  run(Direction::kEgress, roce_frame(64), 5);
-  run(Direction::kIngress, tcp_frame(), 7);
-  run(Direction::kIngress, arp_frame(), 2);
+  run(injectors::Direction::kIngress, roce_frame(64), 3);
+  run(injectors::Direction::kEgress, roce_frame(64), 5);
+  run(injectors::Direction::kIngress, tcp_frame(), 7);
+  run(injectors::Direction::kIngress, arp_frame(), 2);
 
-  EXPECT_EQ(read(Direction::kIngress, 17, 4791).packets, 3u);
-  EXPECT_EQ(read(Direction::kEgress, 17, 4791).packets, 5u);
-  EXPECT_EQ(read(Direction::kIngress, 6, 443).packets, 7u);
-  EXPECT_EQ(read(Direction::kIngress, 0, 0).packets, 2u);
-  EXPECT_EQ(read(Direction::kEgress, 6, 443).packets, 0u);
+  EXPECT_EQ(read(injectors::Direction::kIngress, 17, 4791).packets, 3u);
+  EXPECT_EQ(read(injectors::Direction::kEgress, 17, 4791).packets, 5u);
+  EXPECT_EQ(read(injectors::Direction::kIngress, 6, 443).packets, 7u);
+  EXPECT_EQ(read(injectors::Direction::kIngress, 0, 0).packets, 2u);
+  EXPECT_EQ(read(injectors::Direction::kEgress, 6, 443).packets, 0u);
 
   auto all = counter_->read_all();
   ASSERT_TRUE(all.ok()) << all.status().to_string();
@@ -108,9 +108,9 @@ TEST_F(PortCounterTest, TruncatedFramesCountWithoutPorts) {
   auto frame = roce_frame(64);
   frame.resize(14 + 20 + 2);  // IPv4 header, then the UDP header cut short
   frame[14 + 3] = static_cast<uint8_t>(frame.size() - 14);
-  run(Direction::kIngress, frame);
-  EXPECT_EQ(read(Direction::kIngress, 17, 0).packets, 1u);
+  run(injectors::Direction::kIngress, frame);
+  EXPECT_EQ(read(injectors::Direction::kIngress, 17, 0).packets, 1u);
 }
 
 }  // namespace
-}  // namespace collide::injectors
+}  // namespace collide::testing

@@ -1,4 +1,4 @@
-#include "orchestrator/agent/fault_nic.h"
+#include "orchestrator/faults/fault_nic.h"
 
 #include <algorithm>
 
@@ -7,7 +7,7 @@
 
 #include "common/parse_number.h"
 
-namespace collide::orchestrator::agent {
+namespace collide::orchestrator::faults {
 
 Result<std::string> own_nic_of_fault(const v1::Fault& fault, const std::vector<std::string>& interfaces) {
   const std::string& link = fault.link();
@@ -33,4 +33,4 @@ Result<std::string> own_nic_of_fault(const v1::Fault& fault, const std::vector<s
                                fault.name(), link, choices()));
 }
 
-}  // namespace collide::orchestrator::agent
+}  // namespace collide::orchestrator::faults

@@ -1,11 +1,11 @@
 // Which of a real host's NICs a fault on one of its links acts on.
-#include "orchestrator/agent/fault_nic.h"
+#include "orchestrator/faults/fault_nic.h"
 
 #include <gtest/gtest.h>
 
 #include "tests/support/status_matchers.h"
 
-namespace collide::orchestrator::agent {
+namespace collide::orchestrator::faults {
 namespace {
 
 v1::Fault on(const std::string& link) {
@@ -45,4 +45,4 @@ TEST(OwnNicOfFault, ANicTheHostDoesNotHaveIsNamedWithTheOnesItHas) {
 }
 
 }  // namespace
-}  // namespace collide::orchestrator::agent
+}  // namespace collide::orchestrator::faults

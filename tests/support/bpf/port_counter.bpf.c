@@ -8,7 +8,7 @@
 #include <bpf/bpf_helpers.h>
 
 #include "packet_parse.h"
-#include "port_counter.h"
+#include "port_counter_maps.h"
 
 struct {
   __uint(type, BPF_MAP_TYPE_PERCPU_HASH);
