@@ -91,12 +91,26 @@ report::PortStats summarize_port(const std::vector<PortSample>& samples, double 
   if (bins == 0 || span <= 0) return s;
   s.bin_seconds = static_cast<double>(span) / 1e9 / static_cast<double>(bins);
   std::vector<double> bytes(bins, 0.0);
-  // Each interval's bytes go to the bin its end falls in (an end on a bin's edge closes that
-  // bin): intervals are much shorter than bins.
+  // Each interval's bytes are spread over the bins it overlaps, in proportion to the time it
+  // spends in each (the rate within an interval is all the counters tell). Polls slower than a
+  // bin's width (several namespaces' qdiscs read one after the other on a busy machine) would
+  // otherwise leave every other bin empty and double the next.
+  const double bin_ns = static_cast<double>(span) / static_cast<double>(bins);
   for (size_t i = 1; i < samples.size(); ++i) {
-    const int64_t at = std::max<int64_t>(samples[i].t_ns - first.t_ns - 1, 0);
-    const size_t bin = std::min(bins - 1, static_cast<size_t>(at * static_cast<int64_t>(bins) / span));
-    bytes[bin] += static_cast<double>(grown(samples[i - 1].bytes, samples[i].bytes));
+    const double from = static_cast<double>(samples[i - 1].t_ns - first.t_ns);
+    const double to = static_cast<double>(samples[i].t_ns - first.t_ns);
+    const double moved = static_cast<double>(grown(samples[i - 1].bytes, samples[i].bytes));
+    if (moved == 0) continue;
+    if (to <= from) {  // two samples at one instant: the bin that instant falls in
+      bytes[std::min(bins - 1, static_cast<size_t>(from / bin_ns))] += moved;
+      continue;
+    }
+    const size_t first_bin = std::min(bins - 1, static_cast<size_t>(from / bin_ns));
+    for (size_t b = first_bin; b < bins && static_cast<double>(b) * bin_ns < to; ++b) {
+      const double overlap = std::min(to, static_cast<double>(b + 1) * bin_ns) -
+                             std::max(from, static_cast<double>(b) * bin_ns);
+      if (overlap > 0) bytes[b] += moved * overlap / (to - from);
+    }
   }
   const double bin_capacity = gbps * 1e9 / 8 * s.bin_seconds;
   for (double b : bytes) s.utilization.push_back(gbps > 0 ? b / bin_capacity : b);

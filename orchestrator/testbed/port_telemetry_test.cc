@@ -94,5 +94,24 @@ TEST(PortTelemetryTest, SummarizesCountersDepthAndUtilization) {
   EXPECT_TRUE(one.utilization.empty());
 }
 
+TEST(PortTelemetryTest, PollsSlowerThanABinSpreadTheirBytesOverTheBinsTheyCover) {
+  // A port at a steady 0.1 Gbit/s polled every 75 ms for 600 ms, reported in 12 bins of 50 ms:
+  // every bin is at the steady rate, none empty and none doubled.
+  std::vector<PortSample> s;
+  for (int i = 0; i <= 8; ++i) {
+    const uint64_t bytes = static_cast<uint64_t>(i) * 937'500u;  // 0.1 Gbit/s for 75 ms
+    s.push_back({i * 75'000'000LL, bytes, 0u, 0u, 0u, 0u});
+  }
+  const report::PortStats p = summarize_port(s, 0.1, 12);
+  ASSERT_EQ(p.utilization.size(), 12u);
+  for (size_t b = 0; b < p.utilization.size(); ++b) {
+    EXPECT_NEAR(p.utilization[b], 1.0, 1e-9) << "bin " << b;
+  }
+  // The bins still hold every byte counted.
+  double total = 0;
+  for (double u : summarize_port(s, 0, 12).utilization) total += u;
+  EXPECT_NEAR(total, 8 * 937'500.0, 1e-3);
+}
+
 }  // namespace
 }  // namespace collide::orchestrator::testbed
