@@ -19,7 +19,7 @@ namespace {
 
 using nlohmann::json;
 
-constexpr std::array<std::pair<UndoOp, const char*>, 8> kOpNames = {{
+constexpr std::array<std::pair<UndoOp, const char*>, 9> kOpNames = {{
     {UndoOp::kDeleteQdisc, "delete-qdisc"},
     {UndoOp::kDeleteClsact, "delete-clsact"},
     {UndoOp::kDeleteIngressRedirect, "delete-ingress-redirect"},
@@ -27,6 +27,7 @@ constexpr std::array<std::pair<UndoOp, const char*>, 8> kOpNames = {{
     {UndoOp::kSetLinkUp, "set-link-up"},
     {UndoOp::kReplaceAddress, "replace-address"},
     {UndoOp::kReplaceRoute, "replace-route"},
+    {UndoOp::kDeleteRoute, "delete-route"},
     {UndoOp::kDetachXdp, "detach-xdp"},
 }};
 
@@ -186,13 +187,27 @@ UndoStep UndoStep::replace_route(RouteSpec route) {
   return s;
 }
 
+UndoStep UndoStep::delete_route(bool ipv6, std::string dst, std::string table) {
+  UndoStep s;
+  s.op = UndoOp::kDeleteRoute;
+  s.route.ipv6 = ipv6;
+  s.route.dst = std::move(dst);
+  s.route.table = std::move(table);
+  return s;
+}
+
 bool is_netns_name(const std::string& name) {
   static const std::regex kName("[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}");
   return std::regex_match(name, kName);
 }
 
+namespace {
+// The operations that act on a route rather than a device.
+bool is_route_op(UndoOp op) { return op == UndoOp::kReplaceRoute || op == UndoOp::kDeleteRoute; }
+}  // namespace
+
 Status check_step(const UndoStep& step) {
-  if (step.op != UndoOp::kReplaceRoute) COLLIDE_RETURN_IF_ERROR(check_dev(step.dev));
+  if (!is_route_op(step.op)) COLLIDE_RETURN_IF_ERROR(check_dev(step.dev));
   switch (step.op) {
     case UndoOp::kDeleteQdisc: {
       static const std::regex kParent("root|[0-9a-f]{1,4}:[0-9a-f]{0,4}");
@@ -217,6 +232,12 @@ Status check_step(const UndoStep& step) {
       return check_optional_word("scope", a.scope);
     }
     case UndoOp::kReplaceRoute:
+      return check_route(step.route);
+    case UndoOp::kDeleteRoute:
+      // Only a prefix collide itself added: never "default", which would take a host's own away.
+      if (!is_prefix(step.route.dst, step.route.ipv6, true)) {
+        return bad("dst", step.route.dst, "an address with a prefix length");
+      }
       return check_route(step.route);
     case UndoOp::kDetachXdp:
       if (step.prog_id == 0) return bad("prog_id", "0", "a BPF program id");
@@ -261,6 +282,11 @@ std::vector<std::string> undo_argv(const std::string& netns, const UndoStep& ste
     }
     case UndoOp::kReplaceRoute:
       return netns_command("ip", netns, route_args(step.route));
+    case UndoOp::kDeleteRoute: {
+      std::vector<std::string> args = {step.route.ipv6 ? "-6" : "-4", "route", "del", step.route.dst};
+      if (!step.route.table.empty()) args.insert(args.end(), {"table", step.route.table});
+      return netns_command("ip", netns, std::move(args));
+    }
     case UndoOp::kDetachXdp: {
       const char* keyword = xdp_mode == 2 ? "xdpgeneric" : xdp_mode == 3 ? "xdpoffload" : "xdpdrv";
       return netns_command("ip", netns, {"link", "set", "dev", step.dev, keyword, "off"});
@@ -271,7 +297,7 @@ std::vector<std::string> undo_argv(const std::string& netns, const UndoStep& ste
 
 json encode_step(const UndoStep& step) {
   json j = {{"op", op_name(step.op)}};
-  if (step.op != UndoOp::kReplaceRoute) j["dev"] = step.dev;
+  if (!is_route_op(step.op)) j["dev"] = step.dev;
   if (step.op == UndoOp::kDeleteQdisc) j["parent"] = step.parent;
   if (step.op == UndoOp::kDetachXdp) j["prog_id"] = step.prog_id;
   if (step.op == UndoOp::kReplaceAddress) {
@@ -280,7 +306,7 @@ json encode_step(const UndoStep& step) {
     j["broadcast"] = step.address.broadcast;
     j["scope"] = step.address.scope;
   }
-  if (step.op == UndoOp::kReplaceRoute) {
+  if (is_route_op(step.op)) {
     const RouteSpec& r = step.route;
     json hops = json::array();
     for (const RouteHop& hop : r.nexthops) {
@@ -320,7 +346,7 @@ Result<UndoStep> decode_step(const json& j) {
       if (!ipv6.ok()) return ipv6.status();
       step.address = {*ipv6, text(j, "cidr"), text(j, "broadcast"), text(j, "scope")};
     }
-    if (step.op == UndoOp::kReplaceRoute) {
+    if (is_route_op(step.op)) {
       auto ipv6 = ipv6_of(j);
       if (!ipv6.ok()) return ipv6.status();
       RouteSpec& r = step.route;

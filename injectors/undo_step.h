@@ -23,6 +23,7 @@ enum class UndoOp {
   kSetLinkUp,              // ip link set dev D up
   kReplaceAddress,         // ip -4|-6 addr replace A dev D [broadcast B] [scope S]
   kReplaceRoute,           // ip -4|-6 route replace <the route as `ip -j route` showed it>
+  kDeleteRoute,            // ip -4|-6 route del <dst> [table T]: a route collide added
   kDetachXdp,              // ip link set dev D xdp off, only while program <prog_id> is attached
 };
 
@@ -56,7 +57,7 @@ struct RouteSpec {
 
 struct UndoStep {
   UndoOp op = UndoOp::kSetLinkUp;
-  std::string dev;     // every operation but kReplaceRoute acts on this device
+  std::string dev;     // every operation but the routes' acts on this device
   std::string parent;  // kDeleteQdisc: "root" or a parent handle such as "1:2"
   AddressSpec address;
   RouteSpec route;
@@ -69,6 +70,7 @@ struct UndoStep {
   static UndoStep set_link_up(std::string dev);
   static UndoStep replace_address(std::string dev, AddressSpec address);
   static UndoStep replace_route(RouteSpec route);
+  static UndoStep delete_route(bool ipv6, std::string dst, std::string table = "");
   static UndoStep detach_xdp(std::string dev, uint32_t prog_id);
 };
 

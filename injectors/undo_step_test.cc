@@ -31,6 +31,10 @@ TEST(UndoStep, BuildsTheCommandOfEachOperation) {
             (Argv{"ip", "-n", "a", "link", "set", "dev", "v0", "xdpdrv", "off"}));
   EXPECT_EQ(undo_argv("a", UndoStep::detach_xdp("v0", 42), 2),
             (Argv{"ip", "-n", "a", "link", "set", "dev", "v0", "xdpgeneric", "off"}));
+  EXPECT_EQ(undo_argv("a", UndoStep::delete_route(false, "198.19.0.0/27")),
+            (Argv{"ip", "-n", "a", "-4", "route", "del", "198.19.0.0/27"}));
+  EXPECT_EQ(undo_argv("a", UndoStep::delete_route(true, "fd00::/64", "100")),
+            (Argv{"ip", "-n", "a", "-6", "route", "del", "fd00::/64", "table", "100"}));
 }
 
 TEST(UndoStep, RoundTripsEveryOperation) {
@@ -44,7 +48,8 @@ TEST(UndoStep, RoundTripsEveryOperation) {
       UndoStep::delete_ingress_redirect("v0"), UndoStep::delete_ifb("collide-ifb0"),
       UndoStep::set_link_up("v0"),
       UndoStep::replace_address("v0", {true, "fd00::1/64", "", "link"}),
-      UndoStep::replace_route(route), UndoStep::detach_xdp("v0", 42)};
+      UndoStep::replace_route(route), UndoStep::delete_route(false, "198.19.0.32/27", "100"),
+      UndoStep::detach_xdp("v0", 42)};
   for (const UndoStep& step : steps) {
     auto decoded = decode_step(encode_step(step));
     ASSERT_TRUE(decoded.ok()) << encode_step(step).dump() << ": " << decoded.status().message();
@@ -85,6 +90,11 @@ TEST(UndoStep, RefusesFieldsThatCouldBeReadAsOptionsOrKeywords) {
             "prog_id \"\"1; reboot\"\" is not a BPF program id");
   EXPECT_EQ(refusal(R"({"op":"replace-route","family":"ipx","dst":"default"})"),
             "family \"ipx\" is not inet or inet6");
+  // A deletion names one prefix collide added, never a whole default route.
+  EXPECT_EQ(refusal(R"({"op":"delete-route","family":"inet","dst":"default"})"),
+            "dst \"default\" is not an address with a prefix length");
+  EXPECT_EQ(refusal(R"({"op":"delete-route","family":"inet","dst":"198.19.0.0/27","table":"-batch"})"),
+            "table \"-batch\" is not a name or a number");
 }
 
 }  // namespace

@@ -53,6 +53,25 @@ Status attach(injectors::FaultInjector& injector, const FaultSite& site, const s
   return {};
 }
 
+// A flap of a fabric link that fails as fabrics see it, in phases (link_failure.h).
+bool has_phases(const v1::Fault& f) {
+  return f.kind() == v1::Fault::KIND_LINK_FLAP && (f.detection_ns() != 0 || f.has_convergence_ns());
+}
+
+// The blackhole of a link failure's detection phase: every frame of the link, both ways, from the
+// flap's start for detection_ns.
+v1::Fault detection_blackhole(const v1::Fault& flap) {
+  v1::Fault b;
+  b.set_name(phase_name(flap.name(), kDetectionPhase));
+  b.set_kind(v1::Fault::KIND_BLACKHOLE);
+  b.set_link(flap.link());
+  b.set_direction(v1::Fault::DIRECTION_BOTH);
+  b.set_start_ns(flap.start_ns());
+  b.set_duration_ns(flap.detection_ns());
+  b.set_seed(flap.seed());
+  return b;
+}
+
 }  // namespace
 
 Result<std::unique_ptr<ArmedFaults>> arm_faults(const std::vector<const v1::Fault*>& faults,
@@ -74,22 +93,31 @@ Result<std::unique_ptr<ArmedFaults>> arm_faults(const std::vector<const v1::Faul
     shift = *options.run_start - Clock::now();
   }
 
+  // A per-packet fault's rule, loaded and attached at every hook of its site (inert until armed).
+  const auto load_packet_fault = [&](const v1::Fault& f, const FaultSite& site)
+      -> Result<std::unique_ptr<injectors::FaultInjector>> {
+    auto rule = packet_rule(f, options.repetition, shift, options.runs_seed);
+    if (!rule.ok()) return rule.status();
+    injectors::FaultInjectorOptions o;
+    o.rules = {*rule};
+    o.lease = options.lease;
+    auto injector = injectors::FaultInjector::load(std::move(o));
+    if (!injector.ok()) return injector.status().with_context("loading fault " + f.name());
+    COLLIDE_RETURN_IF_ERROR(attach(**injector, site, f.name()));
+    return injector;
+  };
+
   for (const v1::Fault* f : faults) {
     ArmedFaults::Entry e;
     e.fault = *f;
     e.window.name = f->name();
     e.window.kind = kind_name(f->kind());
+    std::vector<ArmedFaults::Entry> phases;  // a link failure's phase windows, after its own
     auto site = options.site_of ? options.site_of(*f) : resolve_site(plan, f->link(), f->direction());
     if (!site.ok()) return site.status().with_context("fault " + f->name());
     if (is_packet_fault(*f)) {
-      auto rule = packet_rule(*f, options.repetition, shift, options.runs_seed);
-      if (!rule.ok()) return rule.status();
-      injectors::FaultInjectorOptions o;
-      o.rules = {*rule};
-      o.lease = options.lease;
-      auto injector = injectors::FaultInjector::load(std::move(o));
-      if (!injector.ok()) return injector.status().with_context("loading fault " + f->name());
-      COLLIDE_RETURN_IF_ERROR(attach(**injector, *site, f->name()));
+      auto injector = load_packet_fault(*f, *site);
+      if (!injector.ok()) return injector.status();
       e.injector = std::move(injector).value();
     } else if (is_scheduled(*f)) {
       ArmedFaults::Scheduled s;
@@ -109,11 +137,45 @@ Result<std::unique_ptr<ArmedFaults>> arm_faults(const std::vector<const v1::Faul
         if (!storm.ok()) return storm.status();
         s.storm_plan = std::move(storm).value();
       }
+      if (has_phases(*f)) {
+        if (site->host_link) {
+          return invalid_argument(fmt::format("fault {}: the phases of a link failure belong to a fabric link",
+                                              f->name()));
+        }
+        ArmedFaults::Scheduled::Failure failure;
+        failure.detection_ns = f->detection_ns();
+        if (f->has_convergence_ns()) failure.convergence_ns = f->convergence_ns();
+        failure.spine_netns = site->peer_netns;
+        failure.converged_routes = converged_routes(plan, *site);
+        size_t next = s.fault + 1;
+        const auto phase = [&](v1::Fault fault, std::string_view name, const char* kind) {
+          ArmedFaults::Entry p;
+          fault.set_name(phase_name(f->name(), name));
+          p.fault = std::move(fault);
+          p.window.name = p.fault.name();
+          p.window.kind = kind;
+          phases.push_back(std::move(p));
+          return next++;
+        };
+        if (f->detection_ns() != 0) {
+          const v1::Fault blackhole = detection_blackhole(*f);
+          auto both_ways = resolve_site(plan, f->link(), v1::Fault::DIRECTION_BOTH);
+          if (!both_ways.ok()) return both_ways.status().with_context("fault " + f->name());
+          auto injector = load_packet_fault(blackhole, *both_ways);
+          if (!injector.ok()) return injector.status();
+          failure.detection_entry = phase(blackhole, kDetectionPhase, "link-failure-detection");
+          phases.back().injector = std::move(injector).value();
+        }
+        failure.convergence_entry = phase(*f, kConvergencePhase, "link-failure-convergence");
+        if (failure.convergence_ns) failure.converged_entry = phase(*f, kConvergedPhase, "link-failure-converged");
+        s.failure = std::move(failure);
+      }
       armed->scheduled_.push_back(std::move(s));
     } else if (!is_replayer_fault(*f)) {
       return invalid_argument(fmt::format("fault {}: unknown kind", f->name()));
     }
     armed->faults_.push_back(std::move(e));
+    for (ArmedFaults::Entry& p : phases) armed->faults_.push_back(std::move(p));
   }
 
   if (options.start_now) COLLIDE_RETURN_IF_ERROR(armed->start(options.run_start));
@@ -142,6 +204,12 @@ Status ArmedFaults::start(std::optional<Clock::time_point> run_start) {
       if (e.fault.duration_ns() != 0) e.window.end_ns = e.window.start_ns + e.fault.duration_ns();
     }
   }
+  // A link failure begins with its detection phase, before the link goes down.
+  for (const Scheduled& s : scheduled_) {
+    if (s.failure && s.failure->detection_entry) {
+      faults_[s.fault].window.start_ns = faults_[*s.failure->detection_entry].window.start_ns;
+    }
+  }
   if (!scheduled_.empty()) scheduler_ = std::thread([this] { run_schedule(); });
   return {};
 }
@@ -153,9 +221,19 @@ Status ArmedFaults::begin(Scheduled& s) {
     return {};
   }
   if (f.kind() == v1::Fault::KIND_LINK_FLAP) {
+    // A link failure's loss after detection is what its spine drops from here on.
+    std::optional<uint64_t> no_routes;
+    if (s.failure) no_routes = spine_no_routes(*s.failure);
     auto down = injectors::LinkDown::take_down(*guardian_, *s.snapshot);
     if (!down.ok()) return down.status().with_context("flapping " + f.link());
     s.down = std::move(down).value();
+    if (s.failure) {
+      std::lock_guard lock(mutex_);
+      s.failure->down_at = Clock::now();
+      s.failure->no_routes_at = no_routes.value_or(0);
+      s.failure->phase_entry = s.failure->convergence_entry;
+      faults_[s.failure->phase_entry].window.start_ns = injectors::FaultInjector::monotonic_ns();
+    }
     return {};
   }
   injectors::RateLimitSpec spec;
@@ -188,7 +266,41 @@ Status ArmedFaults::begin(Scheduled& s) {
   return {};
 }
 
+Status ArmedFaults::converge(Scheduled& s) {
+  auto routes = ConvergedRoutes::install(*guardian_, s.failure->converged_routes, faults_[s.fault].fault.name());
+  if (!routes.ok()) return routes.status();
+  s.failure->routes = std::move(routes).value();
+  next_phase(*s.failure, s.failure->converged_entry);
+  return {};
+}
+
+std::optional<uint64_t> ArmedFaults::spine_no_routes(const Scheduled::Failure& f) {
+  auto count = read_in_no_routes(f.spine_netns);
+  if (!count.ok()) {
+    logging::get("faults")->warn("a link failure's loss is unknown: {}", count.status().message());
+    return std::nullopt;
+  }
+  return *count;
+}
+
+void ArmedFaults::next_phase(Scheduled::Failure& f, std::optional<size_t> next) {
+  const std::optional<uint64_t> count = spine_no_routes(f);
+  const uint64_t now = injectors::FaultInjector::monotonic_ns();
+  std::lock_guard lock(mutex_);
+  report::FaultWindow& w = faults_[f.phase_entry].window;
+  w.end_ns = now;
+  if (count) {
+    w.packets_matched = w.packets_acted = *count >= f.no_routes_at ? *count - f.no_routes_at : 0;
+    f.no_routes_at = *count;
+  }
+  if (next) {
+    f.phase_entry = *next;
+    faults_[*next].window.start_ns = now;
+  }
+}
+
 void ArmedFaults::end(Scheduled& s) {
+  if (s.failure && s.down) next_phase(*s.failure, std::nullopt);
   if (s.down) {
     s.down->bring_up();
     // Taking a port down drops its neighbour entries, permanent ones too; the testbed's host
@@ -202,6 +314,8 @@ void ArmedFaults::end(Scheduled& s) {
       }
     }
     s.down.reset();
+    // The spine routes to the leaf again: the other leaves' routes around it go.
+    if (s.failure) s.failure->routes.reset();
   }
   for (auto& limit : s.limits) limit->remove();
   s.limits.clear();
@@ -222,19 +336,26 @@ void ArmedFaults::end(Scheduled& s) {
 }
 
 void ArmedFaults::run_schedule() {
+  enum class Step { kBegin, kConverge, kEnd };
   struct Event {
     Clock::time_point at;
     size_t index;
-    bool begin;
+    Step step;
   };
   std::vector<Event> events;
   for (size_t i = 0; i < scheduled_.size(); ++i) {
-    const v1::Fault& f = faults_[scheduled_[i].fault].fault;
-    const auto begin_at = run_start_ + std::chrono::nanoseconds(f.start_ns());
-    events.push_back({begin_at, i, true});
-    if (f.duration_ns() != 0) {
-      events.push_back({begin_at + std::chrono::nanoseconds(f.duration_ns()), i, false});
+    const Scheduled& s = scheduled_[i];
+    const v1::Fault& f = faults_[s.fault].fault;
+    const auto start_at = run_start_ + std::chrono::nanoseconds(f.start_ns());
+    const auto end_at = start_at + std::chrono::nanoseconds(f.duration_ns());
+    // A link failure goes down once detected; its routing converges within the flap, or not.
+    const auto begin_at = start_at + std::chrono::nanoseconds(s.failure ? s.failure->detection_ns : 0);
+    events.push_back({begin_at, i, Step::kBegin});
+    if (s.failure && s.failure->convergence_ns) {
+      const auto converge_at = begin_at + std::chrono::nanoseconds(*s.failure->convergence_ns);
+      if (f.duration_ns() == 0 || converge_at < end_at) events.push_back({converge_at, i, Step::kConverge});
     }
+    if (f.duration_ns() != 0) events.push_back({end_at, i, Step::kEnd});
   }
   std::stable_sort(events.begin(), events.end(),
                    [](const Event& a, const Event& b) { return a.at < b.at; });
@@ -245,7 +366,7 @@ void ArmedFaults::run_schedule() {
     }
     Scheduled& s = scheduled_[ev.index];
     report::FaultWindow& w = faults_[s.fault].window;
-    if (ev.begin) {
+    if (ev.step == Step::kBegin) {
       Status st = begin(s);
       std::lock_guard lock(mutex_);
       if (!st.ok()) {
@@ -254,7 +375,22 @@ void ArmedFaults::run_schedule() {
         s.done = true;
         continue;
       }
-      w.start_ns = injectors::FaultInjector::monotonic_ns();
+      // A failure detected late began with its detection (start()).
+      if (!(s.failure && s.failure->detection_entry)) w.start_ns = injectors::FaultInjector::monotonic_ns();
+    } else if (ev.step == Step::kConverge) {
+      if (s.done || !s.down) continue;
+      // Routing converges convergence_ns after the link really went down, however late that was.
+      {
+        std::unique_lock lock(mutex_);
+        const auto due = s.failure->down_at + std::chrono::nanoseconds(*s.failure->convergence_ns);
+        if (wake_.wait_until(lock, due, [this] { return stopping_; })) return;
+      }
+      Status st = converge(s);
+      if (!st.ok()) {
+        std::lock_guard lock(mutex_);
+        logging::get("faults")->error("{}", st.message());
+        if (error_.ok()) error_ = st;
+      }
     } else if (!s.done) {
       end(s);
       std::lock_guard lock(mutex_);

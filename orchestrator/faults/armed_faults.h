@@ -14,6 +14,7 @@
 #include "common/result.h"
 #include "injectors/link_flap.h"
 #include "orchestrator/faults/fault_plan.h"
+#include "orchestrator/faults/link_failure.h"
 #include "orchestrator/faults/running_storm.h"
 #include "orchestrator/report/run_result.h"
 #include "orchestrator/testbed/testbed_plan.h"
@@ -32,7 +33,9 @@ class RateLimit;
 // they go inert within the lease if collide dies, and their TCX links go with the process.
 // Link flaps and rate limits are changes of links and qdiscs, made and undone on schedule by a
 // thread of this object, each registered with a guardian process first so that they are undone
-// even after a SIGKILL. PFC storms are sent by a thread of their own from their window's start
+// even after a SIGKILL. A flap of a fabric link with phases (detection_ns, convergence_ns) is a
+// link failure (link_failure.h): a blackhole rule first, then the link down, then routes of the
+// other leaves around it; each phase has a window of its own ("name/detection", ...). PFC storms are sent by a thread of their own from their window's start
 // (nothing to undo: a storm ends with its thread, and its last pause with its quanta), their
 // frames counted as the fault's packets. Slow receivers and send delays are the replayer's (fault_plan.h:
 // replayer_hook_flags); here they are only recorded.
@@ -98,6 +101,22 @@ class ArmedFaults {
     std::optional<StormPlan> storm_plan;  // a storm's, worked out when armed
     std::unique_ptr<RunningStorm> storm;
     bool done = false;
+    // A link failure's phases after detection: the link down, then (if routing converges within
+    // the flap) the other leaves' routes around it. Phase windows are entries of faults_.
+    struct Failure {
+      uint64_t detection_ns = 0;
+      std::optional<uint64_t> convergence_ns;
+      std::optional<size_t> detection_entry;
+      size_t convergence_entry = 0;
+      std::optional<size_t> converged_entry;
+      std::vector<testbed::PlannedRoute> converged_routes;
+      std::string spine_netns;  // drops here for want of a route are the phases' loss
+      uint64_t no_routes_at = 0;  // the spine's InNoRoutes when the current phase began
+      std::chrono::steady_clock::time_point down_at;  // convergence counts from here
+      size_t phase_entry = 0;     // the phase under way
+      std::unique_ptr<ConvergedRoutes> routes;
+    };
+    std::optional<Failure> failure;
   };
   struct Entry {
     v1::Fault fault;  // a copy: the caller's faults need not outlive this object
@@ -106,7 +125,13 @@ class ArmedFaults {
   };
 
   Status begin(Scheduled& s);
+  Status converge(Scheduled& s);
   void end(Scheduled& s);
+  // A link failure's phase under way ends now with the loss the spine counted since it began;
+  // `next` (an entry) begins.
+  void next_phase(Scheduled::Failure& f, std::optional<size_t> next);
+  // The spine's count of packets it had no route for; unknown (logged) if it cannot be read.
+  static std::optional<uint64_t> spine_no_routes(const Scheduled::Failure& f);
   void run_schedule();
   void read_counters();
 

@@ -18,9 +18,14 @@ inline std::string occurrence_name(std::string_view fault, size_t occurrence) {
   return fmt::format("{}{}{}", fault, kOccurrenceMark, occurrence);
 }
 
-// "flap#2" -> "flap"; a name that is no occurrence's stays as it is.
-inline std::string_view fault_of_occurrence(std::string_view name) {
-  return name.substr(0, name.find(kOccurrenceMark));
+// "flap#2" -> "flap"; a phase of an occurrence keeps its phase ("flap#2/detection" ->
+// "flap/detection", phase_name.h); a name that is no occurrence's stays as it is.
+inline std::string fault_of_occurrence(std::string_view name) {
+  const size_t mark = name.find(kOccurrenceMark);
+  if (mark == std::string_view::npos) return std::string(name);
+  size_t rest = mark + 1;
+  while (rest < name.size() && name[rest] >= '0' && name[rest] <= '9') ++rest;
+  return std::string(name.substr(0, mark)) + std::string(name.substr(rest));
 }
 
 }  // namespace collide::orchestrator::faults

@@ -70,6 +70,8 @@ TEST(RecurringFaultsTest, OccurrencesFollowOneAnotherEachWithItsWindowNameAndSee
     const v1::Fault& occurrence = o.faults[k];
     EXPECT_EQ(occurrence.name(), "spine-flap#" + std::to_string(k + 1));
     EXPECT_EQ(fault_of_occurrence(occurrence.name()), "spine-flap");
+    // A link failure's phase of an occurrence adds up under the fault's phase.
+    EXPECT_EQ(fault_of_occurrence(occurrence.name() + "/detection"), "spine-flap/detection");
     EXPECT_EQ(occurrence.mtbf_ns(), 0u) << "an occurrence is a fault that acts once";
     EXPECT_EQ(occurrence.duration_ns(), 100'000'000u);
     EXPECT_EQ(occurrence.kind(), v1::Fault::KIND_LINK_FLAP);

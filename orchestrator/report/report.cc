@@ -117,7 +117,7 @@ void ReportBuilder::add(const RunResult& run) {
   state.ports.add(rep.ports);
   // A recurring fault's occurrences ("flap#2") add up under the fault's own name.
   for (const FaultWindow& f : run.faults) {
-    const std::string_view fault = faults::fault_of_occurrence(f.name);
+    const std::string fault = faults::fault_of_occurrence(f.name);
     auto it = std::find_if(v.faults.begin(), v.faults.end(),
                            [&](const FaultWindow& g) { return g.name == fault; });
     if (it == v.faults.end()) {

@@ -104,11 +104,30 @@ std::string fabric_table(const Report& report) {
   return out;
 }
 
+// A link failure's phases (detection, convergence, converged) in each variant's first repetition:
+// how long each held and the packets it lost.
+std::string link_failure_text(const Report& report) {
+  std::string out;
+  for (const VariantSummary& v : report.variants) {
+    if (v.repetitions.empty()) continue;
+    for (const FaultWindow& f : v.repetitions.front().faults) {
+      if (f.kind.rfind("link-failure-", 0) != 0) continue;
+      if (out.empty()) {
+        out = fmt::format("\nLink failure phases (first repetition):\n  {:<26} {:<36} {:>10} {:>13}\n", "variant",
+                          "phase", "held (ms)", "packets lost");
+      }
+      const double held_ms = f.end_ns > f.start_ns ? static_cast<double>(f.end_ns - f.start_ns) / 1e6 : 0;
+      out += fmt::format("  {:<26} {:<36} {:>10.1f} {:>13}\n", v.name, f.name, held_ms, f.packets_acted);
+    }
+  }
+  return out;
+}
+
 std::string run_summary(const Report& report, const std::string& html_path,
                         const std::string& json_path) {
   std::string out = size_tables(report) + jct_table(report) + jobs_text(report) + out_of_order_text(report) +
                     host_flow_control_text(report) + fabric_table(report) + ecmp_table(report) +
-                    port_queues_text(report) + port_pfc_text(report);
+                    port_queues_text(report) + port_pfc_text(report) + link_failure_text(report);
   if (!report.hours.empty()) out += "\n" + soak_hours_table(report.hours);
   if (!html_path.empty() || !json_path.empty()) out += "\n";
   if (!html_path.empty()) out += "report: " + html_path + "\n";

@@ -604,7 +604,7 @@ void RunDriver::publish_run_end(const report::RunResult& result) const {
   }
   for (const report::FaultWindow& f : result.faults) {
     const double held_s = f.end_ns > f.start_ns ? static_cast<double>(f.end_ns - f.start_ns) / 1e9 : 0.0;
-    o_.metrics->fault_acted(result.variant, std::string(faults::fault_of_occurrence(f.name)), f.packets_acted, held_s);
+    o_.metrics->fault_acted(result.variant, faults::fault_of_occurrence(f.name), f.packets_acted, held_s);
   }
   o_.metrics->run_ended(result.variant, result.failed);
 }

@@ -20,6 +20,7 @@
 #include "orchestrator/testbed/testbed_plan.h"
 #include "orchestrator/testbed/switch_routes.h"
 #include "orchestrator/faults/occurrence_name.h"
+#include "orchestrator/faults/phase_name.h"
 #include "orchestrator/faults/storm_options.h"
 #include "traces/analysis/trace_validator.h"
 #include "traces/synth/model_spec.h"
@@ -338,6 +339,10 @@ Status check(const v1::Scenario& s, const Checker& c) {
                                                f.name(), faults::kOccurrenceMark,
                                                faults::occurrence_name("flap", 2)));
     }
+    if (f.name().find(faults::kPhaseMark) != std::string::npos) {
+      return c.error(at + ".name", fmt::format("'{}': '{}' names the phases of a link failure (\"{}\")", f.name(),
+                                               faults::kPhaseMark, faults::phase_name("flap", faults::kDetectionPhase)));
+    }
     if (f.kind() == v1::Fault::KIND_UNSPECIFIED) return c.error(at + ".kind", "missing");
     if (f.mtbf_ns() != 0 && f.duration_ns() == 0) {
       return c.error(at + ".duration_ns", "a recurring fault (mtbf_ns) needs a duration: how long each "
@@ -381,6 +386,16 @@ Status check(const v1::Scenario& s, const Checker& c) {
     if ((f.kind() == v1::Fault::KIND_LINK_FLAP || f.kind() == v1::Fault::KIND_BLACKHOLE) &&
         f.duration_ns() == 0) {
       return c.error(at + ".duration_ns", "a flap or blackhole needs a duration");
+    }
+    if (f.detection_ns() != 0 || f.has_convergence_ns()) {
+      const std::string field = at + (f.detection_ns() != 0 ? ".detection_ns" : ".convergence_ns");
+      if (f.kind() != v1::Fault::KIND_LINK_FLAP || host_link->has_value()) {
+        return c.error(field, "the phases of a link failure (detection, convergence) belong to a link-flap "
+                              "on a fabric link (leaf0-spine1)");
+      }
+      if (f.detection_ns() >= f.duration_ns()) {
+        return c.error(field, "detection must end within the flap's duration_ns (the link then goes down)");
+      }
     }
     // Played by the host's replayer, not the fabric: they need a host ("h1"), not a fabric link.
     const bool host_fault = f.kind() == v1::Fault::KIND_SLOW_RECEIVER || f.kind() == v1::Fault::KIND_SEND_DELAY;

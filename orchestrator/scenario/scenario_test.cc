@@ -269,6 +269,34 @@ TEST_F(ScenarioTest, RecurringFaultsReadTheirMtbfAndNeedARepairTimeAndNamesWitho
             std::string::npos);
 }
 
+TEST_F(ScenarioTest, ALinkFailuresPhasesBelongToAFlapOfAFabricLinkAndEndWithinIt) {
+  const std::string head = "name: x\nworkload: {collectives: {kind: all-reduce, bytes: 1MiB}}\n"
+                           "testbed: {virtual: {spines: 2}}\nruns: {baseline: true}\n";
+  auto s = load_scenario(write(head + "faults: [{name: f, kind: link-flap, link: leaf0-spine1, duration_ns: 3s, "
+                                      "detection_ns: 50ms, convergence_ns: 2s}]\n"));
+  ASSERT_TRUE(s.ok()) << s.status().to_string();
+  EXPECT_EQ(s->faults(0).detection_ns(), 50'000'000u);
+  ASSERT_TRUE(s->faults(0).has_convergence_ns());
+  EXPECT_EQ(s->faults(0).convergence_ns(), 2'000'000'000u);
+  auto msg = [&](const std::string& faults) {
+    auto r = load_scenario(write(head + "faults: [" + faults + "]\n"));
+    return r.ok() ? std::string("ok") : r.status().message();
+  };
+  // Converging at once is a phase too (0 is not "unset").
+  EXPECT_EQ(msg("{name: f, kind: link-flap, link: leaf0-spine1, duration_ns: 1s, convergence_ns: 0}"), "ok");
+  EXPECT_NE(msg("{name: f, kind: link-flap, link: h1, duration_ns: 1s, detection_ns: 50ms}")
+                .find("faults[0].detection_ns: the phases of a link failure"),
+            std::string::npos);
+  EXPECT_NE(msg("{name: f, kind: blackhole, link: leaf0-spine1, duration_ns: 1s, convergence_ns: 1s}")
+                .find("faults[0].convergence_ns: the phases of a link failure"),
+            std::string::npos);
+  EXPECT_NE(msg("{name: f, kind: link-flap, link: leaf0-spine1, duration_ns: 1s, detection_ns: 1s}")
+                .find("faults[0].detection_ns: detection must end within"),
+            std::string::npos);
+  EXPECT_NE(msg("{name: a/b, kind: link-flap, link: leaf0-spine1, duration_ns: 1s}").find("faults[0].name: 'a/b'"),
+            std::string::npos);
+}
+
 // A small dense model on the 4 x 2 testbed of the demo: tp 2, pp 2, dp 2 fills it.
 constexpr const char* kSynthScenario = R"(name: synth
 testbed:

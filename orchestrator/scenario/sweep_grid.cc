@@ -209,6 +209,8 @@ const std::vector<std::string>& sweepable_fields() {
       "faults[*].probability",
       "faults[*].duration_ns",
       "faults[*].mtbf_ns",
+      "faults[*].detection_ns",
+      "faults[*].convergence_ns",
       "transport.qps_per_connection",
       "runs.variants[*].transport.qps_per_connection",
       "workload.collectives.bytes",

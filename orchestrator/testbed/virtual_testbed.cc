@@ -69,8 +69,13 @@ Status VirtualTestbed::build() {
                                      "net.ipv6.conf.default.disable_ipv6=1",
                                      "net.ipv4.fib_multipath_hash_policy=1"};
     if (ns.role != Role::kHost) {
+      // A switch stops routing through a port whose link is down (loss of signal) as a real
+      // switch's FIB does; the kernel would otherwise keep a route through a veth whose peer went
+      // down and drop at the port what it should count as unroutable (a link failure's loss).
       for (const char* s : {"net.ipv4.ip_forward=1",
-                            "net.ipv4.conf.all.rp_filter=0", "net.ipv4.conf.default.rp_filter=0"}) {
+                            "net.ipv4.conf.all.rp_filter=0", "net.ipv4.conf.default.rp_filter=0",
+                            "net.ipv4.conf.all.ignore_routes_with_linkdown=1",
+                            "net.ipv4.conf.default.ignore_routes_with_linkdown=1"}) {
         args.push_back(s);
       }
     }
