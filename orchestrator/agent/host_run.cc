@@ -29,10 +29,6 @@ constexpr auto kReadyTimeout = 60s;
 // How often the child reports progress, passed on to the orchestrator as it comes.
 constexpr double kProgressEvery_s = 0.5;
 
-// Real hosts: per NIC, the next-hop MAC towards every peer rank through that NIC's interface,
-// asked of this host's own tables (inside the host's namespace when it has one).
-// Real hosts: the NICs' kernel interfaces in rail order; `why` says what needs them when one is
-// missing.
 // The run's faults, in the form the fault plan takes.
 std::vector<const v1::Fault*> faults_of(const v1::PrepareRun& r) {
   std::vector<const v1::Fault*> out;
@@ -40,6 +36,8 @@ std::vector<const v1::Fault*> faults_of(const v1::PrepareRun& r) {
   return out;
 }
 
+// Real hosts: the NICs' kernel interfaces in rail order; `why` says what needs them when one is
+// missing.
 Result<std::vector<std::string>> interfaces_of(const std::vector<v1::RunNic>& nics, const char* why) {
   std::vector<std::string> interfaces;
   for (const v1::RunNic& nic : nics) {
@@ -49,6 +47,8 @@ Result<std::vector<std::string>> interfaces_of(const std::vector<v1::RunNic>& ni
   return interfaces;
 }
 
+// Real hosts: per NIC, the next-hop MAC towards every peer rank through that NIC's interface,
+// asked of this host's own tables (inside the host's namespace when it has one).
 Result<std::vector<std::map<uint32_t, std::string>>> peer_macs(const v1::PrepareRun& r,
                                                                const std::vector<v1::RunNic>& nics,
                                                                const std::string& netns) {
@@ -284,7 +284,6 @@ void HostRun::add_fault_counts(v1::RunCompletion& c) const {
     out->set_start_ns(it != measured.end() ? it->second.first : f.start_ns);
     out->set_end_ns(it != measured.end() ? it->second.second : f.end_ns);
   }
-
 }
 
 v1::RunCompletion HostRun::completion() {

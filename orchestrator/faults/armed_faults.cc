@@ -143,8 +143,6 @@ Result<std::unique_ptr<ArmedFaults>> arm_faults(const std::vector<const v1::Faul
                                               f->name()));
         }
         ArmedFaults::Scheduled::Failure failure;
-        failure.detection_ns = f->detection_ns();
-        if (f->has_convergence_ns()) failure.convergence_ns = f->convergence_ns();
         failure.spine_netns = site->peer_netns;
         failure.converged_routes = converged_routes(plan, *site);
         size_t next = s.fault + 1;
@@ -167,7 +165,7 @@ Result<std::unique_ptr<ArmedFaults>> arm_faults(const std::vector<const v1::Faul
           phases.back().injector = std::move(injector).value();
         }
         failure.convergence_entry = phase(*f, kConvergencePhase, "link-failure-convergence");
-        if (failure.convergence_ns) failure.converged_entry = phase(*f, kConvergedPhase, "link-failure-converged");
+        if (f->has_convergence_ns()) failure.converged_entry = phase(*f, kConvergedPhase, "link-failure-converged");
         s.failure = std::move(failure);
       }
       armed->scheduled_.push_back(std::move(s));
@@ -230,7 +228,7 @@ Status ArmedFaults::begin(Scheduled& s) {
     if (s.failure) {
       std::lock_guard lock(mutex_);
       s.failure->down_at = Clock::now();
-      s.failure->no_routes_at = no_routes.value_or(0);
+      s.failure->no_routes_at = no_routes;
       s.failure->phase_entry = s.failure->convergence_entry;
       faults_[s.failure->phase_entry].window.start_ns = injectors::FaultInjector::monotonic_ns();
     }
@@ -289,10 +287,10 @@ void ArmedFaults::next_phase(Scheduled::Failure& f, std::optional<size_t> next) 
   std::lock_guard lock(mutex_);
   report::FaultWindow& w = faults_[f.phase_entry].window;
   w.end_ns = now;
-  if (count) {
-    w.packets_matched = w.packets_acted = *count >= f.no_routes_at ? *count - f.no_routes_at : 0;
-    f.no_routes_at = *count;
+  if (count && f.no_routes_at) {
+    w.packets_matched = w.packets_acted = *count >= *f.no_routes_at ? *count - *f.no_routes_at : 0;
   }
+  f.no_routes_at = count;
   if (next) {
     f.phase_entry = *next;
     faults_[*next].window.start_ns = now;
@@ -349,10 +347,10 @@ void ArmedFaults::run_schedule() {
     const auto start_at = run_start_ + std::chrono::nanoseconds(f.start_ns());
     const auto end_at = start_at + std::chrono::nanoseconds(f.duration_ns());
     // A link failure goes down once detected; its routing converges within the flap, or not.
-    const auto begin_at = start_at + std::chrono::nanoseconds(s.failure ? s.failure->detection_ns : 0);
+    const auto begin_at = start_at + std::chrono::nanoseconds(f.detection_ns());
     events.push_back({begin_at, i, Step::kBegin});
-    if (s.failure && s.failure->convergence_ns) {
-      const auto converge_at = begin_at + std::chrono::nanoseconds(*s.failure->convergence_ns);
+    if (s.failure && f.has_convergence_ns()) {
+      const auto converge_at = begin_at + std::chrono::nanoseconds(f.convergence_ns());
       if (f.duration_ns() == 0 || converge_at < end_at) events.push_back({converge_at, i, Step::kConverge});
     }
     if (f.duration_ns() != 0) events.push_back({end_at, i, Step::kEnd});
@@ -382,7 +380,7 @@ void ArmedFaults::run_schedule() {
       // Routing converges convergence_ns after the link really went down, however late that was.
       {
         std::unique_lock lock(mutex_);
-        const auto due = s.failure->down_at + std::chrono::nanoseconds(*s.failure->convergence_ns);
+        const auto due = s.failure->down_at + std::chrono::nanoseconds(faults_[s.fault].fault.convergence_ns());
         if (wake_.wait_until(lock, due, [this] { return stopping_; })) return;
       }
       Status st = converge(s);

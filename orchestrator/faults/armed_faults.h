@@ -35,9 +35,9 @@ class RateLimit;
 // thread of this object, each registered with a guardian process first so that they are undone
 // even after a SIGKILL. A flap of a fabric link with phases (detection_ns, convergence_ns) is a
 // link failure (link_failure.h): a blackhole rule first, then the link down, then routes of the
-// other leaves around it; each phase has a window of its own ("name/detection", ...). PFC storms are sent by a thread of their own from their window's start
-// (nothing to undo: a storm ends with its thread, and its last pause with its quanta), their
-// frames counted as the fault's packets. Slow receivers and send delays are the replayer's (fault_plan.h:
+// other leaves around it; each phase has a window of its own ("name/detection", ...). PFC storms
+// are sent by a thread of their own from their window's start (nothing to undo: a storm ends with
+// its thread, and its last pause with its quanta), their frames counted as the fault's packets. Slow receivers and send delays are the replayer's (fault_plan.h:
 // replayer_hook_flags); here they are only recorded.
 namespace collide::orchestrator::faults {
 
@@ -104,14 +104,13 @@ class ArmedFaults {
     // A link failure's phases after detection: the link down, then (if routing converges within
     // the flap) the other leaves' routes around it. Phase windows are entries of faults_.
     struct Failure {
-      uint64_t detection_ns = 0;
-      std::optional<uint64_t> convergence_ns;
       std::optional<size_t> detection_entry;
       size_t convergence_entry = 0;
       std::optional<size_t> converged_entry;
       std::vector<testbed::PlannedRoute> converged_routes;
       std::string spine_netns;  // drops here for want of a route are the phases' loss
-      uint64_t no_routes_at = 0;  // the spine's InNoRoutes when the current phase began
+      // The spine's InNoRoutes when the current phase began; unknown if it could not be read.
+      std::optional<uint64_t> no_routes_at;
       std::chrono::steady_clock::time_point down_at;  // convergence counts from here
       size_t phase_entry = 0;     // the phase under way
       std::unique_ptr<ConvergedRoutes> routes;

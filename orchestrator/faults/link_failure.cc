@@ -15,8 +15,6 @@
 namespace collide::orchestrator::faults {
 namespace {
 
-std::string address_of(const std::string& cidr) { return cidr.substr(0, cidr.find('/')); }
-
 std::vector<std::string> words(const std::string& line) {
   std::istringstream in(line);
   std::vector<std::string> out;
@@ -30,7 +28,7 @@ std::vector<testbed::PlannedRoute> converged_routes(const testbed::TestbedPlan& 
   // The failed leaf's address on the link: the spine's next hop towards the leaf's prefixes.
   std::string leaf_address;
   for (const testbed::PlannedLink& l : plan.links) {
-    if (l.a.netns == site.leaf_netns && l.a.ifname == site.leaf_ifname) leaf_address = address_of(l.a.address);
+    if (l.a.netns == site.leaf_netns && l.a.ifname == site.leaf_ifname) leaf_address = testbed::bare_address(l.a.address);
   }
   std::vector<std::string> prefixes;
   for (const testbed::PlannedRoute& r : plan.routes) {
@@ -45,7 +43,7 @@ std::vector<testbed::PlannedRoute> converged_routes(const testbed::TestbedPlan& 
   }
   for (const testbed::PlannedLink& l : plan.links) {
     auto leaf = kept_spines.find(l.a.netns);
-    if (leaf != kept_spines.end() && spines.count(l.b.netns)) leaf->second.push_back(address_of(l.b.address));
+    if (leaf != kept_spines.end() && spines.count(l.b.netns)) leaf->second.push_back(testbed::bare_address(l.b.address));
   }
   std::vector<testbed::PlannedRoute> out;
   for (const auto& [leaf, via] : kept_spines) {
@@ -99,12 +97,8 @@ Result<std::unique_ptr<ConvergedRoutes>> ConvergedRoutes::install(injectors::Gua
     if (!id.ok()) return id.status().with_context("converging routes around fault " + fault);
     out->undo_ids_.push_back(*id);
     for (const testbed::PlannedRoute* r : leaf_routes) {
-      std::vector<std::string> argv = {"ip", "-n", leaf, "-4", "route", "replace", r->prefix};
-      if (r->via.size() == 1) {
-        argv.insert(argv.end(), {"via", r->via[0]});
-      } else {
-        for (const std::string& hop : r->via) argv.insert(argv.end(), {"nexthop", "via", hop});
-      }
+      std::vector<std::string> argv = {"ip", "-n", leaf, "-4"};
+      for (std::string& word : testbed::route_replace_args(*r)) argv.push_back(std::move(word));
       auto done = process::run_command(argv);
       if (!done.ok()) return done.status();
       if (done->exit_code != 0) {

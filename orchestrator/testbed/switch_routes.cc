@@ -57,7 +57,7 @@ std::optional<ProfileError> apply_switch_routes(const v1::VirtualTestbedSpec& sp
     if (next == nullptr) {
       return ProfileError{field + ".via", fmt::format("{} is not cabled to {}", r.via(), r.on())};
     }
-    const std::string next_hop = next->substr(0, next->find('/'));
+    const std::string next_hop = bare_address(*next);
     for (const HostNic& nic : plan.nics) {
       if (nic.host != r.to_host()) continue;
       auto it = std::find_if(plan.routes.begin(), plan.routes.end(), [&](const PlannedRoute& p) {

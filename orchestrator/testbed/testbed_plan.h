@@ -50,6 +50,13 @@ struct PlannedRoute {
   std::vector<std::string> via;  // next hops; more than one is ECMP
 };
 
+// iproute2's words that put `route` in place in its namespace, from "route" on: one next hop as
+// `via`, several as a multipath route.
+std::vector<std::string> route_replace_args(const PlannedRoute& route);
+
+// "10.0.0.1/31" -> "10.0.0.1": a link end's address as a next hop names it.
+inline std::string bare_address(const std::string& cidr) { return cidr.substr(0, cidr.find('/')); }
+
 struct PlannedNeighbor {
   std::string netns;
   std::string ip;

@@ -101,13 +101,7 @@ Status VirtualTestbed::build() {
   // Routes last: their next hops must be on links that are up.
   std::map<std::string, std::vector<std::string>> routes;
   for (const PlannedRoute& r : plan_.routes) {
-    std::string line = "route replace " + r.prefix;
-    if (r.via.size() == 1) {
-      line += " via " + r.via[0];
-    } else {
-      for (const std::string& v : r.via) line += " nexthop via " + v;
-    }
-    routes[r.netns].push_back(line);
+    routes[r.netns].push_back(fmt::format("{}", fmt::join(route_replace_args(r), " ")));
   }
   for (const auto& [netns, lines] : batch) COLLIDE_RETURN_IF_ERROR(ip_batch(netns, lines));
   for (const auto& [netns, lines] : routes) COLLIDE_RETURN_IF_ERROR(ip_batch(netns, lines));
