@@ -9,6 +9,7 @@
 #include "orchestrator/report/host_flow_control.h"
 #include "orchestrator/report/out_of_order.h"
 #include "orchestrator/report/ecmp_table.h"
+#include "orchestrator/report/roofline_table.h"
 #include "orchestrator/report/port_pfc.h"
 #include "orchestrator/report/port_queues.h"
 #include "traces/op_types.h"
@@ -248,6 +249,9 @@ pre {{ background: #f8f8f8; padding: 8px; overflow-x: auto; }}
     html += "<pre>" + escape(size_table(v)) + "</pre>\n";
     // Production beside replay, where the trace measured the job's own times.
     if (!v.production.empty()) html += "<pre>" + escape(production_table(v)) + "</pre>\n";
+  }
+  if (const std::string t = roofline_table(report); !t.empty()) {
+    html += "<h2>JCT against the roofline</h2>\n<pre id=\"roofline\">" + escape(t.substr(1)) + "</pre>\n";
   }
   if (const std::string t = ecmp_table(report); !t.empty()) {
     html += "<h2>ECMP balance</h2>\n<pre id=\"ecmp\">" + escape(t) + "</pre>\n";

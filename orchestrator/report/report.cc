@@ -104,6 +104,7 @@ void ReportBuilder::add(const RunResult& run) {
   v.packets_sent += run.packets_sent;
   v.retransmitted_packets += run.retransmitted_packets;
   v.timeouts += run.timeouts;
+  if (!v.roofline.known()) v.roofline = run.roofline;
   for (const v1::NicTraffic& n : run.nics) {
     v.packets_received += n.packets_received();
     v.out_of_order_packets += n.out_of_order_packets();
@@ -176,6 +177,7 @@ Report ReportBuilder::finish(const std::vector<JobRanks>& jobs, const std::vecto
       v.failures.push_back(fmt::format("... and {} more failed runs (runs.jsonl has each)", v.failed_runs - v.failures.size()));
     }
     state.collectives.summarize(v);
+    if (v.roofline.known() && v.jct.mean > 0) v.jct_roofline_ratio = v.jct.mean / v.roofline.seconds;
     v.ecmp = state.ecmp.mean();
     v.ports = state.ports.result();
     report.variants.push_back(std::move(v));
@@ -293,6 +295,14 @@ v1::Results to_results(const Report& report) {
     }
     if (!v.fabric.empty()) to_proto(v.fabric, *r.mutable_fabric());
     if (!v.ecmp.empty()) to_proto(v.ecmp, *r.mutable_ecmp());
+    if (v.roofline.known()) {
+      v1::Roofline& o = *r.mutable_roofline();
+      o.set_seconds(v.roofline.seconds);
+      o.set_bottleneck(v.roofline.bottleneck);
+      o.set_bottleneck_bytes(v.roofline.bottleneck_bytes);
+      o.set_bottleneck_gbps(v.roofline.bottleneck_gbps);
+      o.set_jct_ratio(v.jct_roofline_ratio);
+    }
     for (const PortStats& p : v.ports) to_proto(p, *r.add_ports());
     for (const PortStats& p : tier_totals(v.ports)) to_proto(p, *r.add_port_tiers());
   }

@@ -98,6 +98,8 @@ struct VariantSummary {
   EcmpBalance ecmp;                      // the mean over repetitions
   std::vector<PortStats> ports;          // over repetitions (port_queues.h: PortMerge)
   std::vector<v1::JobResults> jobs;      // several jobs at once: each job's own JCT
+  Roofline roofline;                     // the job's on the variant's fabric; unknown: seconds 0
+  double jct_roofline_ratio = 0;         // mean JCT / roofline; 0 when either is unknown
 };
 
 struct Report {

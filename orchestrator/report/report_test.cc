@@ -5,6 +5,7 @@
 
 #include "orchestrator/report/host_flow_control.h"
 #include "orchestrator/report/html_report.h"
+#include "orchestrator/report/roofline_table.h"
 #include "orchestrator/report/text_summary.h"
 
 namespace collide::orchestrator::report {
@@ -179,6 +180,24 @@ TEST(ReportTest, JctPerIteration) {
   ASSERT_EQ(its.size(), 2u);
   EXPECT_NEAR(its[0], 500e-6, 1e-12);
   EXPECT_NEAR(its[1], 500e-6, 1e-12);
+}
+
+TEST(ReportTest, JctAgainstTheRooflineOfTheVariantsFabric) {
+  // Ten all-reduces of 100 us: a JCT of 1 ms against a roofline of 0.25 ms.
+  std::vector<RunResult> runs = {run("baseline", 0, 10, 100), run("baseline", 1, 10, 100), run("unshaped", 0, 10, 100)};
+  runs[0].roofline = runs[1].roofline = {250e-6, "leaf0 uplinks", 312'500, 10};
+  const Report rep = build_report("unit", runs);
+  EXPECT_NEAR(rep.variants[0].jct_roofline_ratio, 4.0, 1e-9);
+  EXPECT_EQ(rep.variants[1].jct_roofline_ratio, 0);  // no roofline: no ratio
+  const v1::Results out = to_results(rep);
+  ASSERT_TRUE(out.variants(0).has_roofline());
+  EXPECT_EQ(out.variants(0).roofline().bottleneck(), "leaf0 uplinks");
+  EXPECT_NEAR(out.variants(0).roofline().jct_ratio(), 4.0, 1e-9);
+  EXPECT_FALSE(out.variants(1).has_roofline());
+  const std::string text = run_summary(rep, "", "");
+  EXPECT_NE(text.find("JCT against the roofline"), std::string::npos) << text;
+  EXPECT_NE(text.find("4.00  leaf0 uplinks (0.3 MB at 10 Gb/s)"), std::string::npos) << text;
+  EXPECT_EQ(roofline_table(rep).find("unshaped"), std::string::npos);
 }
 
 TEST(ReportTest, JsonFollowsTheResultsSchema) {

@@ -69,6 +69,15 @@ struct FabricLink {
   LinkEndCounters upper_end;
 };
 
+// The least time the run's job needs on its fabric at line rate (orchestrator/run/roofline.h).
+struct Roofline {
+  double seconds = 0;        // 0: unknown (no shaped port, real hosts, or the trace's own timing)
+  std::string bottleneck;    // where: "h1.nic0 send", "leaf0 uplinks", ...
+  uint64_t bottleneck_bytes = 0;
+  double bottleneck_gbps = 0;
+  bool known() const { return seconds > 0; }
+};
+
 struct RunResult {
   std::string variant;  // "baseline" or a variant's name
   uint32_t repetition = 0;
@@ -87,6 +96,7 @@ struct RunResult {
   std::vector<FabricLink> fabric_links;  // a virtual testbed's links; empty on real hosts
   std::vector<v1::NicTraffic> nics;      // every host's NICs, as their engines counted
   std::vector<PortStats> ports;          // a virtual testbed's switch ports, sampled through the run
+  Roofline roofline;                     // of the run's job on its fabric
 };
 
 }  // namespace collide::orchestrator::report

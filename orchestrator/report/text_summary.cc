@@ -5,6 +5,7 @@
 #include "orchestrator/report/host_flow_control.h"
 #include "orchestrator/report/out_of_order.h"
 #include "orchestrator/report/ecmp_table.h"
+#include "orchestrator/report/roofline_table.h"
 #include "orchestrator/report/port_pfc.h"
 #include "orchestrator/report/port_queues.h"
 
@@ -126,7 +127,7 @@ std::string link_failure_text(const Report& report) {
 std::string run_summary(const Report& report, const std::string& html_path,
                         const std::string& json_path) {
   std::string out = size_tables(report) + jct_table(report) + jobs_text(report) + out_of_order_text(report) +
-                    host_flow_control_text(report) + fabric_table(report) + ecmp_table(report) +
+                    host_flow_control_text(report) + fabric_table(report) + roofline_table(report) + ecmp_table(report) +
                     port_queues_text(report) + port_pfc_text(report) + link_failure_text(report);
   if (!report.hours.empty()) out += "\n" + soak_hours_table(report.hours);
   if (!html_path.empty() || !json_path.empty()) out += "\n";

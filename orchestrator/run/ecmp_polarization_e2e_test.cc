@@ -73,6 +73,13 @@ TEST_F(EcmpPolarizationTest, OneQpCollidesForSomeSeedsQpHashAndSprayNeverDo) {
       EXPECT_EQ(r["ecmp"]["leaf_uplinks"].value("links", 0u), 4u) << v["name"];
       EXPECT_EQ(r["ecmp"]["spine_downlinks"].value("links", 0u), 4u) << v["name"];
     }
+    // The roofline: each host sends 2 all-reduces x 2 (n-1)/n x 8 MiB at 0.25 Gb/s, and each
+    // leaf's two uplinks carry twice that at twice the rate; no run can beat it.
+    const double roofline_s = 2 * 2 * 3.0 / 4 * (8 << 20) * 8 / 0.25e9;
+    const nlohmann::json& roofline = v["roofline"];
+    EXPECT_NEAR(roofline.value("seconds", 0.0), roofline_s, 1e-9 * roofline_s) << v["name"];
+    EXPECT_NEAR(roofline.value("jct_ratio", 0.0), v.value("jct_mean_seconds", 0.0) / roofline_s, 1e-6) << v["name"];
+    for (const auto& r : v["repetitions"]) EXPECT_GT(r.value("jct_seconds", 0.0), roofline_s) << v["name"];
   }
 
   // One QP: the repetitions whose two flows of a leaf took one spine, and those that did not.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <optional>
 #include <sstream>
@@ -22,6 +23,7 @@
 #include "orchestrator/run/agent_fleet.h"
 #include "orchestrator/run/op_catalog.h"
 #include "orchestrator/run/real_host_placement.h"
+#include "orchestrator/run/roofline.h"
 #include "orchestrator/run/workload.h"
 #include "orchestrator/scenario/jobs.h"
 #include "orchestrator/testbed/fabric_balancing.h"
@@ -609,6 +611,33 @@ void RunDriver::publish_run_end(const report::RunResult& result) const {
   o_.metrics->run_ended(result.variant, result.failed);
 }
 
+// The job's roofline for each transport the runs use (a ring order changes what climbs to the
+// spines), on a virtual testbed whose ops run back to back: the trace's own compute gaps are no
+// time the fabric could save, and real hosts' port rates are not known here.
+Result<std::map<std::string, report::Roofline>> rooflines(const std::vector<Run>& runs, const Placement& p,
+                                                          const std::string& trace_path,
+                                                          const std::function<void(const std::string&)>& progress) {
+  std::map<std::string, report::Roofline> out;
+  if (p.bed == nullptr || p.trace_timing) return out;
+  auto placement = replayer::collectives::Placement::uniform(p.world, p.per_host, p.nics_per_host);
+  if (!placement.ok()) return placement.status();
+  placement->leaf_of_host = p.leaf_of_host;
+  const auto leaves = leaf_of_nics(*p.bed);
+  for (const Run& run : runs) {
+    const std::string key = run.transport.SerializeAsString();
+    if (!run.alone_job.empty() || out.contains(key)) continue;
+    auto load = fabric_load(trace_path, *placement, run.transport, leaves);
+    if (!load.ok()) return load.status().with_context(run.name + ": roofline");
+    const report::Roofline r = roofline(*load, *p.bed);
+    out[key] = r;
+    if (r.known()) {
+      progress(fmt::format("{}: roofline {:.3f} s ({}: {:.1f} MB at {:g} Gb/s)", run.name, r.seconds, r.bottleneck,
+                           static_cast<double>(r.bottleneck_bytes) / 1e6, r.bottleneck_gbps));
+    }
+  }
+  return out;
+}
+
 Result<std::string> read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in.good()) return not_found("cannot read " + path);
@@ -753,6 +782,8 @@ Result<RunOutcome> run_locally(const v1::Scenario& s, const LocalRunOptions& o) 
     if (!attached.ok()) return attached.status();
     balancing = std::move(attached).value();
   }
+  auto roofline_of = rooflines(first_iteration, placement, *trace, progress);
+  if (!roofline_of.ok()) return roofline_of.status();
   RunDriver driver(agents, o);
   // A soak (runs.duration_ns) starts iterations until its deadline, counted from the first one's
   // start; otherwise the scenario runs its repetitions.
@@ -788,6 +819,11 @@ Result<RunOutcome> run_locally(const v1::Scenario& s, const LocalRunOptions& o) 
                : fmt::format("run {}/{}: {} (repetition {})", index + 1, total, runs[n].name, rep + 1);
       auto result = driver.drive(placement, runs[n], index, heading, outcome.agent_failure);
       if (!result.ok()) return result.status();
+      if (runs[n].alone_job.empty()) {
+        if (auto r = roofline_of->find(runs[n].transport.SerializeAsString()); r != roofline_of->end()) {
+          result->roofline = r->second;
+        }
+      }
       if (o.run_finished) o.run_finished(*result, rep + 1);
       if (o.keep_runs) outcome.runs.push_back(std::move(result).value());
       if (!outcome.agent_failure.empty()) {  // the fleet is broken: no further runs
