@@ -8,6 +8,7 @@
 
 #include "orchestrator/cli/commands.h"
 #include "orchestrator/testbed/testbed_owner.h"
+#include "orchestrator/testbed/topology_text.h"
 #include "orchestrator/testbed/virtual_testbed.h"
 
 namespace collide::cli {
@@ -57,8 +58,7 @@ void print_plan(const tb::TestbedPlan& plan, bool json) {
               << "\n";
     return;
   }
-  std::cout << fmt::format("testbed {}: {} namespaces, {} links\n", plan.name,
-                           plan.namespaces.size(), plan.links.size());
+  std::cout << tb::topology_text(plan) << "\n";
   std::cout << fmt::format("{:<12} {:<7} {:<18} {:<18} {}\n", "host netns", "nic", "mac",
                            "gateway mac", "rank subnet");
   for (const tb::HostNic& n : plan.nics) {

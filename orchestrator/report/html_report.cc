@@ -10,6 +10,7 @@
 #include "orchestrator/report/out_of_order.h"
 #include "orchestrator/report/ecmp_table.h"
 #include "orchestrator/report/roofline_table.h"
+#include "orchestrator/report/topology_svg.h"
 #include "orchestrator/report/port_pfc.h"
 #include "orchestrator/report/port_queues.h"
 #include "traces/op_types.h"
@@ -255,6 +256,25 @@ pre {{ background: #f8f8f8; padding: 8px; overflow-x: auto; }}
   }
   if (const std::string t = ecmp_table(report); !t.empty()) {
     html += "<h2>ECMP balance</h2>\n<pre id=\"ecmp\">" + escape(t) + "</pre>\n";
+  }
+  // Each variant's fabric as its most unevenly balanced repetition loaded it (the worst a hash
+  // collision did), or its first when nothing was balanced over spines.
+  std::string fabrics;
+  for (const VariantSummary& v : report.variants) {
+    const RepetitionSummary* shown = nullptr;
+    for (const RepetitionSummary& r : v.repetitions) {
+      if (r.fabric_links.empty()) continue;
+      if (shown == nullptr || r.ecmp.leaf_uplinks.max_mean > shown->ecmp.leaf_uplinks.max_mean) shown = &r;
+    }
+    if (shown == nullptr) continue;
+    const std::string balance = shown->ecmp.leaf_uplinks.links == 0
+                                    ? ""
+                                    : fmt::format(": leaf uplinks max/mean {:.2f}", shown->ecmp.leaf_uplinks.max_mean);
+    fabrics += fmt::format("<h3>{} (repetition {}{})</h3>\n", escape(v.name), shown->repetition, balance) +
+               topology_svg(shown->fabric_links, "topology-" + v.name) + "\n";
+  }
+  if (!fabrics.empty()) {
+    html += "<h2>Fabric (each link as dark and wide as the bytes it carried)</h2>\n" + fabrics;
   }
   html += "<h2>Injected faults (ground truth)</h2>\n<table><tr><th>variant</th><th>fault</th>"
           "<th>kind</th><th>packets matched</th><th>packets acted on</th></tr>\n";

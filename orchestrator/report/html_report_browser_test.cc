@@ -86,6 +86,16 @@ TEST(HtmlReportBrowserTest, ChartsHaveGeometry) {
   runs[1].faults.push_back({"lossy-h1", "loss", 500'000, 1'500'000, 1000, 10});
   runs[2].faults.push_back({"flap-a", "link_flap", 200'000, 400'000, 0, 0});
   runs[2].faults.push_back({"flap-b", "link_flap", 2'000'000, 2'100'000, 0, 0});
+  // The baseline ran on a fabric: one host under one leaf under one spine.
+  FabricLink host, uplink;
+  host.name = "h0.nic0-leaf0";
+  host.lower = "h0.nic0";
+  host.upper = uplink.lower = "leaf0";
+  host.host_link = true;
+  uplink.name = "leaf0-spine0";
+  uplink.upper = "spine0";
+  host.lower_end.tx_bytes = uplink.lower_end.tx_bytes = 1'000'000;
+  runs[0].fabric_links = {host, uplink};
   std::ofstream(dir / "report.html") << render_html(build_report("geometry", runs), runs);
   std::ofstream(dir / "measure.html") << R"(<!DOCTYPE html><html><body>
 <iframe id="r" src="report.html" width="1200" height="3000"></iframe><pre id="out">pending</pre>
@@ -97,7 +107,10 @@ document.getElementById('r').onload = () => {
   document.getElementById('out').textContent =
     `svg=${d.querySelectorAll('svg').length} cdf_lines=${drawn('#cdf polyline.cdf-line')} ` +
     `faults=${drawn('svg.timeline rect.fault')} ops=${drawn('svg.timeline rect.op')} ` +
-    `iteration_bars=${drawn('#iterations rect.bar')}`;
+    `iteration_bars=${drawn('#iterations rect.bar')} ` +
+    `topology_links=${[...d.querySelectorAll('svg.topology line.link')].filter(e => {
+      const b = e.getBoundingClientRect(); return b.width > 0 || b.height > 0; }).length} ` +
+    `topology_nodes=${drawn('svg.topology g.node rect')}`;
 };
 </script></body></html>)";
   auto args = chromium(dir / "profile");
@@ -107,10 +120,12 @@ document.getElementById('r').onload = () => {
   ASSERT_TRUE(dom.ok());
   ASSERT_EQ(dom->exit_code, 0) << dom->output;
   // Three variants: three CDF lines, three timelines holding three fault windows and 3 x 20 x 4
-  // op bars, one iteration bar each; five charts in all.
-  EXPECT_NE(dom->output.find("cdf_lines=3 faults=3 ops=240 iteration_bars=3"), std::string::npos)
+  // op bars, one iteration bar each.
+  EXPECT_NE(dom->output.find("cdf_lines=3 faults=3 ops=240 iteration_bars=3 topology_links=2 topology_nodes=3"),
+            std::string::npos)
       << dom->output;
-  EXPECT_NE(dom->output.find("svg=5 "), std::string::npos) << dom->output;
+  // Five charts and the baseline's fabric.
+  EXPECT_NE(dom->output.find("svg=6 "), std::string::npos) << dom->output;
   std::filesystem::remove_all(dir);
 }
 

@@ -146,6 +146,13 @@ TEST(ReportTest, FabricTotalsPerLeafRailAndSpineOverRepetitions) {
   EXPECT_NE(text.find("6001"), std::string::npos) << text;
   // No testbed counters, no table.
   EXPECT_EQ(fabric_table(build_report("unit", {run("baseline", 0, 1, 100)})), "");
+  // The HTML draws the repetition whose uplinks were the most uneven: the first (the second
+  // crossed no spine).
+  const std::string html = render_html(rep, {a, b});
+  EXPECT_NE(html.find("<h3>baseline (repetition 0: leaf uplinks max/mean"), std::string::npos);
+  EXPECT_NE(html.find("<svg id=\"topology-baseline\""), std::string::npos);
+  EXPECT_EQ(render_html(build_report("unit", {run("baseline", 0, 1, 100)}), {}).find("class=\"topology\""),
+            std::string::npos);
 }
 
 TEST(ReportTest, FramesAHostsFullReceiveRingCostAreCountedApartFromTheFabric) {

@@ -276,6 +276,9 @@ Outcome run_engines_per_nic(uint32_t ranks_per_host,
   JobSetup s(ranks_per_host);
   s.config.steer_lanes = lanes.steer;
   s.expand.channels = lanes.channels;
+  // A held receive ring is silence to its senders: their resends must outlast the pause (7 of
+  // 67 ms attempts), not give up after the default's 29 ms as a dead peer.
+  if (!host0_drain_pauses.empty()) s.config.qp.timeout_exponent = 14;
   MemorySwitch sw;
   std::vector<std::unique_ptr<HostEngines>> hosts;
   std::vector<MemorySwitch::Port*> all_ports;
@@ -594,14 +597,16 @@ namespace {
 // ring alone; the host's other NIC keeps draining. Aimed at no NIC, it holds every one.
 TEST(HostEnginesTest, ADrainPauseAimedAtOneNicHoldsOnlyThatNic) {
   using namespace std::chrono_literals;
-  const std::vector<DrainPause> on_nic1 = {{0ns, 30ms, 1u}};
+  // Long enough that an engine thread of a busy machine (tests run two at a time on 2 cores) polls
+  // within it: one 30 ms window passed unseen by an engine not yet scheduled.
+  const std::vector<DrainPause> on_nic1 = {{0ns, 200ms, 1u}};
   const Outcome aimed = run_engines_per_nic(2, programs_of_host(0, 2), true, std::chrono::seconds(20),
                                             {}, {}, nullptr, on_nic1);
   for (const Status& st : aimed.status) ASSERT_TRUE(st.ok()) << st.to_string();
   EXPECT_EQ(aimed.host0_nics.at(0).rx_paused_polls, 0u);
   EXPECT_GT(aimed.host0_nics.at(1).rx_paused_polls, 0u);
 
-  const std::vector<DrainPause> whole_host = {{0ns, 30ms, std::nullopt}};
+  const std::vector<DrainPause> whole_host = {{0ns, 200ms, std::nullopt}};
   const Outcome both = run_engines_per_nic(2, programs_of_host(0, 2), true, std::chrono::seconds(20),
                                            {}, {}, nullptr, whole_host);
   for (const Status& st : both.status) ASSERT_TRUE(st.ok()) << st.to_string();

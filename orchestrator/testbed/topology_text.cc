@@ -1,0 +1,64 @@
+#include "orchestrator/testbed/topology_text.h"
+
+#include <map>
+#include <vector>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "orchestrator/testbed/link_names.h"
+
+namespace collide::orchestrator::testbed {
+namespace {
+
+struct SwitchPorts {
+  std::vector<std::string> up;    // the switches above it
+  std::vector<std::string> down;  // the switches or host NICs below it
+};
+
+std::string rate(double gbps) { return gbps > 0 ? fmt::format("{:g} Gb/s", gbps) : "unshaped"; }
+
+}  // namespace
+
+std::string topology_text(const TestbedPlan& plan) {
+  std::map<std::string, const PlannedNamespace*> by_name;
+  for (const PlannedNamespace& ns : plan.namespaces) by_name[ns.name] = &ns;
+  const auto switch_name = [](const PlannedNamespace& ns) {
+    return fmt::format("{}{}", ns.role == Role::kSpine ? "spine" : "leaf", ns.index);
+  };
+  std::map<uint32_t, SwitchPorts> spines, leaves;
+  std::map<std::string, double> tier_gbps;  // by port tier, what leaves through such a port
+  for (const PlannedLink& l : plan.links) {
+    const PlannedNamespace* lower = by_name[l.a.netns];
+    const PlannedNamespace* upper = by_name[l.b.netns];
+    if (lower == nullptr || upper == nullptr) continue;
+    tier_gbps[l.a.queue.tier] = l.a.queue.gbps;
+    tier_gbps[l.b.queue.tier] = l.b.queue.gbps;
+    if (lower->role == Role::kHost) {
+      std::string nic = l.a.ifname;
+      for (const HostNic& n : plan.nics) {
+        if (n.netns == l.a.netns && n.ifname == l.a.ifname) nic = host_nic_name(n.host, n.nic);
+      }
+      leaves[upper->index].down.push_back(nic);
+    } else {
+      leaves[lower->index].up.push_back(switch_name(*upper));
+      spines[upper->index].down.push_back(switch_name(*lower));
+    }
+  }
+  std::string out = fmt::format("testbed {}: {} spines, {} leaves, {} host NICs\n", plan.name, spines.size(),
+                                leaves.size(), plan.nics.size());
+  for (const auto& [index, ports] : spines) {
+    out += fmt::format("  {:<10}down: {}\n", fmt::format("spine{}", index), fmt::join(ports.down, " "));
+  }
+  for (const auto& [index, ports] : leaves) {
+    out += fmt::format("  {:<10}", fmt::format("leaf{}", index));
+    if (!ports.up.empty()) out += fmt::format("up: {}  ", fmt::join(ports.up, " "));
+    out += fmt::format("down: {}\n", fmt::join(ports.down, " "));
+  }
+  out += "  ports:";
+  for (const auto& [tier, gbps] : tier_gbps) out += fmt::format(" {} {};", tier, rate(gbps));
+  out.back() = '\n';
+  return out;
+}
+
+}  // namespace collide::orchestrator::testbed

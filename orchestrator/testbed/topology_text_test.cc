@@ -1,0 +1,48 @@
+#include "orchestrator/testbed/topology_text.h"
+
+#include <gtest/gtest.h>
+
+namespace collide::orchestrator::testbed {
+namespace {
+
+TEST(TopologyTextTest, EachSwitchWithWhatIsCabledAboveAndBelowIt) {
+  // Rails: 2 hosts x 2 NICs, 2 leaves (one per rail), 2 spines; leaf uplinks at their own rate.
+  v1::VirtualTestbedSpec spec;
+  spec.set_name("topo");
+  spec.set_hosts(2);
+  spec.set_nics_per_host(2);
+  spec.set_leaves(2);
+  spec.set_spines(2);
+  spec.set_host_link_gbps(10);
+  spec.set_fabric_link_gbps(0);
+  spec.mutable_leaf_up()->set_gbps(25);
+  auto plan = plan_testbed(spec);
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  const std::string text = topology_text(*plan);
+  EXPECT_NE(text.find("testbed topo: 2 spines, 2 leaves, 4 host NICs\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("  spine1    down: leaf0 leaf1\n"), std::string::npos) << text;
+  // Rail r of every host under leaf r.
+  EXPECT_NE(text.find("  leaf0     up: spine0 spine1  down: h0.nic0 h1.nic0\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("  leaf1     up: spine0 spine1  down: h0.nic1 h1.nic1\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("leaf_up 25 Gb/s;"), std::string::npos) << text;
+  EXPECT_NE(text.find("spine_down unshaped\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("host 10 Gb/s;"), std::string::npos) << text;
+}
+
+TEST(TopologyTextTest, OneLeafWithoutSpinesHasNoUplinks) {
+  v1::VirtualTestbedSpec spec;
+  spec.set_name("one");
+  spec.set_hosts(2);
+  spec.set_nics_per_host(1);
+  spec.set_leaves(1);
+  spec.set_spines(0);
+  auto plan = plan_testbed(spec);
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  const std::string text = topology_text(*plan);
+  EXPECT_NE(text.find("testbed one: 0 spines, 1 leaves, 2 host NICs\n  leaf0     down: h0.nic0 h1.nic0\n"),
+            std::string::npos)
+      << text;
+}
+
+}  // namespace
+}  // namespace collide::orchestrator::testbed
