@@ -24,6 +24,9 @@ struct TestbedOptions {
   uint32_t spines = 2;
   double host_gbps = 0;
   double fabric_gbps = 0;
+  uint32_t pods = 0;
+  uint32_t super_spines = 0;
+  double super_gbps = 0;
   uint32_t mtu = 0;
   std::string name = "demo";
   bool json = false;
@@ -38,6 +41,9 @@ v1::VirtualTestbedSpec spec_of(const TestbedOptions& o) {
   s.set_spines(o.spines);
   s.set_host_link_gbps(o.host_gbps);
   s.set_fabric_link_gbps(o.fabric_gbps);
+  s.set_pods(o.pods);
+  s.set_super_spines(o.super_spines);
+  s.set_super_link_gbps(o.super_gbps);
   s.set_mtu(o.mtu);
   return s;
 }
@@ -75,6 +81,9 @@ void add_spec_options(CLI::App* cmd, TestbedOptions& o) {
   cmd->add_option("--spines", o.spines, "spine switches (0: one leaf only)")->capture_default_str();
   cmd->add_option("--host-gbps", o.host_gbps, "shape host links to this rate (0: unshaped)");
   cmd->add_option("--fabric-gbps", o.fabric_gbps, "shape leaf-spine links (0: unshaped)");
+  cmd->add_option("--pods", o.pods, "3-tier: split the leaves and spines into this many pods");
+  cmd->add_option("--super-spines", o.super_spines, "3-tier: super-spines joining the pods");
+  cmd->add_option("--super-gbps", o.super_gbps, "shape spine - super-spine links (0: unshaped)");
   cmd->add_option("--mtu", o.mtu, "MTU of every link (default 1500)");
   cmd->add_flag("--json", o.json, "print JSON");
 }

@@ -27,7 +27,8 @@ std::string ns_text(uint64_t ns) { return fmt::format("{}ns", ns); }
 
 Result<FaultSite> resolve_site(const testbed::TestbedPlan& plan, const std::string& link,
                                v1::Fault::Direction direction) {
-  static const std::regex kFabric(R"(leaf(\d+)-spine(\d+))");
+  // A fabric link by its two switches, the lower first: "leaf0-spine1", 3-tier "spine2-super0".
+  static const std::regex kFabric(R"((leaf\d+)-(spine\d+)|(spine\d+)-(super\d+))");
   std::smatch m;
   FaultSite site;
   auto host_link = testbed::parse_host_link(link);
@@ -57,8 +58,9 @@ Result<FaultSite> resolve_site(const testbed::TestbedPlan& plan, const std::stri
       return site;
     }
   } else if (std::regex_match(link, m, kFabric)) {
-    const std::string leaf_ns = fmt::format("{}-leaf{}", plan.name, m[1].str());
-    const std::string spine_ns = fmt::format("{}-spine{}", plan.name, m[2].str());
+    const bool upper_tier = m[3].matched;
+    const std::string leaf_ns = fmt::format("{}-{}", plan.name, m[upper_tier ? 3 : 1].str());
+    const std::string spine_ns = fmt::format("{}-{}", plan.name, m[upper_tier ? 4 : 2].str());
     for (const testbed::PlannedLink& l : plan.links) {
       if (l.a.netns != leaf_ns || l.b.netns != spine_ns) continue;
       site.leaf_netns = l.a.netns;

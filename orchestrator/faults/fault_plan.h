@@ -42,9 +42,10 @@ struct FaultSite {
   bool host_link = false;
   uint32_t host = 0;      // host links: the host's index
   uint32_t nic = 0;
-  std::string leaf_netns;   // the leaf end of the link
+  // The leaf end of the link (3-tier: the spine end of a spine - super-spine link).
+  std::string leaf_netns;
   std::string leaf_ifname;
-  std::string peer_netns;   // the other end (the host NIC or the spine port)
+  std::string peer_netns;   // the other end (the host NIC, the spine or the super-spine port)
   std::string peer_ifname;
   std::vector<FaultHook> hooks;  // for per-packet faults, by the fault's direction
   // The host's own NIC rather than the switch port facing it (a real host): `leaf_*` name the

@@ -127,6 +127,31 @@ TEST(FaultPlanTest, FabricLinksActOnTheLeafsUplink) {
       << huge.status().to_string();
 }
 
+TEST(FaultPlanTest, ASpineToSuperSpineLinkActsOnTheSpinesUplink) {
+  v1::VirtualTestbedSpec spec;
+  spec.set_name("ft");
+  spec.set_hosts(4);
+  spec.set_nics_per_host(1);
+  spec.set_leaves(4);
+  spec.set_spines(4);
+  spec.set_pods(2);
+  spec.set_super_spines(2);
+  const auto plan = *testbed::plan_testbed(spec);
+  auto site = resolve_site(plan, "spine2-super1", v1::Fault::DIRECTION_FROM_HOST);
+  ASSERT_TRUE(site.ok()) << site.status().to_string();
+  EXPECT_FALSE(site->host_link);
+  EXPECT_EQ(site->leaf_netns, "ft-spine2");
+  EXPECT_EQ(site->peer_netns, "ft-super1");
+  EXPECT_EQ(site->peer_ifname, "p2");  // the super-spine's port for spine 2
+  // Spine 2 (pod 1) has a port per leaf of its pod (p0, p1), then one per super-spine.
+  EXPECT_EQ(site->leaf_ifname, "p3");
+  ASSERT_EQ(site->hooks.size(), 1u);
+  EXPECT_EQ(site->hooks[0].netns, "ft-spine2");
+  EXPECT_EQ(site->hooks[0].direction, Direction::kEgress);  // up the fabric leaves the spine
+  EXPECT_THAT(resolve_site(plan, "spine2-super2", v1::Fault::DIRECTION_BOTH), StatusIs(StatusCode::kNotFound));
+  EXPECT_THAT(resolve_site(plan, "leaf0-spine2", v1::Fault::DIRECTION_BOTH), StatusIs(StatusCode::kNotFound));
+}
+
 TEST(FaultPlanTest, StormsLeaveFromTheHostNicOrTheLeafsUplinkWithTheirSettings) {
   const auto plan = small_fabric();
   v1::Fault f = fault(v1::Fault::KIND_PFC_STORM, "h1");

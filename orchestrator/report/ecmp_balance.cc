@@ -47,13 +47,19 @@ LinkBalance balance_of(const std::vector<uint64_t>& bytes) {
 }
 
 EcmpBalance ecmp_balance(const std::vector<FabricLink>& links) {
-  std::map<uint32_t, std::vector<uint64_t>> uplinks_of_leaf, downlinks_to_leaf;
+  std::map<uint32_t, std::vector<uint64_t>> uplinks_of_leaf, downlinks_to_leaf, uplinks_of_spine, downlinks_to_pod;
   for (const FabricLink& l : links) {
     if (l.host_link) continue;
+    if (l.spine_link) {
+      uplinks_of_spine[l.spine].push_back(l.lower_end.tx_bytes);
+      downlinks_to_pod[l.pod].push_back(l.upper_end.tx_bytes);
+      continue;
+    }
     uplinks_of_leaf[l.leaf].push_back(l.lower_end.tx_bytes);
     downlinks_to_leaf[l.leaf].push_back(l.upper_end.tx_bytes);
   }
-  return {tier_balance(uplinks_of_leaf), tier_balance(downlinks_to_leaf)};
+  return {tier_balance(uplinks_of_leaf), tier_balance(downlinks_to_leaf), tier_balance(uplinks_of_spine),
+          tier_balance(downlinks_to_pod)};
 }
 
 void EcmpMean::add(const EcmpBalance& run) {
@@ -70,6 +76,8 @@ void EcmpMean::add(const EcmpBalance& run) {
   };
   add_tier(&EcmpBalance::leaf_uplinks, leaf_runs_);
   add_tier(&EcmpBalance::spine_downlinks, spine_runs_);
+  add_tier(&EcmpBalance::spine_uplinks, spine_up_runs_);
+  add_tier(&EcmpBalance::super_downlinks, super_runs_);
 }
 
 EcmpBalance EcmpMean::mean() const {
@@ -83,6 +91,8 @@ EcmpBalance EcmpMean::mean() const {
   };
   divide(&EcmpBalance::leaf_uplinks, leaf_runs_);
   divide(&EcmpBalance::spine_downlinks, spine_runs_);
+  divide(&EcmpBalance::spine_uplinks, spine_up_runs_);
+  divide(&EcmpBalance::super_downlinks, super_runs_);
   return mean;
 }
 

@@ -35,6 +35,37 @@ TEST(EcmpBalanceTest, EvenLinksScoreOneAndOneBusyLinkScoresN) {
   EXPECT_DOUBLE_EQ(skewed.mean_bytes, 200.0);
 }
 
+FabricLink spine_link(uint32_t spine, uint32_t pod, uint32_t super, uint64_t up, uint64_t down) {
+  FabricLink l;
+  l.name = "spine" + std::to_string(spine) + "-super" + std::to_string(super);
+  l.spine_link = true;
+  l.spine = spine;
+  l.pod = pod;
+  l.super_spine = super;
+  l.lower_end.tx_bytes = up;
+  l.upper_end.tx_bytes = down;
+  return l;
+}
+
+TEST(EcmpBalanceTest, ThreeTiersScoreTheSpinesUplinksAndTheSuperSpinesDownlinksApart) {
+  // Leaf 0 up to spines 0 and 1 evenly; spine 0 sends all of it to super-spine 0 (a collision),
+  // spine 1 splits; into pod 1 the super-spines send evenly over spines 2 and 3.
+  const EcmpBalance b = ecmp_balance({fabric_link(0, 0, 100, 0), fabric_link(0, 1, 100, 0),
+                                      spine_link(0, 0, 0, 100, 0), spine_link(0, 0, 1, 0, 0),
+                                      spine_link(1, 0, 0, 50, 0), spine_link(1, 0, 1, 50, 0),
+                                      spine_link(2, 1, 0, 0, 50), spine_link(2, 1, 1, 0, 50),
+                                      spine_link(3, 1, 0, 0, 50), spine_link(3, 1, 1, 0, 50)});
+  EXPECT_EQ(b.leaf_uplinks.links, 2u);
+  EXPECT_DOUBLE_EQ(b.leaf_uplinks.max_mean, 1.0);
+  EXPECT_EQ(b.spine_uplinks.links, 4u);  // spines 2 and 3 sent nothing up: not a group
+  EXPECT_DOUBLE_EQ(b.spine_uplinks.max_mean, 2.0);
+  EXPECT_EQ(b.super_downlinks.links, 4u);  // into pod 1; pod 0 received nothing
+  EXPECT_DOUBLE_EQ(b.super_downlinks.max_mean, 1.0);
+  EXPECT_FALSE(b.empty());
+  // A 2-tier fabric has no upper tier.
+  EXPECT_EQ(ecmp_balance({fabric_link(0, 0, 100, 0)}).spine_uplinks.links, 0u);
+}
+
 TEST(EcmpBalanceTest, NothingCarriedIsNoScore) {
   EXPECT_EQ(balance_of({}).links, 0u);
   const LinkBalance idle = balance_of({0, 0});

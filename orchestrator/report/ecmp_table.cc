@@ -26,6 +26,18 @@ std::string ecmp_table(const Report& report) {
                        cell(v.ecmp.spine_downlinks));
   }
   if (!out.empty()) out += "  (up: leaf -> spine links; down: spine -> leaf links)\n";
+  // A 3-tier fabric's upper tier: the same figures for the links between spines and super-spines.
+  std::string upper;
+  for (const VariantSummary& v : report.variants) {
+    if (v.ecmp.spine_uplinks.links == 0 && v.ecmp.super_downlinks.links == 0) continue;
+    if (upper.empty()) {
+      upper = fmt::format("  {:<26} {:>12} {:>8} {:>6} {:>5} {:>8} {:>6} {:>5}\n", "variant", "JCT (s)", "up m/m",
+                          "jain", "links", "down m/m", "jain", "links");
+    }
+    upper += fmt::format("  {:<26} {:>12.4f} {} {}\n", v.name, v.jct.mean, cell(v.ecmp.spine_uplinks),
+                         cell(v.ecmp.super_downlinks));
+  }
+  if (!upper.empty()) out += upper + "  (up: spine -> super-spine links; down: super-spine -> spine links)\n";
   return out;
 }
 

@@ -19,8 +19,8 @@ struct SwitchTraffic {
   uint32_t rail = 0;               // leaves: the NIC index of the hosts under it
   uint64_t bytes_from_below = 0;   // leaves: from their hosts; spines: from the leaves
   uint64_t bytes_to_below = 0;     // leaves: to their hosts; spines: to the leaves
-  uint64_t bytes_from_above = 0;   // leaves: from the spines
-  uint64_t bytes_to_above = 0;     // leaves: to the spines
+  uint64_t bytes_from_above = 0;   // leaves: from the spines; spines: from the super-spines
+  uint64_t bytes_to_above = 0;     // leaves: to the spines; spines: to the super-spines
   // Leaves: frames their host ports could not hand to a host because its receive ring was full.
   // The host lost them, not the fabric: its NIC engines and the kernel fell behind (too few cores
   // for the NICs), and the resends they caused are no fault's doing.
@@ -30,9 +30,12 @@ struct SwitchTraffic {
 struct FabricTotals {
   std::vector<SwitchTraffic> leaves;  // by index
   std::vector<SwitchTraffic> spines;
+  std::vector<SwitchTraffic> super_spines;  // 3-tier: their spines are "below"
   bool empty() const { return leaves.empty() && spines.empty(); }
-  // Everything the spines received: the bytes that crossed between leaves.
+  // Everything the spines received from the leaves: the bytes that crossed between leaves.
   uint64_t spine_bytes() const;
+  // Everything the super-spines received: the bytes that crossed between pods.
+  uint64_t super_spine_bytes() const;
   uint64_t host_ring_drops() const;
 };
 

@@ -35,9 +35,11 @@ RepetitionSummary summarize_repetition(const RunResult& run) {
 }
 
 void to_proto(const FabricTotals& t, v1::FabricTraffic& out) {
-  for (const auto* list : {&t.leaves, &t.spines}) {
+  for (const auto* list : {&t.leaves, &t.spines, &t.super_spines}) {
     for (const SwitchTraffic& s : *list) {
-      v1::SwitchTraffic& o = s.leaf ? *out.add_leaves() : *out.add_spines();
+      v1::SwitchTraffic& o = list == &t.leaves ? *out.add_leaves()
+                             : list == &t.spines ? *out.add_spines()
+                                                 : *out.add_super_spines();
       o.set_name(s.name);
       o.set_rail(s.rail);
       o.set_bytes_from_below(s.bytes_from_below);
@@ -48,6 +50,7 @@ void to_proto(const FabricTotals& t, v1::FabricTraffic& out) {
     }
   }
   out.set_spine_bytes(t.spine_bytes());
+  if (!t.super_spines.empty()) out.set_super_spine_bytes(t.super_spine_bytes());
 }
 
 void to_proto(const EcmpBalance& b, v1::EcmpBalance& out) {
@@ -60,6 +63,8 @@ void to_proto(const EcmpBalance& b, v1::EcmpBalance& out) {
   };
   tier(b.leaf_uplinks, *out.mutable_leaf_uplinks());
   tier(b.spine_downlinks, *out.mutable_spine_downlinks());
+  if (b.spine_uplinks.links > 0) tier(b.spine_uplinks, *out.mutable_spine_uplinks());
+  if (b.super_downlinks.links > 0) tier(b.super_downlinks, *out.mutable_super_downlinks());
 }
 
 void to_proto(const LinkEndCounters& c, v1::LinkEndCounters& out) {

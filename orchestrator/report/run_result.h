@@ -56,7 +56,8 @@ struct LinkEndCounters {
 };
 
 // One link of a virtual testbed and what it carried during a run. The lower end is the host NIC
-// (or the leaf of a leaf-spine link), the upper end the switch above it.
+// (or the leaf of a leaf-spine link, the spine of a spine - super-spine link), the upper end the
+// switch above it.
 struct FabricLink {
   std::string name;   // "h1.nic2-leaf2" or "leaf0-spine1"
   std::string lower;  // "h1.nic2" or "leaf0"
@@ -67,6 +68,10 @@ struct FabricLink {
   uint32_t spine = 0;  // fabric links: the spine
   LinkEndCounters lower_end;
   LinkEndCounters upper_end;
+  // 3-tier: a spine - super-spine link (lower the spine, upper the super-spine; `leaf` unset).
+  bool spine_link = false;
+  uint32_t super_spine = 0;
+  uint32_t pod = 0;  // spine - super-spine links: the spine's pod
 };
 
 // The least time the run's job needs on its fabric at line rate (orchestrator/run/roofline.h).

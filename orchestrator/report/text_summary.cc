@@ -81,7 +81,8 @@ std::string fabric_table(const Report& report) {
     if (v.fabric.empty()) continue;
     if (out.empty()) {
       out = "\nFabric: bytes through the switches' ports (all repetitions; from/to the hosts below a "
-            "leaf, the leaves below a spine, the spines above a leaf)\n";
+            "leaf, the leaves below a spine, the spines above a leaf; 3-tier: the super-spines above a "
+            "spine, the spines below a super-spine)\n";
       out += fmt::format("  {:<26} {:<8} {:>5} {:>14} {:>14} {:>14} {:>14}\n", "variant", "switch", "rail",
                          "from below", "to below", "from above", "to above");
     }
@@ -89,7 +90,14 @@ std::string fabric_table(const Report& report) {
       out += fmt::format("  {:<26} {:<8} {:>5} {:>14} {:>14} {:>14} {:>14}\n", v.name, s.name, s.rail,
                          s.bytes_from_below, s.bytes_to_below, s.bytes_from_above, s.bytes_to_above);
     }
+    const bool three_tier = !v.fabric.super_spines.empty();
     for (const SwitchTraffic& s : v.fabric.spines) {
+      out += fmt::format("  {:<26} {:<8} {:>5} {:>14} {:>14} {:>14} {:>14}\n", v.name, s.name, "-",
+                         s.bytes_from_below, s.bytes_to_below,
+                         three_tier ? std::to_string(s.bytes_from_above) : "-",
+                         three_tier ? std::to_string(s.bytes_to_above) : "-");
+    }
+    for (const SwitchTraffic& s : v.fabric.super_spines) {
       out += fmt::format("  {:<26} {:<8} {:>5} {:>14} {:>14} {:>14} {:>14}\n", v.name, s.name, "-",
                          s.bytes_from_below, s.bytes_to_below, "-", "-");
     }

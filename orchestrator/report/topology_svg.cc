@@ -13,8 +13,7 @@ namespace {
 constexpr double kMargin = 30;
 constexpr double kMinSpacing = 64;  // between two nodes of a row; past it labels would overlap
 constexpr double kMinWidth = 640;
-constexpr double kRowY[] = {50, 170, 290};  // spines, leaves, host NICs
-constexpr double kHeight = 330;
+constexpr double kTop = 50, kRowGap = 120, kBottom = 40;
 constexpr double kNodeW = 56, kNodeH = 20;
 
 struct Node {
@@ -38,27 +37,37 @@ std::string megabytes(uint64_t bytes) { return fmt::format("{:.1f} MB", static_c
 
 std::string topology_svg(const std::vector<FabricLink>& links, const std::string& id) {
   if (links.empty()) return "";
-  // Rows: spines and leaves by index, each host NIC under its leaf (so its line is short).
-  std::map<uint32_t, std::string> spines, leaves;
+  // Rows from the top: super-spines (3-tier), spines and leaves by index, each host NIC under its
+  // leaf (so its line is short).
+  std::map<uint32_t, std::string> supers, spines, leaves;
   std::map<std::pair<uint32_t, std::string>, bool> nics;  // (leaf, NIC) in order
   for (const FabricLink& l : links) {
     if (l.host_link) {
       leaves[l.leaf] = l.upper;
       nics[{l.leaf, l.lower}] = true;
+    } else if (l.spine_link) {
+      spines[l.spine] = l.lower;
+      supers[l.super_spine] = l.upper;
     } else {
       leaves[l.leaf] = l.lower;
       spines[l.spine] = l.upper;
     }
   }
-  std::vector<Node> rows[3];
-  for (const auto& [index, name] : spines) rows[0].push_back({name});
-  for (const auto& [index, name] : leaves) rows[1].push_back({name});
-  for (const auto& [key, unused] : nics) rows[2].push_back({key.second});
-  const size_t widest = std::max({rows[0].size(), rows[1].size(), rows[2].size()});
+  std::vector<std::vector<Node>> rows;
+  for (const auto* tier : {&supers, &spines, &leaves}) {
+    if (tier->empty()) continue;
+    rows.emplace_back();
+    for (const auto& [index, name] : *tier) rows.back().push_back({name});
+  }
+  rows.emplace_back();
+  for (const auto& [key, unused] : nics) rows.back().push_back({key.second});
+  size_t widest = 0;
+  for (const auto& row : rows) widest = std::max(widest, row.size());
   const double width = std::max(kMinWidth, 2 * kMargin + kMinSpacing * static_cast<double>(widest));
+  const double height = kTop + kRowGap * static_cast<double>(rows.size() - 1) + kBottom;
   std::map<std::string, const Node*> at;
-  for (int r = 0; r < 3; ++r) {
-    place_row(rows[r], width, kRowY[r]);
+  for (size_t r = 0; r < rows.size(); ++r) {
+    place_row(rows[r], width, kTop + kRowGap * static_cast<double>(r));
     for (const Node& n : rows[r]) at[n.name] = &n;
   }
 
@@ -68,7 +77,7 @@ std::string topology_svg(const std::vector<FabricLink>& links, const std::string
       "<svg id=\"{0}\" class=\"topology\" viewBox=\"0 0 {1} {2}\" width=\"{1}\" height=\"{2}\" "
       "xmlns=\"http://www.w3.org/2000/svg\" font-family=\"sans-serif\" font-size=\"10\">"
       "<rect width=\"{1}\" height=\"{2}\" fill=\"#ffffff\"/>",
-      html_escape(id), width, kHeight);
+      html_escape(id), width, height);
   for (const FabricLink& l : links) {
     const Node* a = at[l.lower];
     const Node* b = at[l.upper];

@@ -6,7 +6,8 @@
 #include "orchestrator/report/run_result.h"
 
 // A virtual fabric drawn from its links as one run counted them: the hosts' NICs at the bottom,
-// grouped under their leaves, the leaves above them and the spines on top. Each link is drawn as
+// grouped under their leaves, the leaves above them, then the spines and (3-tier) the super-spines
+// on top. Each link is drawn as
 // dark and as wide as the bytes it carried (both ways) against the busiest link, so where the
 // traffic went, and which spine link a hash collision loaded twice, shows at a glance; a link that
 // carried nothing is dashed. Hovering a link or a switch names it with its bytes. One

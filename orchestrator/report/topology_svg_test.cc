@@ -64,6 +64,22 @@ TEST(TopologySvgTest, EachLinkIsAsDarkAndWideAsItsBytesAndAnIdleOneIsDashed) {
   EXPECT_LT(svg.find("<title>h2.nic0</title>"), svg.find("<title>h1.nic0</title>"));
 }
 
+TEST(TopologySvgTest, SuperSpinesMakeAFourthRowOnTop) {
+  FabricLink up = fabric_link(0, 0, 5, 5);
+  FabricLink top;
+  top.lower = "spine0";
+  top.upper = "super0";
+  top.name = "spine0-super0";
+  top.spine_link = true;
+  top.lower_end.tx_bytes = 5;
+  const std::string svg = topology_svg({host_link(0, 0, 5, 5), up, top}, "t3");
+  EXPECT_EQ(count(svg, "<g class=\"node\">"), 4u);
+  EXPECT_NE(svg.find("viewBox=\"0 0 640 450\""), std::string::npos) << svg;  // four rows
+  // Drawn top down: the super-spine first.
+  EXPECT_LT(svg.find("<title>super0</title>"), svg.find("<title>spine0</title>"));
+  EXPECT_LT(svg.find("<title>spine0</title>"), svg.find("<title>leaf0</title>"));
+}
+
 TEST(TopologySvgTest, NothingWithoutLinksAndNamesAreEscaped) {
   EXPECT_EQ(topology_svg({}, "t"), "");
   const std::string svg = topology_svg({fabric_link(0, 0, 1, 1)}, "a<b");

@@ -622,11 +622,11 @@ Result<std::map<std::string, report::Roofline>> rooflines(const std::vector<Run>
   auto placement = replayer::collectives::Placement::uniform(p.world, p.per_host, p.nics_per_host);
   if (!placement.ok()) return placement.status();
   placement->leaf_of_host = p.leaf_of_host;
-  const auto leaves = leaf_of_nics(*p.bed);
+  const NicPlaces places = nic_places(*p.bed);
   for (const Run& run : runs) {
     const std::string key = run.transport.SerializeAsString();
     if (!run.alone_job.empty() || out.contains(key)) continue;
-    auto load = fabric_load(trace_path, *placement, run.transport, leaves);
+    auto load = fabric_load(trace_path, *placement, run.transport, places);
     if (!load.ok()) return load.status().with_context(run.name + ": roofline");
     const report::Roofline r = roofline(*load, *p.bed);
     out[key] = r;
@@ -703,8 +703,10 @@ Result<RunOutcome> run_locally(const v1::Scenario& s, const LocalRunOptions& o) 
   if (!remote) {
     auto plan = tb::plan_testbed(spec);
     if (!plan.ok()) return plan.status();
-    progress(fmt::format("building testbed {}: {} hosts, {} leaves, {} spines", spec.name(), hosts,
-                         spec.leaves(), spec.spines()));
+    progress(fmt::format("building testbed {}: {} hosts, {} leaves, {} spines{}", spec.name(), hosts, spec.leaves(),
+                         spec.spines(),
+                         spec.pods() > 1 ? fmt::format(" in {} pods, {} super-spines", spec.pods(), spec.super_spines())
+                                         : ""));
     auto created = tb::VirtualTestbed::create(*plan);
     if (!created.ok()) return created.status();
     bed = std::move(created).value();

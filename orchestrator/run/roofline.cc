@@ -41,19 +41,21 @@ void consider(report::Roofline& best, const std::string& where, uint64_t bytes, 
 
 }  // namespace
 
-std::map<NicKey, uint32_t> leaf_of_nics(const tb::TestbedPlan& plan) {
-  std::map<NicKey, uint32_t> out;
+NicPlaces nic_places(const tb::TestbedPlan& plan) {
+  NicPlaces out;
   for (const tb::HostNic& nic : plan.nics) {
     const tb::PlannedLink* link = link_of_nic(plan, nic);
     const tb::PlannedNamespace* leaf = link ? namespace_of(plan, link->b.netns) : nullptr;
-    if (leaf != nullptr && leaf->role == tb::Role::kLeaf) out[{nic.host, nic.nic}] = leaf->index;
+    if (leaf != nullptr && leaf->role == tb::Role::kLeaf) out.leaf[{nic.host, nic.nic}] = leaf->index;
+  }
+  for (const tb::PlannedNamespace& ns : plan.namespaces) {
+    if (ns.role == tb::Role::kLeaf) out.pod_of_leaf[ns.index] = ns.pod;
   }
   return out;
 }
 
 Result<FabricLoad> fabric_load(const std::string& trace_path, const coll::Placement& placement,
-                               const v1::TransportSettings& transport,
-                               const std::map<NicKey, uint32_t>& leaf_of_nic) {
+                               const v1::TransportSettings& transport, const NicPlaces& places) {
   auto resolved = replay::resolve_transport(transport);
   if (!resolved.ok()) return resolved.status();
   auto reader = traces::TraceReader::open(trace_path);
@@ -65,8 +67,8 @@ Result<FabricLoad> fabric_load(const std::string& trace_path, const coll::Placem
     return {placement.host_of_rank[rank], placement.nic_of_rank[rank]};
   };
   const auto leaf_of = [&](const NicKey& nic) -> Result<uint32_t> {
-    auto it = leaf_of_nic.find(nic);
-    if (it == leaf_of_nic.end()) {
+    auto it = places.leaf.find(nic);
+    if (it == places.leaf.end()) {
       return invalid_argument(fmt::format("{} is cabled to no leaf", tb::host_nic_name(nic.first, nic.second)));
     }
     return it->second;
@@ -95,6 +97,13 @@ Result<FabricLoad> fabric_load(const std::string& trace_path, const coll::Placem
       if (*from_leaf == *to_leaf) continue;
       load.leaf_up[*from_leaf] += s.bytes;
       load.leaf_down[*to_leaf] += s.bytes;
+      const auto from_pod = places.pod_of_leaf.find(*from_leaf), to_pod = places.pod_of_leaf.find(*to_leaf);
+      if (from_pod == places.pod_of_leaf.end() || to_pod == places.pod_of_leaf.end() ||
+          from_pod->second == to_pod->second) {
+        continue;
+      }
+      load.pod_up[from_pod->second] += s.bytes;
+      load.pod_down[to_pod->second] += s.bytes;
     }
   }
   return load;
@@ -117,14 +126,26 @@ report::Roofline roofline(const FabricLoad& load, const tb::TestbedPlan& plan) {
   // its direction unbounded (a rate of 0 bounds nothing).
   std::map<uint32_t, double> up_gbps, down_gbps;
   const auto add_rate = [](double& sum, double gbps) { sum = (gbps <= 0 || sum < 0) ? -1 : sum + gbps; };
+  std::map<uint32_t, double> pod_up_gbps, pod_down_gbps;  // 3-tier: a pod's spines' uplinks
   for (const tb::PlannedLink& l : plan.links) {
     const tb::PlannedNamespace* lower = namespace_of(plan, l.a.netns);
     const tb::PlannedNamespace* upper = namespace_of(plan, l.b.netns);
-    if (lower == nullptr || upper == nullptr || lower->role != tb::Role::kLeaf || upper->role != tb::Role::kSpine) {
-      continue;
+    if (lower == nullptr || upper == nullptr) continue;
+    if (lower->role == tb::Role::kLeaf && upper->role == tb::Role::kSpine) {
+      add_rate(up_gbps[lower->index], l.a.queue.gbps);
+      add_rate(down_gbps[lower->index], l.b.queue.gbps);
+    } else if (lower->role == tb::Role::kSpine && upper->role == tb::Role::kSuperSpine) {
+      add_rate(pod_up_gbps[lower->pod], l.a.queue.gbps);
+      add_rate(pod_down_gbps[lower->pod], l.b.queue.gbps);
     }
-    add_rate(up_gbps[lower->index], l.a.queue.gbps);
-    add_rate(down_gbps[lower->index], l.b.queue.gbps);
+  }
+  for (const auto& [pod, gbps] : pod_up_gbps) {
+    if (auto it = load.pod_up.find(pod); it != load.pod_up.end()) {
+      consider(best, fmt::format("pod{} spine uplinks", pod), it->second, gbps);
+    }
+    if (auto it = load.pod_down.find(pod); it != load.pod_down.end()) {
+      consider(best, fmt::format("super-spines to pod{}", pod), it->second, pod_down_gbps[pod]);
+    }
   }
   for (const auto& [leaf, gbps] : up_gbps) {
     if (auto it = load.leaf_up.find(leaf); it != load.leaf_up.end()) {

@@ -64,7 +64,7 @@ class RooflineTest : public ::testing::Test {
     EXPECT_TRUE(plan.ok()) << plan.status().message();
     v1::TransportSettings transport;
     transport.set_ring_order(order);
-    auto loaded = fabric_load(trace_, placement_, transport, leaf_of_nics(*plan));
+    auto loaded = fabric_load(trace_, placement_, transport, nic_places(*plan));
     EXPECT_TRUE(loaded.ok()) << loaded.status().message();
     return loaded.ok() ? *loaded : FabricLoad{};
   }
@@ -120,8 +120,25 @@ TEST_F(RooflineTest, TheSlowestShapedPortBoundsAndUnshapedPortsBoundNothing) {
   EXPECT_EQ(unknown.bottleneck, "");
 }
 
+TEST_F(RooflineTest, BetweenPodsTheSpinesUplinksBound) {
+  // Host h under leaf h, leaves 0-1 in pod 0 and 2-3 in pod 1, one spine per pod, one super-spine.
+  v1::VirtualTestbedSpec spec = four_hosts(10, 10);
+  spec.set_leaves(4);
+  spec.set_pods(2);
+  spec.set_super_spines(1);
+  spec.set_super_link_gbps(2);
+  const FabricLoad l = load(spec, v1::TransportSettings::RING_ORDER_RANK);
+  // Ring 0-1-2-3: h1 -> h2 and h3 -> h0 cross the pods.
+  EXPECT_EQ(l.pod_up.at(0), kPerRank);
+  EXPECT_EQ(l.pod_down.at(1), kPerRank);
+  EXPECT_EQ(l.leaf_up.at(0), kPerRank);
+  const report::Roofline r = roofline(l, *testbed::plan_testbed(spec));
+  EXPECT_EQ(r.bottleneck, "pod0 spine uplinks");
+  EXPECT_DOUBLE_EQ(r.seconds, 1.0 * kPerRank * 8 / 2e9);
+}
+
 TEST_F(RooflineTest, ANicCabledToNoLeafIsNamed) {
-  auto loaded = fabric_load(trace_, placement_, v1::TransportSettings{}, {{{0, 0}, 0}});
+  auto loaded = fabric_load(trace_, placement_, v1::TransportSettings{}, NicPlaces{{{{0, 0}, 0}}, {}});
   ASSERT_FALSE(loaded.ok());
   EXPECT_NE(loaded.status().message().find("is cabled to no leaf"), std::string::npos)
       << loaded.status().message();

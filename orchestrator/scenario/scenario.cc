@@ -15,6 +15,7 @@
 #include "orchestrator/scenario/jobs.h"
 #include "orchestrator/scenario/scenario_bounds.h"
 #include "orchestrator/scenario/synth_workload.h"
+#include "orchestrator/testbed/link_counters.h"
 #include "orchestrator/testbed/link_names.h"
 #include "orchestrator/testbed/pfc_settings.h"
 #include "orchestrator/testbed/testbed_plan.h"
@@ -297,10 +298,12 @@ Status check(const v1::Scenario& s, const Checker& c) {
     if (auto e = testbed::check_switch_routes(t.virtual_())) return c.error("testbed.virtual." + e->field, e->what);
     hosts = t.virtual_().hosts();
     nics_per_host = t.virtual_().nics_per_host();
-    for (uint32_t l = 0; l < t.virtual_().leaves(); ++l) {
-      for (uint32_t sp = 0; sp < t.virtual_().spines(); ++sp) {
-        links.insert(fmt::format("leaf{}-spine{}", l, sp));
-      }
+    // The fabric's links as its plan cables them ("leaf0-spine1"; 3-tier: "spine2-super0" too).
+    auto plan = testbed::plan_testbed(t.virtual_());
+    if (!plan.ok()) return c.error("testbed.virtual", plan.status().message());
+    for (const testbed::PlannedLink& l : plan->links) {
+      const report::FabricLink named = testbed::name_link(*plan, l);
+      if (!named.host_link) links.insert(named.name);
     }
   } else {
     hosts = static_cast<uint32_t>(t.agents_size());
@@ -349,7 +352,7 @@ Status check(const v1::Scenario& s, const Checker& c) {
                                           "occurrence lasts (its repair time)");
     }
     const std::string link = f.link().substr(0, f.link().find('.'));
-    if (!virtual_bed && (link.rfind("leaf", 0) == 0 || link.rfind("spine", 0) == 0)) {
+    if (!virtual_bed && (link.rfind("leaf", 0) == 0 || link.rfind("spine", 0) == 0 || link.rfind("super", 0) == 0)) {
       // Agents run on hosts; the switches of a real fabric are not collide's to touch.
       return c.error(at + ".link", fmt::format("'{}' is a fabric (switch) link: on a real testbed only "
                                                "host links (h0, h1, ...) can be faulted",
@@ -389,9 +392,12 @@ Status check(const v1::Scenario& s, const Checker& c) {
     }
     if (f.detection_ns() != 0 || f.has_convergence_ns()) {
       const std::string field = at + (f.detection_ns() != 0 ? ".detection_ns" : ".convergence_ns");
-      if (f.kind() != v1::Fault::KIND_LINK_FLAP || host_link->has_value()) {
+      if (f.kind() != v1::Fault::KIND_LINK_FLAP || host_link->has_value() || link.rfind("leaf", 0) != 0) {
         return c.error(field, "the phases of a link failure (detection, convergence) belong to a link-flap "
                               "on a fabric link (leaf0-spine1)");
+      }
+      if (t.virtual_().pods() > 1) {
+        return c.error(field, "the phases of a link failure are modeled on a 2-tier fabric: not with pods yet");
       }
       if (f.detection_ns() >= f.duration_ns()) {
         return c.error(field, "detection must end within the flap's duration_ns (the link then goes down)");

@@ -297,6 +297,26 @@ TEST_F(ScenarioTest, ALinkFailuresPhasesBelongToAFlapOfAFabricLinkAndEndWithinIt
             std::string::npos);
 }
 
+TEST_F(ScenarioTest, APodsSpineToSuperSpineLinkCanBeFaultedAndOnlyItsOwnLinksAreNamed) {
+  const std::string head = "name: x\nworkload: {collectives: {kind: all-reduce, bytes: 1MiB}}\n"
+                           "testbed: {virtual: {hosts: 4, leaves: 4, spines: 4, pods: 2, super_spines: 2}}\n"
+                           "runs: {baseline: true}\n";
+  auto msg = [&](const std::string& faults) {
+    auto r = load_scenario(write(head + "faults: [" + faults + "]\n"));
+    return r.ok() ? std::string("ok") : r.status().message();
+  };
+  EXPECT_EQ(msg("{name: f, kind: loss, link: spine3-super1, probability: 1%}"), "ok");
+  EXPECT_EQ(msg("{name: f, kind: link-flap, link: leaf2-spine3, duration_ns: 1s}"), "ok");
+  // Leaf 0 (pod 0) is cabled to spines 0 and 1 only; there is no third super-spine.
+  EXPECT_NE(msg("{name: f, kind: loss, link: leaf0-spine3, probability: 1%}").find("no link 'leaf0-spine3'"),
+            std::string::npos);
+  EXPECT_NE(msg("{name: f, kind: loss, link: spine0-super2, probability: 1%}").find("no link 'spine0-super2'"),
+            std::string::npos);
+  EXPECT_NE(msg("{name: f, kind: link-flap, link: leaf0-spine1, duration_ns: 1s, detection_ns: 50ms}")
+                .find("not with pods yet"),
+            std::string::npos);
+}
+
 // A small dense model on the 4 x 2 testbed of the demo: tp 2, pp 2, dp 2 fills it.
 constexpr const char* kSynthScenario = R"(name: synth
 testbed:

@@ -99,11 +99,18 @@ report::FabricLink name_link(const TestbedPlan& plan, const PlannedLink& l) {
     f.lower = host_nic_name(lower->index, nic != plan.nics.end() ? nic->nic : 0);
     f.leaf = upper->index;
     f.upper = fmt::format("leaf{}", f.leaf);
+  } else if (lower->role == Role::kSpine) {
+    f.spine_link = true;
+    f.spine = lower->index;
+    f.super_spine = upper->index;
+    f.pod = lower->pod;
+    f.lower = switch_name(*lower);
+    f.upper = switch_name(*upper);
   } else {
     f.leaf = lower->index;
     f.spine = upper->index;
-    f.lower = fmt::format("leaf{}", f.leaf);
-    f.upper = fmt::format("spine{}", f.spine);
+    f.lower = switch_name(*lower);
+    f.upper = switch_name(*upper);
   }
   f.rail = f.leaf % nics;
   f.name = f.lower + "-" + f.upper;

@@ -82,6 +82,12 @@ std::optional<ProfileError> check_port_profiles(const v1::VirtualTestbedSpec& s)
       return e;
     }
   }
+  if (s.has_spine_up()) {
+    if (auto e = check_profile("spine_up", s.spine_up(), s.super_link_gbps(), "super_link_gbps")) return e;
+  }
+  if (s.has_super_down()) {
+    if (auto e = check_profile("super_down", s.super_down(), s.super_link_gbps(), "super_link_gbps")) return e;
+  }
   return std::nullopt;
 }
 

@@ -38,6 +38,8 @@ inline constexpr const char* kTierHostNic = "host";        // a host's NIC (neve
 inline constexpr const char* kTierLeafDown = "leaf_down";  // leaf ports towards the hosts
 inline constexpr const char* kTierLeafUp = "leaf_up";      // leaf ports towards the spines
 inline constexpr const char* kTierSpineDown = "spine_down";
+inline constexpr const char* kTierSpineUp = "spine_up";      // 3-tier: towards the super-spines
+inline constexpr const char* kTierSuperDown = "super_down";  // 3-tier: super-spine ports
 
 struct PortQueue {
   std::string tier;

@@ -16,6 +16,7 @@ constexpr uint32_t kMaxNics = 8;
 constexpr uint32_t kMaxSwitches = 64;
 constexpr uint32_t kLinkBase = (198u << 24) | (18u << 16);  // 198.18.0.0/16: /31 per link
 constexpr uint32_t kRankBase = (198u << 24) | (19u << 16);  // 198.19.0.0/16: /27 per host NIC
+constexpr const char* kRankPrefix = "198.19.0.0/16";          // every host NIC's rank subnet
 
 std::string ip(uint32_t a) {
   return fmt::format("{}.{}.{}.{}", a >> 24, (a >> 16) & 0xff, (a >> 8) & 0xff, a & 0xff);
@@ -27,6 +28,16 @@ std::string mac_of(uint32_t ns_id, uint32_t port) {
 }
 
 }  // namespace
+
+std::string switch_name(const PlannedNamespace& ns) {
+  switch (ns.role) {
+    case Role::kHost: return fmt::format("h{}", ns.index);
+    case Role::kLeaf: return fmt::format("leaf{}", ns.index);
+    case Role::kSpine: return fmt::format("spine{}", ns.index);
+    case Role::kSuperSpine: return fmt::format("super{}", ns.index);
+  }
+  return "";
+}
 
 std::string host_namespace(const std::string& testbed, uint32_t host) {
   return fmt::format("{}-h{}", testbed, host);
@@ -58,6 +69,33 @@ uint32_t rank_address(uint32_t host, uint32_t nic, uint32_t slot) {
   return kRankBase | (host << 8) | (nic * 32 + slot + 1);
 }
 
+// 3-tier: the leaves and spines split evenly into pods, a rail group stays in one pod, and the
+// super-spines join the pods (and are only there to).
+Status validate_pods(const v1::VirtualTestbedSpec& s) {
+  if (s.pods() <= 1) {
+    if (s.super_spines() > 0) return invalid_argument("super_spines join pods: set pods (2 or more) too");
+    return {};
+  }
+  const uint32_t pods = s.pods();
+  if (s.super_spines() == 0 || s.super_spines() > kMaxSwitches) {
+    return invalid_argument(fmt::format("super_spines {}: {} pods need 1..{} super-spines to reach each other",
+                                        s.super_spines(), pods, kMaxSwitches));
+  }
+  if (s.leaves() % pods != 0 || s.spines() % pods != 0 || s.spines() < pods) {
+    return invalid_argument(fmt::format(
+        "leaves {} and spines {} split evenly into {} pods, each with a spine at least", s.leaves(), s.spines(), pods));
+  }
+  if ((s.leaves() / pods) % s.nics_per_host() != 0) {
+    return invalid_argument(fmt::format(
+        "{} leaves per pod with nics_per_host {}: a pod holds whole rail groups (one leaf per NIC)",
+        s.leaves() / pods, s.nics_per_host()));
+  }
+  // What is built for a 2-tier fabric only, refused rather than half done.
+  if (s.routes_size() > 0) return invalid_argument("routes: not on a fabric with pods yet");
+  if (s.pfc().lossless()) return invalid_argument("pfc.lossless: not on a fabric with pods yet");
+  return {};
+}
+
 Status validate(const v1::VirtualTestbedSpec& s) {
   static const std::regex kName("[a-z][a-z0-9]{0,5}");
   if (!std::regex_match(s.name(), kName)) {
@@ -87,7 +125,10 @@ Status validate(const v1::VirtualTestbedSpec& s) {
   if (s.spines() == 0 && s.leaves() > 1) {
     return invalid_argument("several leaves need spines to reach each other");
   }
-  if (s.host_link_gbps() < 0 || s.fabric_link_gbps() < 0) return invalid_argument("negative link rate");
+  if (s.host_link_gbps() < 0 || s.fabric_link_gbps() < 0 || s.super_link_gbps() < 0) {
+    return invalid_argument("negative link rate");
+  }
+  COLLIDE_RETURN_IF_ERROR(validate_pods(s));
   if (const uint32_t ring = s.host_rx_ring_frames();
       ring != 0 && (ring < 64 || ring > 4096 || (ring & (ring - 1)) != 0)) {
     return invalid_argument(fmt::format("host_rx_ring_frames: {} is not a power of two in 64..4096", ring));
@@ -108,13 +149,29 @@ Result<TestbedPlan> plan_testbed(const v1::VirtualTestbedSpec& spec) {
   const uint32_t hosts = spec.hosts();
   const uint32_t leaves = spec.leaves();
   const uint32_t spines = spec.spines();
-  // Namespace ids for MACs: hosts first, then leaves, then spines.
+  const uint32_t pods = std::max(1u, spec.pods());
+  const uint32_t supers = pods > 1 ? spec.super_spines() : 0;
+  const uint32_t leaves_per_pod = leaves / pods, spines_per_pod = spines / pods;
+  // Namespace ids for MACs: hosts first, then leaves, spines and super-spines.
   auto host_id = [](uint32_t h) { return h; };
   auto leaf_id = [&](uint32_t l) { return hosts + l; };
   auto spine_id = [&](uint32_t s) { return hosts + leaves + s; };
+  auto super_id = [&](uint32_t x) { return hosts + leaves + spines + x; };
   for (uint32_t h = 0; h < hosts; ++h) plan.namespaces.push_back({host_namespace(spec.name(), h), Role::kHost, h});
-  for (uint32_t l = 0; l < leaves; ++l) plan.namespaces.push_back({ns_name("leaf", l), Role::kLeaf, l});
-  for (uint32_t s = 0; s < spines; ++s) plan.namespaces.push_back({ns_name("spine", s), Role::kSpine, s});
+  for (uint32_t l = 0; l < leaves; ++l) {
+    plan.namespaces.push_back({ns_name("leaf", l), Role::kLeaf, l, l / leaves_per_pod});
+  }
+  for (uint32_t s = 0; s < spines; ++s) {
+    plan.namespaces.push_back({ns_name("spine", s), Role::kSpine, s, s / spines_per_pod});
+  }
+  for (uint32_t x = 0; x < supers; ++x) plan.namespaces.push_back({ns_name("super", x), Role::kSuperSpine, x});
+  // Two tiers that hash in turn need keys of their own, or a spine sends every flow a leaf gave
+  // it up the same link (in a 2-tier fabric only the leaves choose, and the kernel's key serves).
+  if (supers > 0 && !spec.shared_hash_seed()) {
+    for (uint32_t i = 0; i < plan.namespaces.size(); ++i) {
+      if (plan.namespaces[i].role != Role::kHost) plan.namespaces[i].hash_seed = 0x9e3779b1u * (i + 1) | 1u;
+    }
+  }
 
   uint32_t next_link = 0;
   auto link_addresses = [&](uint32_t& a, uint32_t& b) {
@@ -149,8 +206,11 @@ Result<TestbedPlan> plan_testbed(const v1::VirtualTestbedSpec& spec) {
     }
   }
   std::vector<std::vector<std::string>> leaf_uplinks(leaves);  // spine addresses seen by a leaf
+  std::vector<uint32_t> spine_ports(spines, 0);
+  std::map<uint32_t, std::vector<std::string>> subnets_of_spine;  // the hosts' under its pod
   for (uint32_t l = 0; l < leaves; ++l) {
-    for (uint32_t s = 0; s < spines; ++s) {
+    const uint32_t pod = l / leaves_per_pod;
+    for (uint32_t s = pod * spines_per_pod; s < (pod + 1) * spines_per_pod; ++s) {
       uint32_t leaf_ip, spine_ip;
       link_addresses(leaf_ip, spine_ip);
       PlannedLink link;
@@ -158,16 +218,41 @@ Result<TestbedPlan> plan_testbed(const v1::VirtualTestbedSpec& spec) {
       link.gbps = spec.fabric_link_gbps();
       link.a = {ns_name("leaf", l), fmt::format("p{}", port), mac_of(leaf_id(l), port), ip(leaf_ip) + "/31",
                 port_queue(kTierLeafUp, spec.has_leaf_up() ? &spec.leaf_up() : nullptr, link.gbps)};
-      link.b = {ns_name("spine", s), fmt::format("p{}", l), mac_of(spine_id(s), l), ip(spine_ip) + "/31",
+      const uint32_t spine_port = spine_ports[s]++;
+      link.b = {ns_name("spine", s), fmt::format("p{}", spine_port), mac_of(spine_id(s), spine_port),
+                ip(spine_ip) + "/31",
                 port_queue(kTierSpineDown, spec.has_spine_down() ? &spec.spine_down() : nullptr, link.gbps)};
       leaf_uplinks[l].push_back(ip(spine_ip));
       for (const std::string& subnet : subnets_of_leaf[l]) {
         plan.routes.push_back({link.b.netns, subnet, {ip(leaf_ip)}});
+        subnets_of_spine[s].push_back(subnet);
       }
       plan.links.push_back(std::move(link));
     }
-    if (spines > 0) plan.routes.push_back({ns_name("leaf", l), "198.19.0.0/16", leaf_uplinks[l]});
+    if (spines > 0) plan.routes.push_back({ns_name("leaf", l), kRankPrefix, leaf_uplinks[l]});
   }
+  // 3-tier: every spine up to every super-spine; a spine sends what is not under its pod up (ECMP
+  // over the super-spines), a super-spine sends each pod's hosts down over that pod's spines.
+  std::map<std::pair<uint32_t, std::string>, std::vector<std::string>> super_routes;  // (super, subnet)
+  for (uint32_t s = 0; s < spines && supers > 0; ++s) {
+    std::vector<std::string> uplinks;
+    for (uint32_t x = 0; x < supers; ++x) {
+      uint32_t spine_ip, super_ip;
+      link_addresses(spine_ip, super_ip);
+      PlannedLink link;
+      const uint32_t port = spine_ports[s]++;
+      link.gbps = spec.super_link_gbps();
+      link.a = {ns_name("spine", s), fmt::format("p{}", port), mac_of(spine_id(s), port), ip(spine_ip) + "/31",
+                port_queue(kTierSpineUp, spec.has_spine_up() ? &spec.spine_up() : nullptr, link.gbps)};
+      link.b = {ns_name("super", x), fmt::format("p{}", s), mac_of(super_id(x), s), ip(super_ip) + "/31",
+                port_queue(kTierSuperDown, spec.has_super_down() ? &spec.super_down() : nullptr, link.gbps)};
+      uplinks.push_back(ip(super_ip));
+      for (const std::string& subnet : subnets_of_spine[s]) super_routes[{x, subnet}].push_back(ip(spine_ip));
+      plan.links.push_back(std::move(link));
+    }
+    plan.routes.push_back({ns_name("spine", s), kRankPrefix, uplinks});
+  }
+  for (const auto& [at, via] : super_routes) plan.routes.push_back({ns_name("super", at.first), at.second, via});
   if (auto e = apply_switch_routes(spec, plan)) return invalid_argument(fmt::format("{}: {}", e->field, e->what));
   return plan;
 }

@@ -22,13 +22,19 @@
 // spines, as on a rail-optimized training cluster.
 namespace collide::orchestrator::testbed {
 
-enum class Role { kHost, kLeaf, kSpine };
+enum class Role { kHost, kLeaf, kSpine, kSuperSpine };
 
 struct PlannedNamespace {
   std::string name;
   Role role = Role::kHost;
   uint32_t index = 0;
+  uint32_t pod = 0;  // leaves and spines: their pod (3-tier; 0 in a 2-tier fabric)
+  // The switch's multipath hash key (fib_multipath_hash_seed); 0: the kernel's own, one for all.
+  uint32_t hash_seed = 0;
 };
+
+// "leaf2", "spine0", "super1", "h3": how reports and scenarios name a namespace of the plan.
+std::string switch_name(const PlannedNamespace& ns);
 
 struct LinkEnd {
   std::string netns;

@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 
+#include "orchestrator/testbed/port_queue.h"
 #include "tests/support/status_matchers.h"
 
 namespace collide::orchestrator::testbed {
@@ -165,6 +166,118 @@ TEST(TestbedPlanTest, RejectsImpossibleSpecs) {
   auto bad_mtu = spec(2, 1, 1, 0);
   bad_mtu.set_mtu(100);
   EXPECT_THAT(plan_testbed(bad_mtu), StatusIs(StatusCode::kInvalidArgument));
+}
+
+// 8 hosts, 2 pods of 2 leaves and 2 spines each, 2 super-spines.
+v1::VirtualTestbedSpec three_tier() {
+  v1::VirtualTestbedSpec s = spec(8, 1, 4, 4);
+  s.set_pods(2);
+  s.set_super_spines(2);
+  s.set_super_link_gbps(40);
+  return s;
+}
+
+std::vector<std::string> via_of(const TestbedPlan& plan, const std::string& netns, const std::string& prefix) {
+  for (const PlannedRoute& r : plan.routes) {
+    if (r.netns == netns && r.prefix == prefix) return r.via;
+  }
+  return {};
+}
+
+TEST(TestbedPlanTest, PodsJoinedBySuperSpinesKeepEachLeafOnItsPodsSpines) {
+  auto plan = plan_testbed(three_tier());
+  ASSERT_TRUE(plan.ok()) << plan.status().to_string();
+  EXPECT_EQ(plan->namespaces.size(), 8u + 4 + 4 + 2);
+  // Host links, each leaf to its pod's 2 spines, each spine to both super-spines.
+  EXPECT_EQ(plan->links.size(), 8u + 4 * 2 + 4 * 2);
+  std::map<std::string, uint32_t> pod;
+  for (const PlannedNamespace& ns : plan->namespaces) pod[ns.name] = ns.pod;
+  EXPECT_EQ(pod["tb-leaf1"], 0u);
+  EXPECT_EQ(pod["tb-leaf2"], 1u);
+  EXPECT_EQ(pod["tb-spine3"], 1u);
+  std::set<std::string> addresses, macs;
+  for (const PlannedLink& l : plan->links) {
+    for (const LinkEnd* e : {&l.a, &l.b}) {
+      EXPECT_TRUE(addresses.insert(e->address).second) << e->address;
+      EXPECT_TRUE(macs.insert(e->mac).second) << e->mac;
+    }
+    if (l.a.netns.find("leaf") != std::string::npos) {
+      EXPECT_EQ(pod[l.a.netns], pod[l.b.netns]) << l.a.netns << " cabled to " << l.b.netns;
+      EXPECT_EQ(l.a.queue.tier, kTierLeafUp);
+    }
+    if (l.b.netns.find("super") != std::string::npos) {
+      EXPECT_EQ(l.a.queue.tier, kTierSpineUp);
+      EXPECT_EQ(l.b.queue.tier, kTierSuperDown);
+      EXPECT_DOUBLE_EQ(l.gbps, 40);
+    }
+  }
+  // Leaf 2 (pod 1) spreads everything over spines 2 and 3; they route pod 1's hosts down and the
+  // rest up over both super-spines; each super-spine reaches host 0 (leaf 0, pod 0) over spines 0
+  // and 1 only.
+  EXPECT_EQ(via_of(*plan, "tb-leaf2", "198.19.0.0/16").size(), 2u);
+  for (const std::string& hop : via_of(*plan, "tb-leaf2", "198.19.0.0/16")) {
+    bool on_pod_1 = false;
+    for (const PlannedLink& l : plan->links) {
+      if (bare_address(l.b.address) == hop) on_pod_1 = l.b.netns == "tb-spine2" || l.b.netns == "tb-spine3";
+    }
+    EXPECT_TRUE(on_pod_1) << hop;
+  }
+  const std::string host0 = plan->nics[0].rank_subnet, host2 = plan->nics[2].rank_subnet;
+  EXPECT_EQ(via_of(*plan, "tb-spine2", host2).size(), 1u);   // down to leaf 2
+  EXPECT_TRUE(via_of(*plan, "tb-spine2", host0).empty());    // not its pod's
+  EXPECT_EQ(via_of(*plan, "tb-spine2", "198.19.0.0/16").size(), 2u);  // up, over both super-spines
+  for (const char* super : {"tb-super0", "tb-super1"}) {
+    const std::vector<std::string> down = via_of(*plan, super, host0);
+    ASSERT_EQ(down.size(), 2u) << super;
+    for (const std::string& hop : down) {
+      bool pod_0_spine = false;
+      for (const PlannedLink& l : plan->links) {
+        if (bare_address(l.a.address) == hop) pod_0_spine = l.a.netns == "tb-spine0" || l.a.netns == "tb-spine1";
+      }
+      EXPECT_TRUE(pod_0_spine) << super << " via " << hop;
+    }
+  }
+}
+
+TEST(TestbedPlanTest, WithPodsEachSwitchHashesWithAKeyOfItsOwnUnlessShared) {
+  auto plan = plan_testbed(three_tier());
+  ASSERT_TRUE(plan.ok()) << plan.status().to_string();
+  std::set<uint32_t> seeds;
+  for (const PlannedNamespace& ns : plan->namespaces) {
+    if (ns.role == Role::kHost) {
+      EXPECT_EQ(ns.hash_seed, 0u) << ns.name;
+    } else {
+      EXPECT_NE(ns.hash_seed, 0u) << ns.name;
+      EXPECT_TRUE(seeds.insert(ns.hash_seed).second) << ns.name;
+    }
+  }
+  auto shared = three_tier();
+  shared.set_shared_hash_seed(true);
+  auto one_key = plan_testbed(shared);
+  ASSERT_TRUE(one_key.ok()) << one_key.status().to_string();
+  for (const PlannedNamespace& ns : one_key->namespaces) EXPECT_EQ(ns.hash_seed, 0u) << ns.name;
+  // Only the leaves choose among next hops in a 2-tier fabric: the kernel's one key serves.
+  auto two_tier = plan_testbed(spec(4, 1, 2, 2));
+  ASSERT_TRUE(two_tier.ok()) << two_tier.status().to_string();
+  for (const PlannedNamespace& ns : two_tier->namespaces) EXPECT_EQ(ns.hash_seed, 0u) << ns.name;
+}
+
+TEST(TestbedPlanTest, RefusesPodsThatDoNotSplitEvenlyOrHaveNoSuperSpine) {
+  auto no_super = three_tier();
+  no_super.set_super_spines(0);
+  EXPECT_THAT(plan_testbed(no_super), StatusIs(StatusCode::kInvalidArgument));
+  auto uneven = three_tier();
+  uneven.set_pods(3);
+  EXPECT_THAT(plan_testbed(uneven), StatusIs(StatusCode::kInvalidArgument));
+  auto super_without_pods = spec(4, 1, 2, 2);
+  super_without_pods.set_super_spines(1);
+  EXPECT_THAT(plan_testbed(super_without_pods), StatusIs(StatusCode::kInvalidArgument));
+  auto rails_across_pods = three_tier();
+  rails_across_pods.set_nics_per_host(4);  // a rail group of 4 leaves would span both pods
+  EXPECT_THAT(plan_testbed(rails_across_pods), StatusIs(StatusCode::kInvalidArgument));
+  auto lossless = three_tier();
+  lossless.mutable_pfc()->set_lossless(true);
+  EXPECT_THAT(plan_testbed(lossless), StatusIs(StatusCode::kInvalidArgument));
 }
 
 }  // namespace

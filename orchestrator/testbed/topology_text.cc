@@ -1,6 +1,7 @@
 #include "orchestrator/testbed/topology_text.h"
 
 #include <map>
+#include <string_view>
 #include <vector>
 
 #include <fmt/format.h>
@@ -23,10 +24,7 @@ std::string rate(double gbps) { return gbps > 0 ? fmt::format("{:g} Gb/s", gbps)
 std::string topology_text(const TestbedPlan& plan) {
   std::map<std::string, const PlannedNamespace*> by_name;
   for (const PlannedNamespace& ns : plan.namespaces) by_name[ns.name] = &ns;
-  const auto switch_name = [](const PlannedNamespace& ns) {
-    return fmt::format("{}{}", ns.role == Role::kSpine ? "spine" : "leaf", ns.index);
-  };
-  std::map<uint32_t, SwitchPorts> spines, leaves;
+  std::map<uint32_t, SwitchPorts> supers, spines, leaves;
   std::map<std::string, double> tier_gbps;  // by port tier, what leaves through such a port
   for (const PlannedLink& l : plan.links) {
     const PlannedNamespace* lower = by_name[l.a.netns];
@@ -40,21 +38,33 @@ std::string topology_text(const TestbedPlan& plan) {
         if (n.netns == l.a.netns && n.ifname == l.a.ifname) nic = host_nic_name(n.host, n.nic);
       }
       leaves[upper->index].down.push_back(nic);
+    } else if (lower->role == Role::kSpine) {
+      spines[lower->index].up.push_back(switch_name(*upper));
+      supers[upper->index].down.push_back(switch_name(*lower));
     } else {
       leaves[lower->index].up.push_back(switch_name(*upper));
       spines[upper->index].down.push_back(switch_name(*lower));
     }
   }
-  std::string out = fmt::format("testbed {}: {} spines, {} leaves, {} host NICs\n", plan.name, spines.size(),
-                                leaves.size(), plan.nics.size());
-  for (const auto& [index, ports] : spines) {
-    out += fmt::format("  {:<10}down: {}\n", fmt::format("spine{}", index), fmt::join(ports.down, " "));
+  std::string out = fmt::format("testbed {}: {}{} spines, {} leaves, {} host NICs\n", plan.name,
+                                supers.empty() ? "" : fmt::format("{} super-spines, ", supers.size()),
+                                spines.size(), leaves.size(), plan.nics.size());
+  std::map<uint32_t, uint32_t> pod_of_leaf;
+  for (const PlannedNamespace& ns : plan.namespaces) {
+    if (ns.role == Role::kLeaf) pod_of_leaf[ns.index] = ns.pod;
   }
-  for (const auto& [index, ports] : leaves) {
-    out += fmt::format("  {:<10}", fmt::format("leaf{}", index));
-    if (!ports.up.empty()) out += fmt::format("up: {}  ", fmt::join(ports.up, " "));
-    out += fmt::format("down: {}\n", fmt::join(ports.down, " "));
-  }
+  const auto print = [&](const char* role, const std::map<uint32_t, SwitchPorts>& tier) {
+    for (const auto& [index, ports] : tier) {
+      out += fmt::format("  {:<10}", fmt::format("{}{}", role, index));
+      if (!ports.up.empty()) out += fmt::format("up: {}  ", fmt::join(ports.up, " "));
+      out += fmt::format("down: {}", fmt::join(ports.down, " "));
+      if (!supers.empty() && std::string_view(role) == "leaf") out += fmt::format("  (pod {})", pod_of_leaf[index]);
+      out += "\n";
+    }
+  };
+  print("super", supers);
+  print("spine", spines);
+  print("leaf", leaves);
   out += "  ports:";
   for (const auto& [tier, gbps] : tier_gbps) out += fmt::format(" {} {};", tier, rate(gbps));
   out.back() = '\n';

@@ -44,5 +44,29 @@ TEST(TopologyTextTest, OneLeafWithoutSpinesHasNoUplinks) {
       << text;
 }
 
+TEST(TopologyTextTest, SuperSpinesOnTopAndEachLeafWithItsPod) {
+  v1::VirtualTestbedSpec spec;
+  spec.set_name("t3");
+  spec.set_hosts(4);
+  spec.set_nics_per_host(1);
+  spec.set_leaves(4);
+  spec.set_spines(2);
+  spec.set_pods(2);
+  spec.set_super_spines(1);
+  spec.set_super_link_gbps(100);
+  auto plan = plan_testbed(spec);
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  const std::string text = topology_text(*plan);
+  EXPECT_NE(text.find("testbed t3: 1 super-spines, 2 spines, 4 leaves, 4 host NICs\n"
+                      "  super0    down: spine0 spine1\n"
+                      "  spine0    up: super0  down: leaf0 leaf1\n"
+                      "  spine1    up: super0  down: leaf2 leaf3\n"
+                      "  leaf0     up: spine0  down: h0.nic0  (pod 0)\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("  leaf3     up: spine1  down: h3.nic0  (pod 1)\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("spine_up 100 Gb/s; super_down 100 Gb/s"), std::string::npos) << text;
+}
+
 }  // namespace
 }  // namespace collide::orchestrator::testbed

@@ -36,6 +36,13 @@ Status ip_batch(const std::string& netns, const std::vector<std::string>& lines)
   return s.with_context(fmt::format("configuring namespace {}", netns));
 }
 
+// Gives the switch its own multipath hash key; false when this kernel has no such setting.
+bool set_hash_seed(const PlannedNamespace& ns) {
+  auto set = run_command({"ip", "netns", "exec", ns.name, "sysctl", "-qw",
+                          fmt::format("net.ipv4.fib_multipath_hash_seed={}", ns.hash_seed)});
+  return set.ok() && set->exit_code == 0;
+}
+
 }  // namespace
 
 Result<std::unique_ptr<VirtualTestbed>> VirtualTestbed::create(TestbedPlan plan) {
@@ -80,6 +87,11 @@ Status VirtualTestbed::build() {
       }
     }
     COLLIDE_RETURN_IF_ERROR(run_checked(args));
+    if (ns.hash_seed != 0 && !set_hash_seed(ns)) {
+      log->warn("{}: this kernel has no net.ipv4.fib_multipath_hash_seed (Linux 6.11 and later): every switch "
+                "hashes with one key, so flows polarize across the fabric's tiers",
+                ns.name);
+    }
   }
   const std::string mtu = std::to_string(plan_.mtu);
   std::map<std::string, std::vector<std::string>> batch;
@@ -157,11 +169,12 @@ Result<std::vector<std::string>> list_testbeds() {
   std::istringstream lines(out->output);
   for (std::string line; std::getline(lines, line);) {
     const std::string ns = line.substr(0, line.find(' '));
-    // "<name>-h0", "<name>-leaf1", "<name>-spine0"
+    // "<name>-h0", "<name>-leaf1", "<name>-spine0", "<name>-super0"
     const auto dash = ns.rfind('-');
     if (dash == std::string::npos) continue;
     const std::string role = ns.substr(dash + 1);
-    if (role.rfind("h", 0) == 0 || role.rfind("leaf", 0) == 0 || role.rfind("spine", 0) == 0) {
+    if (role.rfind("h", 0) == 0 || role.rfind("leaf", 0) == 0 || role.rfind("spine", 0) == 0 ||
+        role.rfind("super", 0) == 0) {
       names.insert(ns.substr(0, dash));
     }
   }
