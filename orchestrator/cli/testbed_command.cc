@@ -27,6 +27,7 @@ struct TestbedOptions {
   uint32_t pods = 0;
   uint32_t super_spines = 0;
   double super_gbps = 0;
+  uint32_t planes = 0;
   uint32_t mtu = 0;
   std::string name = "demo";
   bool json = false;
@@ -44,6 +45,7 @@ v1::VirtualTestbedSpec spec_of(const TestbedOptions& o) {
   s.set_pods(o.pods);
   s.set_super_spines(o.super_spines);
   s.set_super_link_gbps(o.super_gbps);
+  s.set_planes(o.planes);
   s.set_mtu(o.mtu);
   return s;
 }
@@ -84,6 +86,7 @@ void add_spec_options(CLI::App* cmd, TestbedOptions& o) {
   cmd->add_option("--pods", o.pods, "3-tier: split the leaves and spines into this many pods");
   cmd->add_option("--super-spines", o.super_spines, "3-tier: super-spines joining the pods");
   cmd->add_option("--super-gbps", o.super_gbps, "shape spine - super-spine links (0: unshaped)");
+  cmd->add_option("--planes", o.planes, "split the spines into planes, rail r's leaves on plane r % planes");
   cmd->add_option("--mtu", o.mtu, "MTU of every link (default 1500)");
   cmd->add_flag("--json", o.json, "print JSON");
 }

@@ -96,6 +96,22 @@ Status validate_pods(const v1::VirtualTestbedSpec& s) {
   return {};
 }
 
+// Planes: the spines split evenly, each plane takes whole rails, and planes are not pods.
+Status validate_planes(const v1::VirtualTestbedSpec& s) {
+  if (s.planes() <= 1) return {};
+  const uint32_t planes = s.planes();
+  if (s.pods() > 1) return invalid_argument("planes and pods: one or the other");
+  if (s.nics_per_host() % planes != 0) {
+    return invalid_argument(fmt::format("planes {} with nics_per_host {}: each plane takes whole rails, so "
+                                        "nics_per_host must be a multiple of planes", planes, s.nics_per_host()));
+  }
+  if (s.spines() < planes || s.spines() % planes != 0) {
+    return invalid_argument(fmt::format("spines {} split evenly into {} planes, each with a spine at least",
+                                        s.spines(), planes));
+  }
+  return {};
+}
+
 Status validate(const v1::VirtualTestbedSpec& s) {
   static const std::regex kName("[a-z][a-z0-9]{0,5}");
   if (!std::regex_match(s.name(), kName)) {
@@ -129,6 +145,7 @@ Status validate(const v1::VirtualTestbedSpec& s) {
     return invalid_argument("negative link rate");
   }
   COLLIDE_RETURN_IF_ERROR(validate_pods(s));
+  COLLIDE_RETURN_IF_ERROR(validate_planes(s));
   if (const uint32_t ring = s.host_rx_ring_frames();
       ring != 0 && (ring < 64 || ring > 4096 || (ring & (ring - 1)) != 0)) {
     return invalid_argument(fmt::format("host_rx_ring_frames: {} is not a power of two in 64..4096", ring));
@@ -152,6 +169,10 @@ Result<TestbedPlan> plan_testbed(const v1::VirtualTestbedSpec& spec) {
   const uint32_t pods = std::max(1u, spec.pods());
   const uint32_t supers = pods > 1 ? spec.super_spines() : 0;
   const uint32_t leaves_per_pod = leaves / pods, spines_per_pod = spines / pods;
+  const uint32_t nics = spec.nics_per_host();
+  const uint32_t planes = std::max(1u, spec.planes());
+  const uint32_t spines_per_plane = spines / planes;
+  auto plane_of_leaf = [&](uint32_t l) { return (l % nics) % planes; };  // its rail's plane
   // Namespace ids for MACs: hosts first, then leaves, spines and super-spines.
   auto host_id = [](uint32_t h) { return h; };
   auto leaf_id = [&](uint32_t l) { return hosts + l; };
@@ -159,10 +180,10 @@ Result<TestbedPlan> plan_testbed(const v1::VirtualTestbedSpec& spec) {
   auto super_id = [&](uint32_t x) { return hosts + leaves + spines + x; };
   for (uint32_t h = 0; h < hosts; ++h) plan.namespaces.push_back({host_namespace(spec.name(), h), Role::kHost, h});
   for (uint32_t l = 0; l < leaves; ++l) {
-    plan.namespaces.push_back({ns_name("leaf", l), Role::kLeaf, l, l / leaves_per_pod});
+    plan.namespaces.push_back({ns_name("leaf", l), Role::kLeaf, l, l / leaves_per_pod, plane_of_leaf(l)});
   }
   for (uint32_t s = 0; s < spines; ++s) {
-    plan.namespaces.push_back({ns_name("spine", s), Role::kSpine, s, s / spines_per_pod});
+    plan.namespaces.push_back({ns_name("spine", s), Role::kSpine, s, s / spines_per_pod, s / spines_per_plane});
   }
   for (uint32_t x = 0; x < supers; ++x) plan.namespaces.push_back({ns_name("super", x), Role::kSuperSpine, x});
   // Two tiers that hash in turn need keys of their own, or a spine sends every flow a leaf gave
@@ -182,7 +203,6 @@ Result<TestbedPlan> plan_testbed(const v1::VirtualTestbedSpec& spec) {
   std::vector<uint32_t> leaf_ports(leaves, 0);
   // Leaf routes towards its hosts' rank subnets, collected for the spines too.
   std::map<uint32_t, std::vector<std::string>> subnets_of_leaf;
-  const uint32_t nics = spec.nics_per_host();
   const uint32_t groups = leaves / nics;  // validate: leaves is a multiple of nics
   for (uint32_t h = 0; h < hosts; ++h) {
     for (uint32_t n = 0; n < nics; ++n) {
@@ -209,8 +229,11 @@ Result<TestbedPlan> plan_testbed(const v1::VirtualTestbedSpec& spec) {
   std::vector<uint32_t> spine_ports(spines, 0);
   std::map<uint32_t, std::vector<std::string>> subnets_of_spine;  // the hosts' under its pod
   for (uint32_t l = 0; l < leaves; ++l) {
-    const uint32_t pod = l / leaves_per_pod;
-    for (uint32_t s = pod * spines_per_pod; s < (pod + 1) * spines_per_pod; ++s) {
+    // Its pod's spines (3-tier), its plane's (planes), else every spine.
+    const uint32_t pod = l / leaves_per_pod, plane = plane_of_leaf(l);
+    const uint32_t first = planes > 1 ? plane * spines_per_plane : pod * spines_per_pod;
+    const uint32_t count = planes > 1 ? spines_per_plane : spines_per_pod;
+    for (uint32_t s = first; s < first + count; ++s) {
       uint32_t leaf_ip, spine_ip;
       link_addresses(leaf_ip, spine_ip);
       PlannedLink link;

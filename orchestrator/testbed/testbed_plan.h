@@ -29,6 +29,7 @@ struct PlannedNamespace {
   Role role = Role::kHost;
   uint32_t index = 0;
   uint32_t pod = 0;  // leaves and spines: their pod (3-tier; 0 in a 2-tier fabric)
+  uint32_t plane = 0;  // leaves and spines: their plane (0 with one plane)
   // The switch's multipath hash key (fib_multipath_hash_seed); 0: the kernel's own, one for all.
   uint32_t hash_seed = 0;
 };

@@ -262,6 +262,41 @@ TEST(TestbedPlanTest, WithPodsEachSwitchHashesWithAKeyOfItsOwnUnlessShared) {
   for (const PlannedNamespace& ns : two_tier->namespaces) EXPECT_EQ(ns.hash_seed, 0u) << ns.name;
 }
 
+TEST(TestbedPlanTest, PlanesGiveEachRailAFabricOfItsOwn) {
+  // 4 hosts x 2 NICs, 2 rail groups of 2 leaves, 4 spines in 2 planes: rail 0 (leaves 0 and 2)
+  // on spines 0-1, rail 1 (leaves 1 and 3) on spines 2-3.
+  auto s = spec(4, 2, 4, 4);
+  s.set_planes(2);
+  auto plan = plan_testbed(s);
+  ASSERT_TRUE(plan.ok()) << plan.status().to_string();
+  EXPECT_EQ(plan->links.size(), 8u + 4 * 2);
+  std::map<std::string, uint32_t> plane;
+  for (const PlannedNamespace& ns : plan->namespaces) plane[ns.name] = ns.plane;
+  EXPECT_EQ(plane["tb-leaf2"], 0u);
+  EXPECT_EQ(plane["tb-leaf3"], 1u);
+  EXPECT_EQ(plane["tb-spine1"], 0u);
+  EXPECT_EQ(plane["tb-spine2"], 1u);
+  for (const PlannedLink& l : plan->links) {
+    if (l.b.netns.find("spine") != std::string::npos) {
+      EXPECT_EQ(plane[l.a.netns], plane[l.b.netns]) << l.a.netns << " cabled to " << l.b.netns;
+    }
+  }
+  // A plane's spines route only the rank subnets of its rail's NICs.
+  for (const HostNic& nic : plan->nics) {
+    EXPECT_EQ(via_of(*plan, nic.nic == 0 ? "tb-spine0" : "tb-spine2", nic.rank_subnet).size(), 1u) << nic.rank_subnet;
+    EXPECT_TRUE(via_of(*plan, nic.nic == 0 ? "tb-spine2" : "tb-spine0", nic.rank_subnet).empty()) << nic.rank_subnet;
+  }
+  auto odd = spec(4, 2, 4, 3);
+  odd.set_planes(2);
+  EXPECT_THAT(plan_testbed(odd), StatusIs(StatusCode::kInvalidArgument));
+  auto one_nic = spec(4, 1, 2, 2);
+  one_nic.set_planes(2);
+  EXPECT_THAT(plan_testbed(one_nic), StatusIs(StatusCode::kInvalidArgument));
+  auto with_pods = three_tier();
+  with_pods.set_planes(2);
+  EXPECT_THAT(plan_testbed(with_pods), StatusIs(StatusCode::kInvalidArgument));
+}
+
 TEST(TestbedPlanTest, RefusesPodsThatDoNotSplitEvenlyOrHaveNoSuperSpine) {
   auto no_super = three_tier();
   no_super.set_super_spines(0);

@@ -49,9 +49,14 @@ std::string topology_text(const TestbedPlan& plan) {
   std::string out = fmt::format("testbed {}: {}{} spines, {} leaves, {} host NICs\n", plan.name,
                                 supers.empty() ? "" : fmt::format("{} super-spines, ", supers.size()),
                                 spines.size(), leaves.size(), plan.nics.size());
-  std::map<uint32_t, uint32_t> pod_of_leaf;
+  std::map<uint32_t, uint32_t> pod_of_leaf, plane_of_leaf;
+  bool planes = false;
   for (const PlannedNamespace& ns : plan.namespaces) {
-    if (ns.role == Role::kLeaf) pod_of_leaf[ns.index] = ns.pod;
+    if (ns.role == Role::kLeaf) {
+      pod_of_leaf[ns.index] = ns.pod;
+      plane_of_leaf[ns.index] = ns.plane;
+    }
+    planes = planes || ns.plane > 0;
   }
   const auto print = [&](const char* role, const std::map<uint32_t, SwitchPorts>& tier) {
     for (const auto& [index, ports] : tier) {
@@ -59,6 +64,7 @@ std::string topology_text(const TestbedPlan& plan) {
       if (!ports.up.empty()) out += fmt::format("up: {}  ", fmt::join(ports.up, " "));
       out += fmt::format("down: {}", fmt::join(ports.down, " "));
       if (!supers.empty() && std::string_view(role) == "leaf") out += fmt::format("  (pod {})", pod_of_leaf[index]);
+      if (planes && std::string_view(role) == "leaf") out += fmt::format("  (plane {})", plane_of_leaf[index]);
       out += "\n";
     }
   };
