@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "orchestrator/replay/transport_options.h"
+#include "orchestrator/testbed/link_counters.h"
 #include "orchestrator/testbed/link_names.h"
 #include "replayer/collectives/expander.h"
 #include "traces/trace_io.h"
@@ -128,15 +129,14 @@ report::Roofline roofline(const FabricLoad& load, const tb::TestbedPlan& plan) {
   const auto add_rate = [](double& sum, double gbps) { sum = (gbps <= 0 || sum < 0) ? -1 : sum + gbps; };
   std::map<uint32_t, double> pod_up_gbps, pod_down_gbps;  // 3-tier: a pod's spines' uplinks
   for (const tb::PlannedLink& l : plan.links) {
-    const tb::PlannedNamespace* lower = namespace_of(plan, l.a.netns);
-    const tb::PlannedNamespace* upper = namespace_of(plan, l.b.netns);
-    if (lower == nullptr || upper == nullptr) continue;
-    if (lower->role == tb::Role::kLeaf && upper->role == tb::Role::kSpine) {
-      add_rate(up_gbps[lower->index], l.a.queue.gbps);
-      add_rate(down_gbps[lower->index], l.b.queue.gbps);
-    } else if (lower->role == tb::Role::kSpine && upper->role == tb::Role::kSuperSpine) {
-      add_rate(pod_up_gbps[lower->pod], l.a.queue.gbps);
-      add_rate(pod_down_gbps[lower->pod], l.b.queue.gbps);
+    const report::FabricLink named = tb::name_link(plan, l);
+    if (named.host_link) continue;
+    if (named.spine_link) {
+      add_rate(pod_up_gbps[named.pod], l.a.queue.gbps);
+      add_rate(pod_down_gbps[named.pod], l.b.queue.gbps);
+    } else {
+      add_rate(up_gbps[named.leaf], l.a.queue.gbps);
+      add_rate(down_gbps[named.leaf], l.b.queue.gbps);
     }
   }
   for (const auto& [pod, gbps] : pod_up_gbps) {

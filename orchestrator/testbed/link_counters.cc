@@ -98,7 +98,7 @@ report::FabricLink name_link(const TestbedPlan& plan, const PlannedLink& l) {
                                   [&](const HostNic& n) { return n.mac == l.a.mac; });
     f.lower = host_nic_name(lower->index, nic != plan.nics.end() ? nic->nic : 0);
     f.leaf = upper->index;
-    f.upper = fmt::format("leaf{}", f.leaf);
+    f.upper = switch_name(*upper);
   } else if (lower->role == Role::kSpine) {
     f.spine_link = true;
     f.spine = lower->index;

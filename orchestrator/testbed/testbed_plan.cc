@@ -186,6 +186,12 @@ Result<TestbedPlan> plan_testbed(const v1::VirtualTestbedSpec& spec) {
     plan.namespaces.push_back({ns_name("spine", s), Role::kSpine, s, s / spines_per_pod, s / spines_per_plane});
   }
   for (uint32_t x = 0; x < supers; ++x) plan.namespaces.push_back({ns_name("super", x), Role::kSuperSpine, x});
+  // A switch's end of a link: its port `port` ("p3"), its MAC from the namespace id and the port.
+  auto switch_end = [&](const char* role, uint32_t index, uint32_t ns_id, uint32_t port, uint32_t address,
+                        PortQueue queue) {
+    return LinkEnd{ns_name(role, index), fmt::format("p{}", port), mac_of(ns_id, port), ip(address) + "/31",
+                   std::move(queue)};
+  };
   // Two tiers that hash in turn need keys of their own, or a spine sends every flow a leaf gave
   // it up the same link (in a 2-tier fabric only the leaves choose, and the kernel's key serves).
   if (supers > 0 && !spec.shared_hash_seed()) {
@@ -214,9 +220,8 @@ Result<TestbedPlan> plan_testbed(const v1::VirtualTestbedSpec& spec) {
       link.gbps = spec.host_link_gbps();
       link.a = {host_namespace(spec.name(), h), fmt::format("eth{}", n), mac_of(host_id(h), n),
                 ip(host_ip) + "/31", port_queue(kTierHostNic, nullptr, link.gbps)};
-      link.b = {ns_name("leaf", leaf), fmt::format("p{}", port), mac_of(leaf_id(leaf), port),
-                ip(leaf_ip) + "/31",
-                port_queue(kTierLeafDown, spec.has_leaf_down() ? &spec.leaf_down() : nullptr, link.gbps)};
+      link.b = switch_end("leaf", leaf, leaf_id(leaf), port, leaf_ip,
+                          port_queue(kTierLeafDown, spec.has_leaf_down() ? &spec.leaf_down() : nullptr, link.gbps));
       const std::string subnet = ip(rank_address(h, n, 0) - 1) + "/27";
       plan.routes.push_back({link.b.netns, subnet, {ip(host_ip)}});
       plan.neighbors.push_back({link.b.netns, ip(host_ip), link.a.mac, link.b.ifname});
@@ -239,12 +244,10 @@ Result<TestbedPlan> plan_testbed(const v1::VirtualTestbedSpec& spec) {
       PlannedLink link;
       const uint32_t port = leaf_ports[l]++;
       link.gbps = spec.fabric_link_gbps();
-      link.a = {ns_name("leaf", l), fmt::format("p{}", port), mac_of(leaf_id(l), port), ip(leaf_ip) + "/31",
-                port_queue(kTierLeafUp, spec.has_leaf_up() ? &spec.leaf_up() : nullptr, link.gbps)};
-      const uint32_t spine_port = spine_ports[s]++;
-      link.b = {ns_name("spine", s), fmt::format("p{}", spine_port), mac_of(spine_id(s), spine_port),
-                ip(spine_ip) + "/31",
-                port_queue(kTierSpineDown, spec.has_spine_down() ? &spec.spine_down() : nullptr, link.gbps)};
+      link.a = switch_end("leaf", l, leaf_id(l), port, leaf_ip,
+                          port_queue(kTierLeafUp, spec.has_leaf_up() ? &spec.leaf_up() : nullptr, link.gbps));
+      link.b = switch_end("spine", s, spine_id(s), spine_ports[s]++, spine_ip,
+                          port_queue(kTierSpineDown, spec.has_spine_down() ? &spec.spine_down() : nullptr, link.gbps));
       leaf_uplinks[l].push_back(ip(spine_ip));
       for (const std::string& subnet : subnets_of_leaf[l]) {
         plan.routes.push_back({link.b.netns, subnet, {ip(leaf_ip)}});
@@ -265,10 +268,10 @@ Result<TestbedPlan> plan_testbed(const v1::VirtualTestbedSpec& spec) {
       PlannedLink link;
       const uint32_t port = spine_ports[s]++;
       link.gbps = spec.super_link_gbps();
-      link.a = {ns_name("spine", s), fmt::format("p{}", port), mac_of(spine_id(s), port), ip(spine_ip) + "/31",
-                port_queue(kTierSpineUp, spec.has_spine_up() ? &spec.spine_up() : nullptr, link.gbps)};
-      link.b = {ns_name("super", x), fmt::format("p{}", s), mac_of(super_id(x), s), ip(super_ip) + "/31",
-                port_queue(kTierSuperDown, spec.has_super_down() ? &spec.super_down() : nullptr, link.gbps)};
+      link.a = switch_end("spine", s, spine_id(s), port, spine_ip,
+                          port_queue(kTierSpineUp, spec.has_spine_up() ? &spec.spine_up() : nullptr, link.gbps));
+      link.b = switch_end("super", x, super_id(x), s, super_ip,
+                          port_queue(kTierSuperDown, spec.has_super_down() ? &spec.super_down() : nullptr, link.gbps));
       uplinks.push_back(ip(super_ip));
       for (const std::string& subnet : subnets_of_spine[s]) super_routes[{x, subnet}].push_back(ip(spine_ip));
       plan.links.push_back(std::move(link));

@@ -7,7 +7,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "orchestrator/testbed/link_names.h"
+#include "orchestrator/testbed/link_counters.h"
 
 namespace collide::orchestrator::testbed {
 namespace {
@@ -22,28 +22,20 @@ std::string rate(double gbps) { return gbps > 0 ? fmt::format("{:g} Gb/s", gbps)
 }  // namespace
 
 std::string topology_text(const TestbedPlan& plan) {
-  std::map<std::string, const PlannedNamespace*> by_name;
-  for (const PlannedNamespace& ns : plan.namespaces) by_name[ns.name] = &ns;
   std::map<uint32_t, SwitchPorts> supers, spines, leaves;
   std::map<std::string, double> tier_gbps;  // by port tier, what leaves through such a port
   for (const PlannedLink& l : plan.links) {
-    const PlannedNamespace* lower = by_name[l.a.netns];
-    const PlannedNamespace* upper = by_name[l.b.netns];
-    if (lower == nullptr || upper == nullptr) continue;
     tier_gbps[l.a.queue.tier] = l.a.queue.gbps;
     tier_gbps[l.b.queue.tier] = l.b.queue.gbps;
-    if (lower->role == Role::kHost) {
-      std::string nic = l.a.ifname;
-      for (const HostNic& n : plan.nics) {
-        if (n.netns == l.a.netns && n.ifname == l.a.ifname) nic = host_nic_name(n.host, n.nic);
-      }
-      leaves[upper->index].down.push_back(nic);
-    } else if (lower->role == Role::kSpine) {
-      spines[lower->index].up.push_back(switch_name(*upper));
-      supers[upper->index].down.push_back(switch_name(*lower));
+    const report::FabricLink named = name_link(plan, l);
+    if (named.host_link) {
+      leaves[named.leaf].down.push_back(named.lower);
+    } else if (named.spine_link) {
+      spines[named.spine].up.push_back(named.upper);
+      supers[named.super_spine].down.push_back(named.lower);
     } else {
-      leaves[lower->index].up.push_back(switch_name(*upper));
-      spines[upper->index].down.push_back(switch_name(*lower));
+      leaves[named.leaf].up.push_back(named.upper);
+      spines[named.spine].down.push_back(named.lower);
     }
   }
   std::string out = fmt::format("testbed {}: {}{} spines, {} leaves, {} host NICs\n", plan.name,
