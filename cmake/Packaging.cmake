@@ -44,12 +44,14 @@ set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 # (dpkg-dev). By hand: the commands collide runs (ip and tc for the testbed and faults, bpftool for
 # the sweep), and DPDK's AF_XDP driver, the default port, which DPDK loads as a plugin at run time
 # so that no link dependency names it (23: the ABI of Debian 12's DPDK, as the libraries found
-# above). Drivers for PCI NICs come with the dpdk package, suggested.
+# above). Drivers for PCI NICs come with the dpdk package, suggested, and FRR for virtual fabrics
+# routed by BGP (testbed.virtual.routing: bgp).
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_PACKAGE_DEPENDS "iproute2, bpftool")
+set(CPACK_DEBIAN_PACKAGE_SUGGESTS "frr")
 if(COLLIDE_WITH_DPDK)
   string(APPEND CPACK_DEBIAN_PACKAGE_DEPENDS ", librte-net-af-xdp23")
-  set(CPACK_DEBIAN_PACKAGE_SUGGESTS "dpdk")
+  set(CPACK_DEBIAN_PACKAGE_SUGGESTS "dpdk, frr")
 endif()
 # The build's debug information is most of the binary's size (over 200 MB); the package ships it
 # stripped.

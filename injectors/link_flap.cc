@@ -81,7 +81,11 @@ Status add_routes(LinkSnapshot& snapshot, const json& routes, bool ipv6) {
     if (!route.is_object()) return data_loss("ip route: an entry is not an object");
     if (!route_uses(route, snapshot.ifname)) continue;
     // The kernel recreates these itself when the link and its addresses come back.
-    if (string_field(route, "protocol") == "kernel") continue;
+    const std::string protocol = string_field(route, "protocol");
+    if (protocol == "kernel") continue;
+    // A routing daemon's (bgp, ospf, ...): the daemon withdraws it with the link and installs it
+    // again once its session is back; put back by hand it would stand in for the daemon's.
+    if (!protocol.empty() && protocol != "boot" && protocol != "static") continue;
     const std::string table = string_field(route, "table");
     if (table == "local") continue;
     const std::string type = string_field(route, "type");

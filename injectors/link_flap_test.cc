@@ -11,7 +11,8 @@ using std::chrono::nanoseconds;
 using Argv = std::vector<std::string>;
 
 // Recorded from `ip -j addr show dev va` and `ip -j -4 route show table all` (iproute2 6.1) on a
-// veth with an address, a static route, a multipath route and the kernel's own routes.
+// veth with an address, a static route, a multipath route, the kernel's own routes and one BGP
+// installed (left to BGP).
 constexpr const char* kAddrJson = R"([{"ifindex":4,"link":"vb","ifname":"va","flags":["BROADCAST",
 "MULTICAST","UP","LOWER_UP"],"mtu":1500,"qdisc":"noqueue","operstate":"UP","addr_info":[
 {"family":"inet","local":"10.9.0.1","prefixlen":24,"scope":"global","label":"va"},
@@ -23,6 +24,8 @@ constexpr const char* kRoutes4Json = R"([
 {"dst":"10.8.0.0/16","gateway":"10.9.0.2","dev":"va","metric":5,"flags":[]},
 {"dst":"default","gateway":"10.9.0.254","dev":"va","table":"100","flags":["onlink"]},
 {"dst":"10.6.0.0/16","gateway":"10.5.0.2","dev":"other","flags":[]},
+{"dst":"10.5.0.0/27","nhid":21,"gateway":"10.9.0.5","dev":"va","protocol":"bgp","metric":20,"flags":[]},
+{"dst":"10.4.0.0/16","gateway":"10.9.0.6","dev":"va","protocol":"static","flags":[]},
 {"dst":"10.9.0.0/24","dev":"va","protocol":"kernel","scope":"link","prefsrc":"10.9.0.1","flags":[]},
 {"type":"local","dst":"10.9.0.1","dev":"va","table":"local","protocol":"kernel","scope":"host",
  "prefsrc":"10.9.0.1","flags":[]}])";
@@ -38,7 +41,7 @@ TEST(LinkSnapshot, RestoresAddressesAndTheRoutesTheKernelWillNot) {
   EXPECT_EQ(snapshot->routes,
             (std::vector<std::string>{"10.7.0.0/16 nexthop via 10.9.0.3 nexthop via 10.9.0.4",
                                       "10.8.0.0/16 via 10.9.0.2", "default via 10.9.0.254",
-                                      "fd01::/64 via fd00::2"}));
+                                      "10.4.0.0/16 via 10.9.0.6", "fd01::/64 via fd00::2"}));
   const std::vector<Argv> expected = {
       {"ip", "-n", "ns1", "link", "set", "dev", "va", "up"},
       {"ip", "-n", "ns1", "-4", "addr", "replace", "10.9.0.1/24", "dev", "va"},
@@ -49,6 +52,8 @@ TEST(LinkSnapshot, RestoresAddressesAndTheRoutesTheKernelWillNot) {
        "metric", "5"},
       {"ip", "-n", "ns1", "-4", "route", "replace", "default", "via", "10.9.0.254", "dev", "va",
        "table", "100", "onlink"},
+      {"ip", "-n", "ns1", "-4", "route", "replace", "10.4.0.0/16", "via", "10.9.0.6", "dev", "va", "proto",
+       "static"},
       {"ip", "-n", "ns1", "-6", "route", "replace", "fd01::/64", "via", "fd00::2", "dev", "va",
        "metric", "1024"},
   };

@@ -9,7 +9,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <array>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -84,27 +83,31 @@ Status validate(const PfcStormOptions& o) {
   return {};
 }
 
-Result<PfcStormResult> run_pfc_storm(const std::string& dev, const PfcStormOptions& o,
-                                     const std::atomic<bool>* stop) {
+Result<std::vector<uint8_t>> pfc_storm_frame(const PfcStormOptions& o, const wire::MacAddress& source) {
   COLLIDE_RETURN_IF_ERROR(validate(o));
-  PacketSocket socket;
   wire::PauseFrame pause;
-  COLLIDE_RETURN_IF_ERROR(socket.open(dev, pause.source));
+  pause.source = source;
   pause.enabled = o.priorities;
   for (size_t p = 0; p < wire::kPriorities; ++p) {
     if (pause.pauses(static_cast<uint8_t>(p))) pause.quanta[p] = o.quanta;
   }
-  std::array<uint8_t, wire::kMacControlFrameSize> frame{};
+  std::vector<uint8_t> frame(wire::kMacControlFrameSize);
   auto len = wire::encode_pfc(pause, frame);
   if (!len.ok()) return len.status();
+  frame.resize(*len);
+  return frame;
+}
 
+Result<PfcStormResult> run_storm_schedule(const PfcStormOptions& o, std::span<const uint8_t> frame,
+                                          const StormSend& send, const std::atomic<bool>* stop) {
+  COLLIDE_RETURN_IF_ERROR(validate(o));
   PfcStormResult result;
   const auto period = static_cast<uint64_t>(std::llround(1e9 / o.frames_per_second));
   const uint64_t start = now_ns();
   const uint64_t end = start + static_cast<uint64_t>(o.duration.count());
   for (uint64_t next = start; next < end;) {
     if (stop != nullptr && stop->load()) break;
-    if (socket.send(frame.data(), *len)) {
+    if (send(frame)) {
       ++result.frames_sent;
     } else {
       ++result.frames_failed;
@@ -121,6 +124,18 @@ Result<PfcStormResult> run_pfc_storm(const std::string& dev, const PfcStormOptio
   }
   result.seconds = static_cast<double>(now_ns() - start) / 1e9;
   return result;
+}
+
+Result<PfcStormResult> run_pfc_storm(const std::string& dev, const PfcStormOptions& o,
+                                     const std::atomic<bool>* stop) {
+  COLLIDE_RETURN_IF_ERROR(validate(o));
+  PacketSocket socket;
+  wire::MacAddress mac;
+  COLLIDE_RETURN_IF_ERROR(socket.open(dev, mac));
+  auto frame = pfc_storm_frame(o, mac);
+  if (!frame.ok()) return frame.status();
+  return run_storm_schedule(
+      o, *frame, [&socket](std::span<const uint8_t> f) { return socket.send(f.data(), f.size()); }, stop);
 }
 
 }  // namespace collide::injectors

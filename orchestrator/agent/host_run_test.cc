@@ -86,26 +86,52 @@ TEST(HostRunNicsTest, ANicWithoutAPortAnywhereIsAnError) {
   EXPECT_EQ(nics.status().message(), "the run names no packet port and the agent has none (--port-spec)");
 }
 
-// A lossless virtual testbed: the request each host's replay gets carries the NICs' lossless
-// settings (resolve_pfc's host defaults); without pfc.lossless it carries none.
-TEST(HostRunTest, ALosslessTestbedAsksTheReplayForLosslessReceive) {
+// Rank 0 of a run on a virtual testbed of 2 hosts, and the request its host's replay gets.
+v1::PrepareRun testbed_run() {
   v1::PrepareRun run;
   run.add_ranks(0);
   run.set_ranks_per_host(1);
   run.mutable_testbed()->set_hosts(2);
+  return run;
+}
+
+v1::ReplayRequest request_of(const v1::PrepareRun& run) {
   std::vector<std::string> pauses, delays;
   const std::vector<v1::RunNic> nics(1);
-  v1::ReplayRequest lossy = replay_request(run, {}, "job.trace", nics, {}, pauses, delays);
-  EXPECT_FALSE(lossy.has_lossless());
+  return replay_request(run, {}, "job.trace", nics, {}, pauses, delays);
+}
+
+// A lossless virtual testbed: the request each host's replay gets carries the NICs' lossless
+// settings (resolve_pfc's host defaults); without pfc.lossless it carries none.
+TEST(HostRunTest, ALosslessTestbedAsksTheReplayForLosslessReceive) {
+  v1::PrepareRun run = testbed_run();
+  EXPECT_FALSE(request_of(run).has_lossless());
 
   run.mutable_testbed()->mutable_pfc()->set_lossless(true);
   run.mutable_testbed()->mutable_pfc()->set_host_xoff_frames(200);
-  const v1::ReplayRequest q = replay_request(run, {}, "job.trace", nics, {}, pauses, delays);
+  const v1::ReplayRequest q = request_of(run);
   ASSERT_TRUE(q.has_lossless());
   EXPECT_EQ(q.lossless().xoff_frames(), 200u);
   EXPECT_EQ(q.lossless().xon_frames(), 50u);
   EXPECT_EQ(q.lossless().priority(), testbed::kDefaultPfcPriority);
   EXPECT_EQ(q.lossless().quanta(), testbed::kDefaultPauseQuanta);
+}
+
+// A shaped virtual testbed: each NIC sends at its host link's rate (the engine paces its port,
+// DCQCN starts there) and keeps the NIC buffer the testbed gives it; unshaped, nothing is paced.
+TEST(HostRunTest, AShapedTestbedPacesEachNicAtItsLinksRate) {
+  v1::PrepareRun run = testbed_run();
+  const v1::ReplayRequest unshaped = request_of(run);
+  EXPECT_EQ(unshaped.pace_gbps(), 0.0);
+  EXPECT_EQ(unshaped.dcqcn_line_rate_gbps(), 0.0);
+  EXPECT_EQ(unshaped.drain_buffer_frames(), 0u);
+
+  run.mutable_testbed()->set_host_link_gbps(0.25);
+  run.mutable_testbed()->set_host_rx_buffer_frames(96);
+  const v1::ReplayRequest q = request_of(run);
+  EXPECT_EQ(q.pace_gbps(), 0.25);
+  EXPECT_EQ(q.dcqcn_line_rate_gbps(), 0.25);
+  EXPECT_EQ(q.drain_buffer_frames(), 96u);
 }
 
 #ifdef COLLIDE_HAVE_DPDK

@@ -288,7 +288,10 @@ void print_results(const InjectOptions& o, const inj::FaultInjector& f, uint64_t
 
 void run_inject(const InjectOptions& o) {
   if (o.link.sweep) return run_link_fault_sweep(o.link, o.netns);
-  if (o.dev.empty()) usage("--dev is required (unless --sweep)");
+  if (!o.storm.port.empty() && !wants_pfc_storm(o.storm)) {
+    usage("--port is for --pfc-storm: other faults act on a kernel interface (--dev)");
+  }
+  if (o.dev.empty() && o.storm.port.empty()) usage("--dev is required (unless --sweep, or a --pfc-storm from --port)");
   sweep_at_start("inject", o.link.state_dir.empty() ? inj::default_state_dir()
                                                     : std::filesystem::path(o.link.state_dir));
   if (wants_pfc_storm(o.storm)) {

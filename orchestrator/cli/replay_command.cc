@@ -211,6 +211,7 @@ nlohmann::json counters_json(const eng::EngineCounters& c) {
           {"paused_ns", c.paused_ns},
           {"pause_frames_sent", c.pause_frames_sent},
           {"rx_held_frames", c.rx_held_frames},
+          {"rx_buffer_dropped", c.rx_buffer_dropped},
           {"packets_received", c.responders.packets_received},
           {"payload_bytes_received", c.responders.bytes_received},
           {"duplicates", c.responders.duplicates},
@@ -422,6 +423,10 @@ void add_replay_command(CLI::App& app) {
   cmd->add_option("--drain-pause", opt->drain_pauses,
                   "START:DURATION: stop draining the receive ring for the window (a slow "
                   "receiver), counted from the replay's start; repeatable");
+  cmd->add_option_function<uint32_t>(
+      "--drain-buffer-frames", [&r](uint32_t n) { r.set_drain_buffer_frames(n); },
+      "in a drain pause, the NIC keeps at most this many frames and drops (counting) what else arrives, "
+      "as a NIC whose host stopped draining it does (default: frames wait in the receive ring)");
   cmd->add_option("--send-delay", opt->send_delays,
                   "START:DURATION:DELAY: hold every frame sent in the window for DELAY (a slow "
                   "sender); repeatable");

@@ -29,6 +29,9 @@ struct TestbedOptions {
   double super_gbps = 0;
   uint32_t planes = 0;
   uint32_t mtu = 0;
+  bool bgp = false;            // --routing bgp
+  uint32_t bfd_interval_ms = 0;  // 0: FRR's default
+  uint32_t bfd_multiplier = 0;
   std::string name = "demo";
   bool json = false;
 };
@@ -47,6 +50,9 @@ v1::VirtualTestbedSpec spec_of(const TestbedOptions& o) {
   s.set_super_link_gbps(o.super_gbps);
   s.set_planes(o.planes);
   s.set_mtu(o.mtu);
+  if (o.bgp) s.set_routing(v1::VirtualTestbedSpec::ROUTING_BGP);
+  if (o.bfd_interval_ms != 0) s.mutable_bgp()->set_bfd_interval_ns(uint64_t{o.bfd_interval_ms} * 1'000'000);
+  if (o.bfd_multiplier != 0) s.mutable_bgp()->set_bfd_multiplier(o.bfd_multiplier);
   return s;
 }
 
@@ -88,6 +94,12 @@ void add_spec_options(CLI::App* cmd, TestbedOptions& o) {
   cmd->add_option("--super-gbps", o.super_gbps, "shape spine - super-spine links (0: unshaped)");
   cmd->add_option("--planes", o.planes, "split the spines into planes, rail r's leaves on plane r % planes");
   cmd->add_option("--mtu", o.mtu, "MTU of every link (default 1500)");
+  cmd->add_option_function<std::string>(
+         "--routing", [&o](const std::string& r) { o.bgp = r == "bgp"; },
+         "static (collide's own routes, the default) or bgp (FRR's bgpd with BFD in every switch)")
+      ->check(CLI::IsMember({"static", "bgp"}));
+  cmd->add_option("--bfd-interval-ms", o.bfd_interval_ms, "with --routing bgp: BFD's interval (default 300)");
+  cmd->add_option("--bfd-multiplier", o.bfd_multiplier, "with --routing bgp: BFD's detect multiplier (default 3)");
   cmd->add_flag("--json", o.json, "print JSON");
 }
 

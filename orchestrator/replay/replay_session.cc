@@ -128,6 +128,7 @@ eng::EngineConfig engine_config(const v1::ReplayRequest& r, const TransportOptio
                     : r.dcqcn_line_rate_gbps() > 0 ? r.dcqcn_line_rate_gbps()
                                                    : kDcqcnLineRateGbps;
   c.lossless = lossless_config(r);
+  c.drain_buffer_frames = r.drain_buffer_frames();
   c.pace_burst = r.pace_burst() > 0 ? r.pace_burst() : kPaceBurst;
   c.honor_compute_gaps = r.trace_timing();
   c.entropy_seed = r.entropy_seed();
@@ -402,6 +403,7 @@ v1::RunCompletion completion_of(const SessionOutcome& o, uint32_t run_index) {
     out->set_naks_received(n.counters.requesters.naks);
     out->set_duplicates_received(n.counters.responders.duplicates);
     out->set_port_rx_dropped(n.port_counters.rx_dropped);
+    out->set_rx_buffer_dropped(n.counters.rx_buffer_dropped);
     out->set_queues(n.queues);
     out->set_rx_wrong_lane(n.counters.rx_wrong_lane);
   }

@@ -229,11 +229,11 @@ pre {{ background: #f8f8f8; padding: 8px; overflow-x: auto; }}
   }
   if (const auto rows = host_flow_control_rows(report); !rows.empty()) {
     html += "<table id=\"host-flow-control\"><tr><th>variant</th><th>pause frames received</th>"
-            "<th>sending held (ms)</th><th>pause frames sent</th></tr>\n";
+            "<th>sending held (ms)</th><th>pause frames sent</th><th>dropped, NIC buffer full</th></tr>\n";
     for (const HostFlowControlRow& r : rows) {
       html += fmt::format(
-          "<tr><td class=\"name\">{}</td><td>{}</td><td>{:.3f}</td><td>{}</td></tr>\n",
-          escape(r.variant), r.pause_frames, r.paused_ms, r.pause_frames_sent);
+          "<tr><td class=\"name\">{}</td><td>{}</td><td>{:.3f}</td><td>{}</td><td>{}</td></tr>\n",
+          escape(r.variant), r.pause_frames, r.paused_ms, r.pause_frames_sent, r.buffer_dropped);
     }
     html += "</table>\n";
   }

@@ -116,6 +116,7 @@ void ReportBuilder::add(const RunResult& run) {
     v.nic_pause_frames += n.pause_frames();
     v.nic_paused_ns += n.paused_ns();
     v.nic_pause_frames_sent += n.pause_frames_sent();
+    v.nic_rx_buffer_dropped += n.rx_buffer_dropped();
   }
   RepetitionSummary rep = summarize_repetition(run);
   add_fabric_totals(v.fabric, rep.fabric);

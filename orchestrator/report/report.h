@@ -88,6 +88,7 @@ struct VariantSummary {
   uint64_t nic_pause_frames = 0;
   uint64_t nic_paused_ns = 0;
   uint64_t nic_pause_frames_sent = 0;
+  uint64_t nic_rx_buffer_dropped = 0;  // dropped by NICs whose buffer a slow receiver filled
   double out_of_order_rate() const {
     return packets_received == 0 ? 0.0
                                  : static_cast<double>(out_of_order_packets) / static_cast<double>(packets_received);

@@ -413,6 +413,27 @@ TEST(ReportTest, HostFlowControlSumsThePauseFramesOfEveryNic) {
   EXPECT_EQ(render_html(plain, {quiet}).find("host-flow-control"), std::string::npos);
 }
 
+// A slow receiver on a lossy fabric sends no pause: what its NIC's full buffer dropped is the row.
+TEST(ReportTest, HostFlowControlCountsWhatFullNicBuffersDropped) {
+  RunResult a = run("lossy-slow", 0, 1, 100);
+  a.nics = {nic_traffic(0, 0), nic_traffic(1, 0)};
+  a.nics[0].set_rx_buffer_dropped(120);
+  RunResult b = run("lossy-slow", 1, 1, 100);
+  b.nics = {nic_traffic(0, 0)};
+  b.nics[0].set_rx_buffer_dropped(30);
+  const Report rep = build_report("unit", {a, b});
+  const auto rows = host_flow_control_rows(rep);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].pause_frames_sent, 0u);
+  EXPECT_EQ(rows[0].buffer_dropped, 150u);
+  EXPECT_EQ(report_json(rep)["variants"][0]["repetitions"][0]["nics"][0]["rx_buffer_dropped"], "120");
+  const std::string text = run_summary(rep, "", "");
+  EXPECT_NE(text.find("lossy-slow                        0 received, held 0.000 ms, 0 sent, 150 dropped"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(render_html(rep, {a, b}).find("<td>0</td><td>0.000</td><td>0</td><td>150</td>"), std::string::npos);
+}
+
 TEST(ReportTest, OutOfOrderRateSumsTheNicsOfEveryRepetition) {
   RunResult a = run("spray", 0, 1, 100);
   a.nics = {with_received(nic_traffic(0, 0), 600, 30), with_received(nic_traffic(1, 0), 400, 20)};

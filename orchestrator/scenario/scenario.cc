@@ -399,6 +399,11 @@ Status check(const v1::Scenario& s, const Checker& c) {
       if (t.virtual_().pods() > 1) {
         return c.error(field, "the phases of a link failure are modeled on a 2-tier fabric: not with pods yet");
       }
+      if (t.virtual_().routing() == v1::VirtualTestbedSpec::ROUTING_BGP) {
+        return c.error(field, "with routing: bgp, BFD detects a failed link and BGP converges around it: leave "
+                              "the modeled phases out (a blackhole fails the link silently, a link-flap with loss "
+                              "of signal) and set testbed.virtual.bgp's timers");
+      }
       if (f.detection_ns() >= f.duration_ns()) {
         return c.error(field, "detection must end within the flap's duration_ns (the link then goes down)");
       }

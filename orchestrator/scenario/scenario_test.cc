@@ -297,6 +297,26 @@ TEST_F(ScenarioTest, ALinkFailuresPhasesBelongToAFlapOfAFabricLinkAndEndWithinIt
             std::string::npos);
 }
 
+TEST_F(ScenarioTest, AFabricRoutedByBgpTakesItsTimersAndLeavesDetectionAndConvergenceToThem) {
+  const std::string head = "name: x\nworkload: {collectives: {kind: all-reduce, bytes: 1MiB}}\n"
+                           "testbed: {virtual: {hosts: 4, spines: 2, routing: bgp, "
+                           "bgp: {bfd_interval_ns: 100ms, bfd_multiplier: 3}}}\nruns: {baseline: true}\n";
+  auto s = load_scenario(write(head + "faults: [{name: f, kind: blackhole, link: leaf0-spine1, duration_ns: 3s}]\n"));
+  ASSERT_TRUE(s.ok()) << s.status().to_string();
+  EXPECT_EQ(s->testbed().virtual_().routing(), v1::VirtualTestbedSpec::ROUTING_BGP);
+  EXPECT_EQ(s->testbed().virtual_().bgp().bfd_interval_ns(), 100'000'000u);
+  auto phases = load_scenario(write(head + "faults: [{name: f, kind: link-flap, link: leaf0-spine1, duration_ns: 3s, "
+                                           "detection_ns: 50ms}]\n"));
+  ASSERT_FALSE(phases.ok());
+  EXPECT_NE(phases.status().message().find("faults[0].detection_ns: with routing: bgp"), std::string::npos)
+      << phases.status().message();
+  auto bad_timer = load_scenario(write("name: x\nworkload: {collectives: {kind: all-reduce, bytes: 1MiB}}\n"
+                                       "testbed: {virtual: {hosts: 4, spines: 2, routing: bgp, "
+                                       "bgp: {bfd_interval_ns: 1500us}}}\nruns: {baseline: true}\n"));
+  ASSERT_FALSE(bad_timer.ok());
+  EXPECT_NE(bad_timer.status().message().find("bgp.bfd_interval_ns"), std::string::npos) << bad_timer.status().message();
+}
+
 TEST_F(ScenarioTest, APodsSpineToSuperSpineLinkCanBeFaultedAndOnlyItsOwnLinksAreNamed) {
   const std::string head = "name: x\nworkload: {collectives: {kind: all-reduce, bytes: 1MiB}}\n"
                            "testbed: {virtual: {hosts: 4, leaves: 4, spines: 4, pods: 2, super_spines: 2}}\n"

@@ -64,6 +64,11 @@ std::optional<ProfileError> check_pfc(const v1::VirtualTestbedSpec& spec) {
                                                    p.poll_us(), kMinPfcPoll.count())};
   }
   if (!p.lossless()) return std::nullopt;
+  if (spec.routing() == v1::VirtualTestbedSpec::ROUTING_BGP) {
+    // A paused port holds its whole queue: BFD's and BGP's packets would wait with RoCE's, and a
+    // long pause would take the link's sessions down (a switch gives them a queue of their own).
+    return ProfileError{"pfc.lossless", "not with routing: bgp yet: a paused port would hold BFD's packets too"};
+  }
   const ResolvedPfc r = resolve_pfc(spec);
   if (r.xon_bytes >= r.xoff_bytes) {
     return ProfileError{"pfc.xon_bytes", fmt::format("xon {} is not below xoff {}", r.xon_bytes, r.xoff_bytes)};
@@ -75,6 +80,11 @@ std::optional<ProfileError> check_pfc(const v1::VirtualTestbedSpec& spec) {
   if (r.host_xon_frames >= r.host_xoff_frames) {
     return ProfileError{"pfc.host_xon_frames", fmt::format("{} is not below host_xoff_frames {}",
                                                            r.host_xon_frames, r.host_xoff_frames)};
+  }
+  if (const uint32_t buffer = spec.host_rx_buffer_frames(); buffer != 0 && r.host_xoff_frames >= buffer) {
+    return ProfileError{"pfc.host_xoff_frames",
+                        fmt::format("{} is not below host_rx_buffer_frames {}: a NIC would drop before it pauses",
+                                    r.host_xoff_frames, buffer)};
   }
   if (spec.host_link_gbps() <= 0 || (spec.spines() > 0 && spec.fabric_link_gbps() <= 0)) {
     return ProfileError{spec.host_link_gbps() <= 0 ? "host_link_gbps" : "fabric_link_gbps",

@@ -36,6 +36,25 @@ TEST(PfcSettingsTest, PollsShorterThanTheFloorAreRefused) {
   EXPECT_FALSE(check_pfc(s).has_value());
 }
 
+TEST(PfcSettingsTest, LosslessIsRefusedOnAFabricRoutedByBgp) {
+  v1::VirtualTestbedSpec s = lossless_fabric();
+  s.set_routing(v1::VirtualTestbedSpec::ROUTING_BGP);
+  ASSERT_TRUE(check_pfc(s).has_value());
+  EXPECT_EQ(check_pfc(s)->field, "pfc.lossless");
+  s.mutable_pfc()->set_lossless(false);
+  EXPECT_FALSE(check_pfc(s).has_value());
+}
+
+TEST(PfcSettingsTest, ANicBufferWithoutRoomAboveTheHostsXoffIsRefused) {
+  v1::VirtualTestbedSpec s = lossless_fabric();
+  s.mutable_pfc()->set_host_xoff_frames(32);
+  s.set_host_rx_buffer_frames(32);
+  ASSERT_TRUE(check_pfc(s).has_value());
+  EXPECT_EQ(check_pfc(s)->field, "pfc.host_xoff_frames");
+  s.set_host_rx_buffer_frames(96);
+  EXPECT_FALSE(check_pfc(s).has_value()) << check_pfc(s)->what;
+}
+
 TEST(PfcSettingsTest, XoffLeavesHeadroomForFourPollsAtTheFastestLink) {
   v1::VirtualTestbedSpec s = lossless_fabric();
   s.set_host_link_gbps(0.1);

@@ -6,7 +6,9 @@
 
 #include <fmt/format.h>
 
+#include "orchestrator/testbed/bgp_fabric.h"
 #include "orchestrator/testbed/switch_routes.h"
+#include "replayer/engine/pfc_sender.h"
 
 namespace collide::orchestrator::testbed {
 namespace {
@@ -146,9 +148,14 @@ Status validate(const v1::VirtualTestbedSpec& s) {
   }
   COLLIDE_RETURN_IF_ERROR(validate_pods(s));
   COLLIDE_RETURN_IF_ERROR(validate_planes(s));
+  COLLIDE_RETURN_IF_ERROR(resolve_bgp(s).status());
   if (const uint32_t ring = s.host_rx_ring_frames();
       ring != 0 && (ring < 64 || ring > 4096 || (ring & (ring - 1)) != 0)) {
     return invalid_argument(fmt::format("host_rx_ring_frames: {} is not a power of two in 64..4096", ring));
+  }
+  if (s.host_rx_buffer_frames() > replayer::engine::kMaxDrainBufferFrames) {
+    return invalid_argument(fmt::format("host_rx_buffer_frames: {} is above {}, what a NIC's buffer can hold here",
+                                        s.host_rx_buffer_frames(), replayer::engine::kMaxDrainBufferFrames));
   }
   if (auto e = check_port_profiles(s)) return invalid_argument(fmt::format("{}: {}", e->field, e->what));
   if (s.mtu() != 0 && (s.mtu() < 1280 || s.mtu() > 9000)) {
@@ -162,6 +169,11 @@ Result<TestbedPlan> plan_testbed(const v1::VirtualTestbedSpec& spec) {
   TestbedPlan plan;
   plan.name = spec.name();
   plan.mtu = spec.mtu() == 0 ? 1500 : spec.mtu();
+  if (spec.routing() == v1::VirtualTestbedSpec::ROUTING_BGP) {
+    auto timers = resolve_bgp(spec);
+    if (!timers.ok()) return timers.status();
+    plan.bgp = *timers;
+  }
   auto ns_name = [&](const char* role, uint32_t i) { return fmt::format("{}-{}{}", spec.name(), role, i); };
   const uint32_t hosts = spec.hosts();
   const uint32_t leaves = spec.leaves();
@@ -250,12 +262,12 @@ Result<TestbedPlan> plan_testbed(const v1::VirtualTestbedSpec& spec) {
                           port_queue(kTierSpineDown, spec.has_spine_down() ? &spec.spine_down() : nullptr, link.gbps));
       leaf_uplinks[l].push_back(ip(spine_ip));
       for (const std::string& subnet : subnets_of_leaf[l]) {
-        plan.routes.push_back({link.b.netns, subnet, {ip(leaf_ip)}});
+        plan.routes.push_back({link.b.netns, subnet, {ip(leaf_ip)}, /*fabric=*/true});
         subnets_of_spine[s].push_back(subnet);
       }
       plan.links.push_back(std::move(link));
     }
-    if (spines > 0) plan.routes.push_back({ns_name("leaf", l), kRankPrefix, leaf_uplinks[l]});
+    if (spines > 0) plan.routes.push_back({ns_name("leaf", l), kRankPrefix, leaf_uplinks[l], /*fabric=*/true});
   }
   // 3-tier: every spine up to every super-spine; a spine sends what is not under its pod up (ECMP
   // over the super-spines), a super-spine sends each pod's hosts down over that pod's spines.
@@ -276,9 +288,11 @@ Result<TestbedPlan> plan_testbed(const v1::VirtualTestbedSpec& spec) {
       for (const std::string& subnet : subnets_of_spine[s]) super_routes[{x, subnet}].push_back(ip(spine_ip));
       plan.links.push_back(std::move(link));
     }
-    plan.routes.push_back({ns_name("spine", s), kRankPrefix, uplinks});
+    plan.routes.push_back({ns_name("spine", s), kRankPrefix, uplinks, /*fabric=*/true});
   }
-  for (const auto& [at, via] : super_routes) plan.routes.push_back({ns_name("super", at.first), at.second, via});
+  for (const auto& [at, via] : super_routes) {
+    plan.routes.push_back({ns_name("super", at.first), at.second, via, /*fabric=*/true});
+  }
   if (auto e = apply_switch_routes(spec, plan)) return invalid_argument(fmt::format("{}: {}", e->field, e->what));
   return plan;
 }

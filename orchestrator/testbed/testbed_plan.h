@@ -1,11 +1,13 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "collide/testbed.pb.h"
 #include "common/result.h"
+#include "orchestrator/testbed/bgp_timers.h"
 #include "orchestrator/testbed/port_queue.h"
 
 // What a virtual leaf-spine fabric consists of, worked out before anything is created: pure, so
@@ -55,6 +57,9 @@ struct PlannedRoute {
   std::string netns;
   std::string prefix;
   std::vector<std::string> via;  // next hops; more than one is ECMP
+  // Between switches: what a routing protocol learns instead (routing: bgp installs only the
+  // leaves' routes to their own hosts).
+  bool fabric = false;
 };
 
 // iproute2's words that put `route` in place in its namespace, from "route" on: one next hop as
@@ -90,6 +95,7 @@ struct TestbedPlan {
   std::vector<PlannedNeighbor> neighbors;
   std::vector<HostNic> nics;
   uint32_t mtu = 1500;
+  std::optional<BgpTimers> bgp;  // routing: bgp (FRR in the switches); unset: static routes
 };
 
 Status validate(const v1::VirtualTestbedSpec& spec);

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "orchestrator/testbed/bgp_fabric.h"
 #include "orchestrator/testbed/link_counters.h"
 
 namespace collide::orchestrator::testbed {
@@ -66,6 +67,13 @@ std::string topology_text(const TestbedPlan& plan) {
   out += "  ports:";
   for (const auto& [tier, gbps] : tier_gbps) out += fmt::format(" {} {};", tier, rate(gbps));
   out.back() = '\n';
+  if (plan.bgp) {
+    const BgpTimers& t = *plan.bgp;
+    out += fmt::format("  routing: BGP (FRR), leaf l AS {}+l, spines AS {}; BFD {} ms x {}; keepalive {} s, hold {} s\n",
+                       kLeafAsnBase, kSpineAsn, t.bfd_interval_ms, t.bfd_multiplier, t.keepalive_s, t.hold_s);
+  } else {
+    out += "  routing: static (collide's own routes)\n";
+  }
   return out;
 }
 

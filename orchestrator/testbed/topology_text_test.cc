@@ -27,6 +27,18 @@ TEST(TopologyTextTest, EachSwitchWithWhatIsCabledAboveAndBelowIt) {
   EXPECT_NE(text.find("leaf_up 25 Gb/s;"), std::string::npos) << text;
   EXPECT_NE(text.find("spine_down unshaped\n"), std::string::npos) << text;
   EXPECT_NE(text.find("host 10 Gb/s;"), std::string::npos) << text;
+  EXPECT_NE(text.find("  routing: static (collide's own routes)\n"), std::string::npos) << text;
+
+  // The same fabric routed by BGP says so, with BFD's and BGP's timers.
+  spec.set_routing(v1::VirtualTestbedSpec::ROUTING_BGP);
+  spec.mutable_bgp()->set_bfd_interval_ns(50'000'000);
+  auto bgp = plan_testbed(spec);
+  ASSERT_TRUE(bgp.ok()) << bgp.status().message();
+  const std::string routed = topology_text(*bgp);
+  EXPECT_NE(routed.find("  routing: BGP (FRR), leaf l AS 65100+l, spines AS 65000; BFD 50 ms x 3; keepalive 3 s, "
+                        "hold 9 s\n"),
+            std::string::npos)
+      << routed;
 }
 
 TEST(TopologyTextTest, OneLeafWithoutSpinesHasNoUplinks) {

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -13,6 +14,7 @@
 
 #include "common/logging.h"
 #include "common/process.h"
+#include "orchestrator/testbed/frr_daemons.h"
 #include "orchestrator/testbed/testbed_owner.h"
 
 namespace collide::orchestrator::testbed {
@@ -34,6 +36,17 @@ Status ip_batch(const std::string& netns, const std::vector<std::string>& lines)
   Status s = run_checked({"ip", "-n", netns, "-batch", path});
   std::filesystem::remove(path);
   return s.with_context(fmt::format("configuring namespace {}", netns));
+}
+
+// How long a BGP fabric has to hold every route (BFD up, sessions established, updates through):
+// seconds here, so this only catches a fabric that will not converge.
+constexpr auto kBgpConvergeTimeout = std::chrono::seconds(60);
+
+// A switch's namespace ("<name>-leaf0", "-spine1", "-super0"), where FRR's daemons may run: a
+// testbed's removal ends what runs there (a namespace going does not end its processes).
+bool is_switch_namespace(const std::string& ns) {
+  const std::string role = ns.substr(ns.rfind('-') + 1);
+  return role.rfind("leaf", 0) == 0 || role.rfind("spine", 0) == 0 || role.rfind("super", 0) == 0;
 }
 
 // Gives the switch its own multipath hash key; false when this kernel has no such setting.
@@ -113,6 +126,7 @@ Status VirtualTestbed::build() {
   // Routes last: their next hops must be on links that are up.
   std::map<std::string, std::vector<std::string>> routes;
   for (const PlannedRoute& r : plan_.routes) {
+    if (plan_.bgp && r.fabric) continue;  // BGP's to learn
     routes[r.netns].push_back(fmt::format("{}", fmt::join(route_replace_args(r), " ")));
   }
   for (const auto& [netns, lines] : batch) COLLIDE_RETURN_IF_ERROR(ip_batch(netns, lines));
@@ -124,6 +138,16 @@ Status VirtualTestbed::build() {
                                            "tx", "off", "rx", "off"}));
       COLLIDE_RETURN_IF_ERROR(apply_port_queue(e->netns, e->ifname, e->queue, plan_.mtu));
     }
+  }
+  if (plan_.bgp) {
+    // Once the ports are shaped: BGP's and BFD's packets cross the links as they will in the run.
+    COLLIDE_RETURN_IF_ERROR(start_frr(plan_, *plan_.bgp));
+    const auto started = std::chrono::steady_clock::now();
+    COLLIDE_RETURN_IF_ERROR(wait_bgp_converged(plan_, kBgpConvergeTimeout));
+    log->info("testbed {}: BGP converged in {} ms (FRR in every switch; vtysh -N {}-leaf0 shows a leaf's sessions)",
+              plan_.name,
+              std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started).count(),
+              plan_.name);
   }
   log->info("testbed {} up: {} namespaces, {} links", plan_.name, plan_.namespaces.size(),
             plan_.links.size());
@@ -145,6 +169,11 @@ Status VirtualTestbed::remove() {
   std::vector<std::string> left;
   std::string why;
   for (auto it = created_.rbegin(); it != created_.rend(); ++it) {
+    if (is_switch_namespace(*it)) {
+      if (Status ended = end_namespace_processes(*it); !ended.ok()) {
+        logging::get("testbed")->warn("{}: {}", *it, ended.message());
+      }
+    }
     Status s = run_checked({"ip", "netns", "del", *it});
     // One already gone (removed by hand) is what removing it was for.
     if (s.ok() || !std::filesystem::exists(std::filesystem::path("/run/netns") / *it)) continue;
@@ -189,6 +218,7 @@ Status remove_testbed(const std::string& name) {
   for (std::string line; std::getline(lines, line);) {
     const std::string ns = line.substr(0, line.find(' '));
     if (ns.rfind(name + "-", 0) == 0) {
+      if (is_switch_namespace(ns)) COLLIDE_RETURN_IF_ERROR(end_namespace_processes(ns));
       COLLIDE_RETURN_IF_ERROR(run_checked({"ip", "netns", "del", ns}));
       ++removed;
     }

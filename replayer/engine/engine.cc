@@ -105,6 +105,11 @@ Result<std::unique_ptr<Engine>> Engine::create(EngineConfig config, const v1::Tr
     COLLIDE_RETURN_IF_ERROR(validate(config.lossless));
     e->hold_capacity_ = kHoldPerXoff * config.lossless.xoff_frames;
   }
+  if (config.drain_buffer_frames > 0) {
+    COLLIDE_RETURN_IF_ERROR(validate_drain_buffer(config.drain_buffer_frames, config.lossless));
+    e->hold_capacity_ = config.drain_buffer_frames;
+    e->drop_when_held_full_ = true;
+  }
   e->pfc_sender_ = PfcSender(config.lossless, config.pfc.line_gbps, port.mac());
   e->rx_frames_.resize(config.burst);
   return e;
@@ -345,16 +350,23 @@ void Engine::receive_frames(Nanos now, bool& progress) {
 
 void Engine::hold_frames(Nanos now, bool& progress) {
   std::vector<backend::Frame>& rx = rx_frames_;
-  while (held_.size() < hold_capacity_) {
-    const size_t want = std::min(rx.size(), hold_capacity_ - held_.size());
+  // With the NIC's buffer modelled, a full hold still empties the port (as many bursts as a poll
+  // takes), dropping what it cannot keep: the NIC, not a ring behind it, decides what is lost.
+  for (int burst = 0; held_.size() < hold_capacity_ || (drop_when_held_full_ && burst < kRxBurstsPerPoll);
+       ++burst) {
+    const size_t room = hold_capacity_ - held_.size();
+    const size_t want = room > 0 ? std::min(rx.size(), room) : rx.size();
     const uint16_t n = port_->receive(std::span<backend::Frame>(rx).first(want));
     for (uint16_t j = 0; j < n; ++j) {
       if (wire::is_mac_control({rx[j].data, rx[j].len})) {
         handle_frame(rx[j], now);
         port_->release({&rx[j], 1});
-      } else {
+      } else if (held_.size() < hold_capacity_) {
         held_.push_back(rx[j]);
         ++counters_.rx_held_frames;
+      } else {
+        port_->release({&rx[j], 1});
+        ++counters_.rx_buffer_dropped;
       }
     }
     if (n > 0) progress = true;
@@ -532,7 +544,7 @@ bool Engine::poll() {
   if (paused) ++counters_.rx_paused_polls;
   if (!paused) {
     receive_frames(now, progress);
-  } else if (config_.lossless.enabled) {
+  } else if (hold_capacity_ > 0) {
     hold_frames(now, progress);
   }
   send_flow_control(now, progress);
@@ -605,7 +617,7 @@ Status Engine::run(std::chrono::nanoseconds timeout, const std::atomic<bool>* st
     } else if (next) {
       continue;
     }
-    if (hooks_.draining_paused(now) && held_.size() >= hold_capacity_) {
+    if (hooks_.draining_paused(now) && held_.size() >= hold_capacity_ && !drop_when_held_full_) {
       // Frames are waiting and must stay waiting (or the hold is full): the port would wake at
       // once, so sleep instead.
       std::this_thread::sleep_for(wait);

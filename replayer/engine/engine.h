@@ -60,6 +60,13 @@ struct EngineConfig {
   // port, into a bounded hold that plays the NIC's receive buffer, and pauses its leaf port while
   // they back up. Off: a drain pause leaves the port alone and what overflows its ring is lost.
   LosslessConfig lossless;
+  // The NIC's own receive buffer, in frames, for a drain pause: the engine takes what arrives
+  // into a hold of this size and drops what arrives with it full, counting each frame
+  // (rx_buffer_dropped), as a NIC whose host stopped draining it does; lossless, it pauses its leaf
+  // port at lossless.xoff_frames within it. 0: lossless, a hold of kHoldPerXoff x xoff_frames
+  // that never drops (the port's ring waits behind it); lossy, frames wait in the port's ring,
+  // whose overflow the port's driver may not count.
+  uint32_t drain_buffer_frames = 0;
 };
 
 // How ranks are reached: each rank has its own IPv4 address (several ranks may share a NIC), and
@@ -91,7 +98,8 @@ struct EngineCounters {
   uint64_t pause_frames = 0;       // PFC (or 802.3x) frames received that paused RoCE's priority
   uint64_t paused_ns = 0;          // time sending was held by them
   uint64_t pause_frames_sent = 0;  // lossless: pause and resume frames sent to the leaf port
-  uint64_t rx_held_frames = 0;     // lossless: frames taken into the hold during a drain pause
+  uint64_t rx_held_frames = 0;     // frames taken into the hold during a drain pause
+  uint64_t rx_buffer_dropped = 0;  // dropped in a drain pause with the hold (drain_buffer_frames) full
   transport::RequesterCounters requesters;  // summed over QPs
   transport::ResponderCounters responders;
 };
@@ -209,8 +217,9 @@ class Engine {
   void handle_frame(const backend::Frame& frame, transport::Nanos now);
   // Frames from the port (held ones first, in the order they came) handled now.
   void receive_frames(transport::Nanos now, bool& progress);
-  // Lossless, in a drain pause: frames from the port into the hold while it has room; flow
-  // control frames are honoured at once, as a NIC's MAC does whatever its host is up to.
+  // In a drain pause: frames from the port into the hold while it has room, and with it full,
+  // dropped where the NIC's buffer is modelled (drain_buffer_frames); flow control frames are
+  // honoured at once, as a NIC's MAC does whatever its host is up to.
   void hold_frames(transport::Nanos now, bool& progress);
   // Lossless: the pause, refresh or resume due for the frames waiting, straight to the port.
   void send_flow_control(transport::Nanos now, bool& progress);
@@ -259,10 +268,12 @@ class Engine {
   FaultHooks hooks_;
   PfcPause pfc_;
   PfcSender pfc_sender_;
-  // Lossless: frames taken from the port in a drain pause and not yet handled, oldest first, at
-  // most hold_capacity_ (0 without lossless: nothing is ever held).
+  // Frames taken from the port in a drain pause and not yet handled, oldest first, at most
+  // hold_capacity_ (0, lossy without drain_buffer_frames: nothing is ever held). With
+  // drop_when_held_full_, what arrives with the hold full is dropped (the NIC's buffer is full).
   std::deque<backend::Frame> held_;
   size_t hold_capacity_ = 0;
+  bool drop_when_held_full_ = false;
   // Frames held by a send delay, oldest first, with the time each may go to the port.
   std::deque<std::pair<transport::Nanos, backend::Frame>> delayed_;
   Pacer pacer_;                         // the port's line rate (off unless pace_gbps > 0)

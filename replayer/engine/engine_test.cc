@@ -503,9 +503,11 @@ constexpr Nanos kDrainLength = 1'000'000;
 constexpr double kLosslessLineGbps = 10;
 constexpr uint64_t kLosslessBytes = 1 << 20;
 
-LosslessRun run_slow_receiver(bool lossless) {
+// `drain_buffer`: B's NIC buffer (EngineConfig.drain_buffer_frames; 0: none), in front of a ring
+// of `ring` frames.
+LosslessRun run_slow_receiver(bool lossless, uint32_t drain_buffer = 0, size_t ring = 64) {
   LosslessRun out;
-  out.wire.ring_frames = 64;
+  out.wire.ring_frames = ring;
   auto paced = [](EngineConfig& c) {
     c.pace_gbps = kLosslessLineGbps;
     c.pfc.line_gbps = kLosslessLineGbps;
@@ -524,6 +526,7 @@ LosslessRun run_slow_receiver(bool lossless) {
                             c.lossless.xoff_frames = 16;
                             c.lossless.xon_frames = 4;
                             c.lossless.quanta = 1000;  // 51.2 us at 10 Gb/s
+                            c.drain_buffer_frames = drain_buffer;
                           });
   return out;
 }
@@ -595,6 +598,44 @@ TEST(EngineLosslessTest, WithoutLosslessTheSlowReceiverDropsAndSendsNoPause) {
   // B's ring overflowed and recovery resent what it lost.
   EXPECT_GT(r.wire.ring_dropped[1], 0u);
   EXPECT_GT(r.run.a.requesters.retransmitted_packets, 0u);
+}
+
+// With B's NIC buffer modelled (32 frames) in front of a ring that never fills: the NIC keeps 32
+// frames, drops and counts what else arrives, the ring loses nothing, and recovery resends it all.
+TEST(EngineLosslessTest, ASlowReceiversFullNicBufferDropsAndCountsWhatArrives) {
+  const LosslessRun r = run_slow_receiver(false, 32, 4096);
+  ASSERT_TRUE(r.run.failure.empty()) << r.run.failure;
+  ASSERT_EQ(r.run.records.size(), 4u);
+  EXPECT_EQ(r.wire.ring_dropped[1], 0u);
+  EXPECT_GE(r.run.b.rx_held_frames, 32u);
+  EXPECT_GT(r.run.b.rx_buffer_dropped, 0u);
+  EXPECT_EQ(r.run.b.pause_frames_sent, 0u);
+  EXPECT_GT(r.run.a.requesters.retransmitted_packets, 0u);
+  const uint64_t crossing = 2 * (2 * 3 * (kLosslessBytes / 4));
+  EXPECT_EQ(r.run.a.responders.bytes_received + r.run.b.responders.bytes_received, crossing);
+  EXPECT_EQ(r.run.a.pattern_errors + r.run.b.pattern_errors, 0u);
+}
+
+// The same buffer, lossless with xoff at 16 frames: B pauses A before its buffer fills, and
+// nothing is dropped anywhere.
+TEST(EngineLosslessTest, ALosslessNicPausesBeforeItsBufferFills) {
+  const LosslessRun r = run_slow_receiver(true, 32, 4096);
+  ASSERT_TRUE(r.run.failure.empty()) << r.run.failure;
+  EXPECT_GT(r.run.b.rx_held_frames, 0u);
+  EXPECT_EQ(r.run.b.rx_buffer_dropped, 0u);
+  EXPECT_GT(r.run.b.pause_frames_sent, 0u);
+  EXPECT_EQ(r.run.a.requesters.retransmitted_packets + r.run.b.requesters.retransmitted_packets, 0u);
+}
+
+TEST(EngineLosslessTest, ANicBufferWithNoRoomAboveXoffIsRefused) {
+  EngineConfig c;
+  c.lossless.enabled = true;
+  c.lossless.xoff_frames = 16;
+  c.lossless.xon_frames = 4;
+  EXPECT_THAT(validate_drain_buffer(16, c.lossless), StatusIs(StatusCode::kInvalidArgument));
+  EXPECT_TRUE(validate_drain_buffer(17, c.lossless).ok());
+  EXPECT_THAT(validate_drain_buffer(kMaxDrainBufferFrames + 1, LosslessConfig{}),
+              StatusIs(StatusCode::kInvalidArgument));
 }
 
 // The slow-sender hook on a single message: rank 0 (host A) sends one packet to rank 2 (host B).

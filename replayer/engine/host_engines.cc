@@ -348,6 +348,7 @@ EngineCounters& operator+=(EngineCounters& total, const EngineCounters& more) {
   total.paused_ns += more.paused_ns;
   total.pause_frames_sent += more.pause_frames_sent;
   total.rx_held_frames += more.rx_held_frames;
+  total.rx_buffer_dropped += more.rx_buffer_dropped;
   total.requesters += more.requesters;
   total.responders += more.responders;
   return total;

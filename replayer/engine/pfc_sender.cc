@@ -26,6 +26,18 @@ Status validate(const LosslessConfig& c) {
   return {};
 }
 
+Status validate_drain_buffer(uint32_t frames, const LosslessConfig& lossless) {
+  if (frames > kMaxDrainBufferFrames) {
+    return invalid_argument(fmt::format("drain_buffer_frames {} is above {}", frames, kMaxDrainBufferFrames));
+  }
+  if (lossless.enabled && frames <= lossless.xoff_frames) {
+    return invalid_argument(fmt::format("drain_buffer_frames {} leaves no room above lossless.xoff_frames {}: the "
+                                        "NIC would drop before it pauses",
+                                        frames, lossless.xoff_frames));
+  }
+  return {};
+}
+
 PfcSender::PfcSender(LosslessConfig config, double line_gbps, wire::MacAddress source)
     : config_(config), source_(source) {
   // Half the pause's time: the refresh reaches the switch long before the pause runs out, even

@@ -38,6 +38,14 @@ inline constexpr uint32_t kMaxXoffFrames = 4096;
 // xoff, xoff above kMaxXoffFrames, or a pause of no time or more than a frame can carry.
 Status validate(const LosslessConfig& config);
 
+// The largest NIC buffer a drain pause models (EngineConfig.drain_buffer_frames): the largest
+// lossless hold, for the same reason (it is the port's receive buffers).
+inline constexpr uint32_t kMaxDrainBufferFrames = kHoldPerXoff * kMaxXoffFrames;
+
+// What makes a NIC buffer of `frames` unusable: more than kMaxDrainBufferFrames, or, lossless, no
+// room above xoff_frames (the NIC would drop before it pauses).
+Status validate_drain_buffer(uint32_t frames, const LosslessConfig& lossless);
+
 struct PfcSenderCounters {
   uint64_t pauses_sent = 0;   // pause frames, first ones and refreshes
   uint64_t resumes_sent = 0;  // resume frames (0 quanta)
