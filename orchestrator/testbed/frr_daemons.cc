@@ -1,6 +1,5 @@
 #include "orchestrator/testbed/frr_daemons.h"
 
-#include <grp.h>
 #include <pwd.h>
 #include <signal.h>
 #include <unistd.h>
@@ -113,6 +112,15 @@ Status start_frr(const TestbedPlan& plan, const BgpTimers& timers) {
   return {};
 }
 
+Result<std::vector<std::pair<std::string, size_t>>> read_bgp_routes(const std::string& netns) {
+  auto out = process::run_command({"ip", "-n", netns, "-j", "-4", "route", "show", "proto", "bgp"});
+  if (!out.ok()) return out.status();
+  if (out->exit_code != 0) return unavailable(fmt::format("ip -n {} route: {}", netns, out->output));
+  auto routes = parse_bgp_routes(out->output);
+  if (!routes.ok()) return routes.status().with_context(netns);
+  return routes;
+}
+
 Status wait_bgp_converged(const TestbedPlan& plan, std::chrono::milliseconds timeout) {
   std::map<std::string, std::vector<ConvergedRoute>> wanted;
   for (ConvergedRoute& r : bgp_converged_routes(plan)) wanted[r.netns].push_back(std::move(r));
@@ -123,11 +131,8 @@ Status wait_bgp_converged(const TestbedPlan& plan, std::chrono::milliseconds tim
     missing.clear();
     first_missing_netns.clear();
     for (const auto& [netns, routes] : wanted) {
-      auto out = process::run_command({"ip", "-n", netns, "-j", "-4", "route", "show", "proto", "bgp"});
-      if (!out.ok()) return out.status();
-      if (out->exit_code != 0) return unavailable(fmt::format("ip -n {} route: {}", netns, out->output));
-      auto held = parse_bgp_routes(out->output);
-      if (!held.ok()) return held.status().with_context(netns);
+      auto held = read_bgp_routes(netns);
+      if (!held.ok()) return held.status();
       std::map<std::string, size_t> hops(held->begin(), held->end());
       for (const ConvergedRoute& r : routes) {
         const auto it = hops.find(r.prefix);

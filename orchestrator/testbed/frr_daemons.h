@@ -5,6 +5,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/result.h"
@@ -30,6 +31,10 @@ std::filesystem::path frr_dir(const std::string& netns);
 // Starts zebra, bfdd and bgpd in every switch namespace of `plan` with bgp_speakers' configuration.
 // An error names the switch and daemon that did not start (its log's last lines with it).
 Status start_frr(const TestbedPlan& plan, const BgpTimers& timers);
+
+// The routes BGP installed in namespace `netns` now, each prefix with its number of next hops
+// (parse_bgp_routes of `ip -j -4 route show proto bgp`).
+Result<std::vector<std::pair<std::string, size_t>>> read_bgp_routes(const std::string& netns);
 
 // Waits until every leaf holds bgp_converged_routes (every route over all its spines), polling the
 // kernel's routes; an error after `timeout` names the routes still missing and each switch's BGP
