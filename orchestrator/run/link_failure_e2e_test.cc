@@ -25,11 +25,9 @@ namespace {
 const std::filesystem::path kScenario =
     std::filesystem::path(COLLIDE_CONFIGS_DIR) / "fabric" / "link-failure.yaml";
 
-// How late a scheduled change may land on a loaded 2-core machine (a thread waking, `ip` runs).
+// How late a scheduled change may land on a loaded 2-core machine (a thread waking, `ip` runs;
+// a link's return restores its addresses, routes and neighbours: about 100 ms here).
 constexpr double kLateAtMost_ms = 100;
-// How long the link's return may take to restore its addresses, routes and neighbours and withdraw
-// the converged routes, one `ip` after another: measured 77 to 301 ms here.
-constexpr double kReturnAtMost_ms = 500;
 
 class LinkFailureRunTest : public ::testing::Test {
  protected:
@@ -86,7 +84,7 @@ TEST_F(LinkFailureRunTest, LossOnlyUntilRoutingConvergesAndTheRingStallsAndRecov
     const Phase converged = phase(v, std::string(name) + "/converged");
     // The failure holds from its detection phase to the link's return.
     EXPECT_GE(whole.held_ms, 3000 - 1);
-    EXPECT_LE(whole.held_ms, 3000 + kLateAtMost_ms + kReturnAtMost_ms);
+    EXPECT_LE(whole.held_ms, 3000 + 2 * kLateAtMost_ms);
     // Detection: the fault program's window, and every frame on the link both ways lost in it.
     EXPECT_NEAR(detection.held_ms, 50, 1);
     EXPECT_GT(detection.lost, 0u);
