@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -20,12 +21,14 @@ namespace collide::process {
 namespace {
 
 // Starts argv with stdout (and, if asked, stderr) going to a new pipe; returns (pid, read end).
+// `stdin_fd`, when not -1, becomes its standard input.
 Result<std::pair<int, int>> spawn_with_pipe(const std::vector<std::string>& argv,
-                                            bool merge_stderr) {
+                                            bool merge_stderr, int stdin_fd = -1) {
   int pipe_fds[2];
   if (pipe2(pipe_fds, O_CLOEXEC) != 0) return errno_status(errno, "pipe");
   std::vector<std::pair<int, int>> placed = {{pipe_fds[1], STDOUT_FILENO}};
   if (merge_stderr) placed.emplace_back(pipe_fds[1], STDERR_FILENO);
+  if (stdin_fd != -1) placed.emplace_back(stdin_fd, STDIN_FILENO);
   auto pid = spawn_with_descriptors(argv, placed);
   close(pipe_fds[1]);
   if (!pid.ok()) {
@@ -62,10 +65,8 @@ int decode_wait_status(int status) {
   return -1;
 }
 
-}  // namespace
-
-Result<CommandResult> run_command(const std::vector<std::string>& argv) {
-  auto spawned = spawn_with_pipe(argv, /*merge_stderr=*/true);
+Result<CommandResult> run_to_completion(const std::vector<std::string>& argv, int stdin_fd) {
+  auto spawned = spawn_with_pipe(argv, /*merge_stderr=*/true, stdin_fd);
   if (!spawned.ok()) return spawned.status();
   auto [pid, fd] = *spawned;
   CommandResult result;
@@ -79,6 +80,38 @@ Result<CommandResult> run_command(const std::vector<std::string>& argv) {
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
   result.exit_code = decode_wait_status(status);
+  return result;
+}
+
+}  // namespace
+
+Result<CommandResult> run_command(const std::vector<std::string>& argv) {
+  return run_to_completion(argv, -1);
+}
+
+Result<CommandResult> run_command(const std::vector<std::string>& argv, const std::string& input) {
+  // A file in memory rather than a pipe: written whole before the child starts, it can never
+  // block us while the child blocks on its output.
+  const int fd = memfd_create("collide-stdin", MFD_CLOEXEC);
+  if (fd < 0) return errno_status(errno, "memfd_create");
+  size_t written = 0;
+  while (written < input.size()) {
+    const ssize_t n = write(fd, input.data() + written, input.size() - written);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const int error = errno;
+      close(fd);
+      return errno_status(error, "writing a program's input");
+    }
+    written += static_cast<size_t>(n);
+  }
+  if (lseek(fd, 0, SEEK_SET) != 0) {
+    const int error = errno;
+    close(fd);
+    return errno_status(error, "lseek");
+  }
+  auto result = run_to_completion(argv, fd);
+  close(fd);
   return result;
 }
 

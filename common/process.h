@@ -23,6 +23,8 @@ Result<int> spawn_with_descriptors(const std::vector<std::string>& argv,
 
 // Runs a program (no shell) to completion and captures what it prints.
 Result<CommandResult> run_command(const std::vector<std::string>& argv);
+// The same with `input` as its standard input (`ip -batch -`).
+Result<CommandResult> run_command(const std::vector<std::string>& argv, const std::string& input);
 
 // Runs a program and turns a non-zero exit into an error that quotes the command and its output.
 Status run_checked(const std::vector<std::string>& argv);

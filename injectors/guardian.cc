@@ -14,7 +14,9 @@
 #include <cstdlib>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <sstream>
+#include <string_view>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -205,34 +207,122 @@ Result<UndoAction> decode_undo(const std::string& text) {
   }
 }
 
+namespace {
+
+// Performs one step by a command of its own; a message if it failed.
+std::optional<std::string> perform_step(const UndoAction& action, const UndoStep& step) {
+  int xdp_mode = 0;
+  if (step.op == UndoOp::kDetachXdp) {
+    // Only the program that was recorded: the id may since belong to someone else's.
+    auto attached = xdp_attachment(action.netns, step.dev);
+    if (!attached.ok() || attached->prog_id != step.prog_id) {
+      if (attached.ok() && attached->prog_id != 0) {
+        return fmt::format("{}: {} now holds XDP program {}, not {}: left alone",
+                           action.description, step.dev, attached->prog_id, step.prog_id);
+      }
+      return std::nullopt;
+    }
+    xdp_mode = attached->mode;
+  }
+  const std::vector<std::string> command = undo_argv(action.netns, step, xdp_mode);
+  auto result = process::run_command(command);
+  if (!result.ok()) {
+    return fmt::format("{}: `{}`: {}", action.description, fmt::join(command, " "),
+                       result.status().message());
+  }
+  if (result->exit_code != 0) {
+    std::string output = result->output;
+    while (!output.empty() && output.back() == '\n') output.pop_back();
+    return fmt::format("{}: `{}` exited with {}: {}", action.description,
+                       fmt::join(command, " "), result->exit_code, output);
+  }
+  return std::nullopt;
+}
+
+// Whether iproute2's batch reader takes the arguments word for word as a line: it splits at white
+// space (which no checked step holds), reads quotes and backslashes, cuts the line at '#', and
+// takes at most 100 words.
+bool batchable(const IpStep& ip) {
+  if (ip.args.size() > 90) return false;
+  return std::none_of(ip.args.begin(), ip.args.end(), [](const std::string& word) {
+    return word.find_first_of("#'\"\\") != std::string::npos;
+  });
+}
+
+bool same_family(IpStep::Family a, IpStep::Family b) {
+  return a == IpStep::Family::kAny || b == IpStep::Family::kAny || a == b;
+}
+
+// Runs the lines as one `ip -force -batch -`, which goes on past a failing line and names each
+// ("Command failed -:N" after the error); a message per line that failed.
+std::vector<std::string> perform_batch(const UndoAction& action, IpStep::Family family,
+                                       const std::vector<std::string>& lines) {
+  std::vector<std::string> args;
+  if (family != IpStep::Family::kAny) args.push_back(family == IpStep::Family::kIpv6 ? "-6" : "-4");
+  args.insert(args.end(), {"-force", "-batch", "-"});
+  const std::vector<std::string> command = netns_command("ip", action.netns, std::move(args));
+  std::string input;
+  for (const std::string& line : lines) input += line + "\n";
+  auto result = process::run_command(command, input);
+  if (!result.ok()) {
+    return {fmt::format("{}: `{}`: {}", action.description, fmt::join(command, " "),
+                        result.status().message())};
+  }
+  if (result->exit_code == 0) return {};
+  std::vector<std::string> failures;
+  std::istringstream output(result->output);
+  std::string said;  // what ip printed since the last failed line
+  constexpr std::string_view kFailed = "Command failed -:";
+  for (std::string out; std::getline(output, out);) {
+    if (out.rfind(kFailed, 0) != 0) {
+      said += (said.empty() ? "" : " ") + out;
+      continue;
+    }
+    auto number = parse_number<size_t>(out.substr(kFailed.size()), "batch line");
+    const std::string line = number.ok() && *number >= 1 && *number <= lines.size()
+                                 ? lines[*number - 1]
+                                 : "-batch line " + out.substr(kFailed.size());
+    failures.push_back(fmt::format("{}: `ip {}` failed: {}", action.description, line, said));
+    said.clear();
+  }
+  if (failures.empty()) {
+    failures.push_back(fmt::format("{}: `{}` of {} steps exited with {}: {}", action.description,
+                                   fmt::join(command, " "), lines.size(), result->exit_code,
+                                   result->output));
+  }
+  return failures;
+}
+
+}  // namespace
+
 std::vector<std::string> perform_undo(const UndoAction& action) {
   std::vector<std::string> failures;
-  for (const UndoStep& step : action.steps) {
-    int xdp_mode = 0;
-    if (step.op == UndoOp::kDetachXdp) {
-      // Only the program that was recorded: the id may since belong to someone else's.
-      auto attached = xdp_attachment(action.netns, step.dev);
-      if (!attached.ok() || attached->prog_id != step.prog_id) {
-        if (attached.ok() && attached->prog_id != 0) {
-          failures.push_back(fmt::format("{}: {} now holds XDP program {}, not {}: left alone",
-                                         action.description, step.dev, attached->prog_id,
-                                         step.prog_id));
-        }
-        continue;
+  const std::vector<UndoStep>& steps = action.steps;
+  for (size_t i = 0; i < steps.size();) {
+    auto first = ip_step(steps[i]);
+    if (!first || !batchable(*first)) {
+      if (auto failed = perform_step(action, steps[i])) failures.push_back(std::move(*failed));
+      ++i;
+      continue;
+    }
+    // The steps from here that ip performs with one family option run as one batch, in order.
+    IpStep::Family family = first->family;
+    std::vector<std::string> lines = {fmt::format("{}", fmt::join(first->args, " "))};
+    size_t next = i + 1;
+    for (; next < steps.size(); ++next) {
+      auto ip = ip_step(steps[next]);
+      if (!ip || !batchable(*ip) || !same_family(family, ip->family)) break;
+      if (family == IpStep::Family::kAny) family = ip->family;
+      lines.push_back(fmt::format("{}", fmt::join(ip->args, " ")));
+    }
+    if (lines.size() == 1) {
+      if (auto failed = perform_step(action, steps[i])) failures.push_back(std::move(*failed));
+    } else {
+      for (std::string& failed : perform_batch(action, family, lines)) {
+        failures.push_back(std::move(failed));
       }
-      xdp_mode = attached->mode;
     }
-    const std::vector<std::string> command = undo_argv(action.netns, step, xdp_mode);
-    auto result = process::run_command(command);
-    if (!result.ok()) {
-      failures.push_back(fmt::format("{}: `{}`: {}", action.description, fmt::join(command, " "),
-                                     result.status().message()));
-    } else if (result->exit_code != 0) {
-      std::string output = result->output;
-      while (!output.empty() && output.back() == '\n') output.pop_back();
-      failures.push_back(fmt::format("{}: `{}` exited with {}: {}", action.description,
-                                     fmt::join(command, " "), result->exit_code, output));
-    }
+    i = next;
   }
   return failures;
 }

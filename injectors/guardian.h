@@ -43,7 +43,9 @@ std::vector<std::string> netns_command(const std::string& tool, const std::strin
 std::string encode_undo(const UndoAction& action);
 Result<UndoAction> decode_undo(const std::string& text);
 
-// Performs every step of an undo; returns a message per step that failed (empty = all fine).
+// Performs every step of an undo, in order; consecutive steps that `ip` performs run as one
+// `ip -batch` (one process for a link's return, however many addresses, routes and neighbours it
+// restores). Returns a message per step that failed (empty = all fine).
 std::vector<std::string> perform_undo(const UndoAction& action);
 
 // The default state directory: $COLLIDE_STATE_DIR when set, else /run/collide.

@@ -37,7 +37,8 @@ bool wait_for_file(const fs::path& path, std::chrono::milliseconds timeout) {
 
 // Undos run `ip` and `tc`, found on PATH. These tests put a stand-in `ip` first on PATH that
 // touches a file named after the device it was asked to bring up (and fails for "fail0"), so
-// that what ran can be seen without root.
+// that what ran can be seen without root. Like iproute2's, it reads its commands from standard
+// input with `-batch -`, goes on past a failure with `-force` and names each failed line.
 class FakeIp {
  public:
   explicit FakeIp(const fs::path& dir) : dir_(dir), bin_(dir.string() + "-bin") {
@@ -45,10 +46,19 @@ class FakeIp {
     const fs::path script = bin_ / "ip";
     // `ip link set dev NAME up`: NAME is the second-last argument.
     std::ofstream(script) << "#!/bin/sh\n"
-                             "dev=$(echo \"$*\" | awk '{print $(NF-1)}')\n"
-                             "[ \"$dev\" = fail0 ] && exit 1\n"
-                             "touch \""
-                          << dir_.string() << "/$dev\"\n";
+                             "up() {\n"
+                             "  dev=$(echo \"$*\" | awk '{print $(NF-1)}')\n"
+                             "  [ \"$dev\" = fail0 ] && { echo \"Cannot find device $dev\" >&2; return 1; }\n"
+                             "  touch \""
+                          << dir_.string() << "/$dev\"\n"
+                             "}\n"
+                             "case \"$*\" in *-batch*) ;; *) up \"$@\"; exit $? ;; esac\n"
+                             "n=0; rc=0\n"
+                             "while read -r line; do\n"
+                             "  n=$((n + 1))\n"
+                             "  up $line || { echo \"Command failed -:$n\" >&2; rc=1; }\n"
+                             "done\n"
+                             "exit $rc\n";
     fs::permissions(script, fs::perms(0755));
     const char* path = std::getenv("PATH");
     old_path_ = path ? path : "";
@@ -113,13 +123,21 @@ TEST(UndoRecord, RefusesARecordOfCommands) {
 TEST(UndoRecord, PerformReportsEachFailingStep) {
   const fs::path dir = fresh_dir("perform");
   FakeIp fake(dir);
-  UndoAction action{"mixed", "", {},
-                    {UndoStep::set_link_up("fail0"), UndoStep::set_link_up("ran0")}};
-  const auto failures = perform_undo(action);
+  UndoAction alone{"one", "", {}, {UndoStep::set_link_up("fail0")}};
+  auto failures = perform_undo(alone);
   ASSERT_EQ(failures.size(), 1u);
-  EXPECT_NE(failures[0].find("`ip link set dev fail0 up` exited with 1"), std::string::npos)
+  EXPECT_NE(failures[0].find("`ip link set dev fail0 up` exited with 1: Cannot find device fail0"),
+            std::string::npos)
       << failures[0];
-  EXPECT_TRUE(fs::exists(dir / "ran0")) << "a failing step must not stop the ones after it";
+  // Several steps of ip's run as one batch, which names the line that failed.
+  UndoAction batch{"mixed", "", {},
+                   {UndoStep::set_link_up("ran0"), UndoStep::set_link_up("fail0"),
+                    UndoStep::set_link_up("ran1")}};
+  failures = perform_undo(batch);
+  ASSERT_EQ(failures.size(), 1u);
+  EXPECT_EQ(failures[0], "mixed: `ip link set dev fail0 up` failed: Cannot find device fail0");
+  EXPECT_TRUE(fs::exists(dir / "ran0"));
+  EXPECT_TRUE(fs::exists(dir / "ran1")) << "a failing step must not stop the ones after it";
   fs::remove_all(dir);
 }
 

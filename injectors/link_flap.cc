@@ -103,6 +103,24 @@ Status add_routes(LinkSnapshot& snapshot, const json& routes, bool ipv6) {
   return {};
 }
 
+Status add_neighbors(LinkSnapshot& snapshot, const json& neighbors) {
+  for (const json& entry : neighbors) {
+    if (!entry.is_object()) return data_loss("ip neigh: an entry is not an object");
+    const std::string ip = string_field(entry, "dst");
+    const std::string mac = string_field(entry, "lladdr");
+    // An entry without an address to answer with (noarp, say) is nothing a peer relies on.
+    if (ip.empty() || mac.empty()) continue;
+    UndoStep step = UndoStep::replace_neighbor(
+        snapshot.ifname, {ip.find(':') != std::string::npos, ip, mac});
+    if (Status checked = check_step(step); !checked.ok()) {
+      return checked.with_context(fmt::format("neighbour {}", ip));
+    }
+    snapshot.neighbors.push_back(fmt::format("{} lladdr {}", ip, mac));
+    snapshot.restore.push_back(std::move(step));
+  }
+  return {};
+}
+
 Result<std::string> ip_json(const std::string& netns, std::vector<std::string> args) {
   std::vector<std::string> argv = netns_command("ip", netns, {"-j"});
   argv.insert(argv.end(), args.begin(), args.end());
@@ -118,15 +136,13 @@ Result<std::string> ip_json(const std::string& netns, std::vector<std::string> a
 }  // namespace
 
 Result<LinkSnapshot> snapshot_from_json(const std::string& netns, const std::string& ifname,
-                                        const std::string& addr_json,
-                                        const std::string& routes4_json,
-                                        const std::string& routes6_json) {
+                                        const LinkJson& text) {
   LinkSnapshot snapshot;
   snapshot.netns = netns;
   snapshot.ifname = ifname;
   snapshot.restore.push_back(UndoStep::set_link_up(ifname));
 
-  auto links = parse_json(addr_json, "ip addr");
+  auto links = parse_json(text.addresses, "ip addr");
   if (!links.ok()) return links.status();
   bool found = false;
   for (const json& link : *links) {
@@ -157,12 +173,15 @@ Result<LinkSnapshot> snapshot_from_json(const std::string& netns, const std::str
                                  netns.empty() ? "" : " in netns " + netns));
   }
 
-  auto routes4 = parse_json(routes4_json, "ip -4 route");
+  auto routes4 = parse_json(text.routes4, "ip -4 route");
   if (!routes4.ok()) return routes4.status();
   COLLIDE_RETURN_IF_ERROR(add_routes(snapshot, *routes4, false));
-  auto routes6 = parse_json(routes6_json, "ip -6 route");
+  auto routes6 = parse_json(text.routes6, "ip -6 route");
   if (!routes6.ok()) return routes6.status();
   COLLIDE_RETURN_IF_ERROR(add_routes(snapshot, *routes6, true));
+  auto neighbors = parse_json(text.neighbors, "ip neigh");
+  if (!neighbors.ok()) return neighbors.status();
+  COLLIDE_RETURN_IF_ERROR(add_neighbors(snapshot, *neighbors));
   return snapshot;
 }
 
@@ -173,7 +192,10 @@ Result<LinkSnapshot> take_snapshot(const std::string& netns, const std::string& 
   if (!routes4.ok()) return routes4.status();
   // A host without IPv6 answers with an error here; it simply has no IPv6 routes.
   auto routes6 = ip_json(netns, {"-6", "route", "show", "table", "all"});
-  return snapshot_from_json(netns, ifname, *addrs, *routes4, routes6.ok() ? *routes6 : "[]");
+  auto neighbors = ip_json(netns, {"neigh", "show", "dev", ifname, "nud", "permanent"});
+  if (!neighbors.ok()) return neighbors.status();
+  return snapshot_from_json(netns, ifname,
+                            {*addrs, *routes4, routes6.ok() ? *routes6 : "[]", *neighbors});
 }
 
 Result<FlapSchedule> parse_flap_spec(std::string_view text) {

@@ -14,8 +14,8 @@
 #include "injectors/guardian.h"
 
 // Link flaps: an interface taken administratively down and brought back up (its peer loses
-// carrier meanwhile). Setting a link down removes its routes and its IPv6 addresses, so the
-// addresses and routes are recorded first and put back after up.
+// carrier meanwhile). Setting a link down removes its routes, its IPv6 addresses and its
+// neighbour entries (permanent ones too), so these are recorded first and put back after up.
 namespace collide::injectors {
 
 // What an interface needs to be whole again after a flap.
@@ -25,17 +25,24 @@ struct LinkSnapshot {
   bool was_up = false;                 // administratively up when the snapshot was taken
   std::vector<std::string> addresses;  // "10.0.0.1/24", for people and tests
   std::vector<std::string> routes;     // "10.8.0.0/16 via 10.0.0.2", likewise
-  // Link up, then `ip addr replace` of each address, then `ip route replace` of each route that
-  // the kernel does not recreate by itself (connected and local routes it does).
+  std::vector<std::string> neighbors;  // "10.0.0.2 lladdr 02:00:00:00:00:02", likewise
+  // Link up, then `ip addr replace` of each address, `ip route replace` of each route that the
+  // kernel does not recreate by itself (connected and local routes it does), and `ip neigh
+  // replace` of each permanent neighbour entry.
   std::vector<UndoStep> restore;
 };
 
-// Builds a snapshot from `ip -j addr show dev X` and the `ip -j -4/-6 route show table all`
-// outputs (pure, so it can be tested on recorded text).
+// What iproute2 prints about a link and its namespace, as JSON.
+struct LinkJson {
+  std::string addresses;  // ip -j addr show dev X
+  std::string routes4;    // ip -j -4 route show table all
+  std::string routes6;    // ip -j -6 route show table all
+  std::string neighbors;  // ip -j neigh show dev X nud permanent
+};
+
+// Builds a snapshot from that output (pure, so it can be tested on recorded text).
 Result<LinkSnapshot> snapshot_from_json(const std::string& netns, const std::string& ifname,
-                                        const std::string& addr_json,
-                                        const std::string& routes4_json,
-                                        const std::string& routes6_json);
+                                        const LinkJson& json);
 // Reads the interface's current addresses and routes.
 Result<LinkSnapshot> take_snapshot(const std::string& netns, const std::string& ifname);
 

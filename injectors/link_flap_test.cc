@@ -32,9 +32,14 @@ constexpr const char* kRoutes4Json = R"([
 constexpr const char* kRoutes6Json = R"([
 {"dst":"fd01::/64","gateway":"fd00::2","dev":"va","metric":1024,"flags":[],"pref":"medium"},
 {"dst":"fd00::/64","dev":"va","protocol":"kernel","metric":256,"flags":[],"pref":"medium"}])";
+// `ip -j neigh show dev va nud permanent`: an entry without a link-layer address (noarp) is left.
+constexpr const char* kNeighJson = R"([
+{"dst":"10.9.0.5","lladdr":"02:00:00:00:00:05","state":["PERMANENT"]},
+{"dst":"fd00::5","lladdr":"02:00:00:00:00:06","state":["PERMANENT"]},
+{"dst":"10.9.0.7","state":["PERMANENT"]}])";
 
-TEST(LinkSnapshot, RestoresAddressesAndTheRoutesTheKernelWillNot) {
-  auto snapshot = snapshot_from_json("ns1", "va", kAddrJson, kRoutes4Json, kRoutes6Json);
+TEST(LinkSnapshot, RestoresAddressesNeighboursAndTheRoutesTheKernelWillNot) {
+  auto snapshot = snapshot_from_json("ns1", "va", {kAddrJson, kRoutes4Json, kRoutes6Json, kNeighJson});
   ASSERT_TRUE(snapshot.ok()) << snapshot.status().to_string();
   EXPECT_TRUE(snapshot->was_up);
   EXPECT_EQ(snapshot->addresses, (std::vector<std::string>{"10.9.0.1/24", "fd00::1/64"}));
@@ -42,6 +47,8 @@ TEST(LinkSnapshot, RestoresAddressesAndTheRoutesTheKernelWillNot) {
             (std::vector<std::string>{"10.7.0.0/16 nexthop via 10.9.0.3 nexthop via 10.9.0.4",
                                       "10.8.0.0/16 via 10.9.0.2", "default via 10.9.0.254",
                                       "10.4.0.0/16 via 10.9.0.6", "fd01::/64 via fd00::2"}));
+  EXPECT_EQ(snapshot->neighbors, (std::vector<std::string>{"10.9.0.5 lladdr 02:00:00:00:00:05",
+                                                           "fd00::5 lladdr 02:00:00:00:00:06"}));
   const std::vector<Argv> expected = {
       {"ip", "-n", "ns1", "link", "set", "dev", "va", "up"},
       {"ip", "-n", "ns1", "-4", "addr", "replace", "10.9.0.1/24", "dev", "va"},
@@ -56,6 +63,10 @@ TEST(LinkSnapshot, RestoresAddressesAndTheRoutesTheKernelWillNot) {
        "static"},
       {"ip", "-n", "ns1", "-6", "route", "replace", "fd01::/64", "via", "fd00::2", "dev", "va",
        "metric", "1024"},
+      {"ip", "-n", "ns1", "-4", "neigh", "replace", "10.9.0.5", "lladdr", "02:00:00:00:00:05", "dev",
+       "va", "nud", "permanent"},
+      {"ip", "-n", "ns1", "-6", "neigh", "replace", "fd00::5", "lladdr", "02:00:00:00:00:06", "dev",
+       "va", "nud", "permanent"},
   };
   std::vector<Argv> restore;
   for (const UndoStep& step : snapshot->restore) {
@@ -67,21 +78,26 @@ TEST(LinkSnapshot, RestoresAddressesAndTheRoutesTheKernelWillNot) {
 
 TEST(LinkSnapshot, KnowsALinkThatIsAlreadyDown) {
   auto snapshot = snapshot_from_json(
-      "", "va", R"([{"ifname":"va","flags":["BROADCAST","MULTICAST"],"addr_info":[]}])", "[]",
-      "[]");
+      "", "va", {R"([{"ifname":"va","flags":["BROADCAST","MULTICAST"],"addr_info":[]}])", "[]",
+                 "[]", "[]"});
   ASSERT_TRUE(snapshot.ok());
   EXPECT_FALSE(snapshot->was_up);
 }
 
 TEST(LinkSnapshot, NamesAMissingInterfaceAndRejectsBadJson) {
-  auto missing = snapshot_from_json("", "nope", kAddrJson, "[]", "[]");
+  auto missing = snapshot_from_json("", "nope", {kAddrJson, "[]", "[]", "[]"});
   ASSERT_THAT(missing, StatusIs(StatusCode::kNotFound));
   EXPECT_NE(missing.status().message().find("nope"), std::string::npos);
-  EXPECT_THAT(snapshot_from_json("", "va", "[{", "[]", "[]"), StatusIs(StatusCode::kDataLoss));
-  EXPECT_THAT(snapshot_from_json("", "va", kAddrJson, "{}", "[]"), StatusIs(StatusCode::kDataLoss));
-  EXPECT_THAT(snapshot_from_json("", "va", kAddrJson, R"([{"dev":"va"}])", "[]"),
+  EXPECT_THAT(snapshot_from_json("", "va", {"[{", "[]", "[]", "[]"}),
+              StatusIs(StatusCode::kDataLoss));
+  EXPECT_THAT(snapshot_from_json("", "va", {kAddrJson, "{}", "[]", "[]"}),
+              StatusIs(StatusCode::kDataLoss));
+  EXPECT_THAT(snapshot_from_json("", "va", {kAddrJson, R"([{"dev":"va"}])", "[]", "[]"}),
               StatusIs(StatusCode::kDataLoss))
       << "a route without a destination cannot be restored";
+  EXPECT_THAT(snapshot_from_json("", "va", {kAddrJson, "[]", "[]", R"([{"dst":"10.9.0.5","lladdr":"-x"}])"}),
+              StatusIs(StatusCode::kInvalidArgument))
+      << "a neighbour's address must be one";
 }
 
 TEST(FlapSpec, OnceOrPeriodic) {

@@ -19,7 +19,7 @@ namespace {
 
 using nlohmann::json;
 
-constexpr std::array<std::pair<UndoOp, const char*>, 9> kOpNames = {{
+constexpr std::array<std::pair<UndoOp, const char*>, 10> kOpNames = {{
     {UndoOp::kDeleteQdisc, "delete-qdisc"},
     {UndoOp::kDeleteClsact, "delete-clsact"},
     {UndoOp::kDeleteIngressRedirect, "delete-ingress-redirect"},
@@ -29,6 +29,7 @@ constexpr std::array<std::pair<UndoOp, const char*>, 9> kOpNames = {{
     {UndoOp::kReplaceRoute, "replace-route"},
     {UndoOp::kDeleteRoute, "delete-route"},
     {UndoOp::kDetachXdp, "detach-xdp"},
+    {UndoOp::kReplaceNeighbor, "replace-neighbor"},
 }};
 
 const char* op_name(UndoOp op) {
@@ -108,7 +109,7 @@ Status check_route(const RouteSpec& r) {
 }
 
 std::vector<std::string> route_args(const RouteSpec& r) {
-  std::vector<std::string> args = {r.ipv6 ? "-6" : "-4", "route", "replace"};
+  std::vector<std::string> args = {"route", "replace"};
   if (!r.type.empty() && r.type != "unicast") args.push_back(r.type);
   args.push_back(r.dst);
   for (const RouteHop& hop : r.nexthops) {
@@ -129,6 +130,14 @@ std::vector<std::string> route_args(const RouteSpec& r) {
 }
 
 const char* family(bool ipv6) { return ipv6 ? "inet6" : "inet"; }
+
+IpStep::Family ip_family(bool ipv6) { return ipv6 ? IpStep::Family::kIpv6 : IpStep::Family::kIpv4; }
+
+// "02:00:00:00:00:05": six pairs of hex digits.
+bool is_mac(const std::string& text) {
+  static const std::regex kMac("([0-9A-Fa-f]{2}:){5}[0-9A-Fa-f]{2}");
+  return std::regex_match(text, kMac);
+}
 
 Result<bool> ipv6_of(const json& j) {
   const std::string f = j.at("family").get<std::string>();
@@ -177,6 +186,12 @@ UndoStep UndoStep::replace_address(std::string dev, AddressSpec address) {
 UndoStep UndoStep::detach_xdp(std::string dev, uint32_t prog_id) {
   UndoStep s = on_device(UndoOp::kDetachXdp, std::move(dev));
   s.prog_id = prog_id;
+  return s;
+}
+
+UndoStep UndoStep::replace_neighbor(std::string dev, NeighborSpec neighbor) {
+  UndoStep s = on_device(UndoOp::kReplaceNeighbor, std::move(dev));
+  s.neighbor = std::move(neighbor);
   return s;
 }
 
@@ -242,6 +257,12 @@ Status check_step(const UndoStep& step) {
     case UndoOp::kDetachXdp:
       if (step.prog_id == 0) return bad("prog_id", "0", "a BPF program id");
       return {};
+    case UndoOp::kReplaceNeighbor:
+      if (!is_ip(step.neighbor.ip, step.neighbor.ipv6)) {
+        return bad("ip", step.neighbor.ip, "an address of the family");
+      }
+      if (!is_mac(step.neighbor.mac)) return bad("mac", step.neighbor.mac, "a MAC address");
+      return {};
     case UndoOp::kDeleteClsact:
     case UndoOp::kDeleteIngressRedirect:
     case UndoOp::kSetLinkUp:
@@ -250,8 +271,50 @@ Status check_step(const UndoStep& step) {
   return invalid_argument("unknown undo operation");
 }
 
+std::optional<IpStep> ip_step(const UndoStep& step) {
+  switch (step.op) {
+    case UndoOp::kDeleteIfb:
+      return IpStep{IpStep::Family::kAny, {"link", "del", "dev", step.dev}};
+    case UndoOp::kSetLinkUp:
+      return IpStep{IpStep::Family::kAny, {"link", "set", "dev", step.dev, "up"}};
+    case UndoOp::kReplaceAddress: {
+      const AddressSpec& a = step.address;
+      std::vector<std::string> args = {"addr", "replace", a.cidr, "dev", step.dev};
+      if (!a.broadcast.empty()) args.insert(args.end(), {"broadcast", a.broadcast});
+      if (!a.scope.empty()) args.insert(args.end(), {"scope", a.scope});
+      return IpStep{ip_family(a.ipv6), std::move(args)};
+    }
+    case UndoOp::kReplaceRoute:
+      return IpStep{ip_family(step.route.ipv6), route_args(step.route)};
+    case UndoOp::kDeleteRoute: {
+      std::vector<std::string> args = {"route", "del", step.route.dst};
+      if (!step.route.table.empty()) args.insert(args.end(), {"table", step.route.table});
+      return IpStep{ip_family(step.route.ipv6), std::move(args)};
+    }
+    case UndoOp::kReplaceNeighbor: {
+      const NeighborSpec& n = step.neighbor;
+      return IpStep{ip_family(n.ipv6),
+                    {"neigh", "replace", n.ip, "lladdr", n.mac, "dev", step.dev, "nud", "permanent"}};
+    }
+    case UndoOp::kDeleteQdisc:
+    case UndoOp::kDeleteClsact:
+    case UndoOp::kDeleteIngressRedirect:
+    case UndoOp::kDetachXdp:
+      return std::nullopt;
+  }
+  return std::nullopt;
+}
+
 std::vector<std::string> undo_argv(const std::string& netns, const UndoStep& step,
                                    int xdp_mode) {
+  if (auto ip = ip_step(step)) {
+    std::vector<std::string> args;
+    if (ip->family != IpStep::Family::kAny) {
+      args.push_back(ip->family == IpStep::Family::kIpv6 ? "-6" : "-4");
+    }
+    args.insert(args.end(), ip->args.begin(), ip->args.end());
+    return netns_command("ip", netns, std::move(args));
+  }
   switch (step.op) {
     case UndoOp::kDeleteQdisc: {
       std::vector<std::string> args = {"qdisc", "del", "dev", step.dev};
@@ -268,31 +331,13 @@ std::vector<std::string> undo_argv(const std::string& netns, const UndoStep& ste
     case UndoOp::kDeleteIngressRedirect:
       return netns_command("tc", netns, {"filter", "del", "dev", step.dev, "ingress", "pref",
                                          std::to_string(kCollideFilterPref)});
-    case UndoOp::kDeleteIfb:
-      return netns_command("ip", netns, {"link", "del", "dev", step.dev});
-    case UndoOp::kSetLinkUp:
-      return netns_command("ip", netns, {"link", "set", "dev", step.dev, "up"});
-    case UndoOp::kReplaceAddress: {
-      const AddressSpec& a = step.address;
-      std::vector<std::string> args = {a.ipv6 ? "-6" : "-4", "addr", "replace", a.cidr, "dev",
-                                       step.dev};
-      if (!a.broadcast.empty()) args.insert(args.end(), {"broadcast", a.broadcast});
-      if (!a.scope.empty()) args.insert(args.end(), {"scope", a.scope});
-      return netns_command("ip", netns, std::move(args));
-    }
-    case UndoOp::kReplaceRoute:
-      return netns_command("ip", netns, route_args(step.route));
-    case UndoOp::kDeleteRoute: {
-      std::vector<std::string> args = {step.route.ipv6 ? "-6" : "-4", "route", "del", step.route.dst};
-      if (!step.route.table.empty()) args.insert(args.end(), {"table", step.route.table});
-      return netns_command("ip", netns, std::move(args));
-    }
     case UndoOp::kDetachXdp: {
       const char* keyword = xdp_mode == 2 ? "xdpgeneric" : xdp_mode == 3 ? "xdpoffload" : "xdpdrv";
       return netns_command("ip", netns, {"link", "set", "dev", step.dev, keyword, "off"});
     }
+    default:
+      return {};
   }
-  return {};
 }
 
 json encode_step(const UndoStep& step) {
@@ -300,6 +345,11 @@ json encode_step(const UndoStep& step) {
   if (!is_route_op(step.op)) j["dev"] = step.dev;
   if (step.op == UndoOp::kDeleteQdisc) j["parent"] = step.parent;
   if (step.op == UndoOp::kDetachXdp) j["prog_id"] = step.prog_id;
+  if (step.op == UndoOp::kReplaceNeighbor) {
+    j["family"] = family(step.neighbor.ipv6);
+    j["ip"] = step.neighbor.ip;
+    j["mac"] = step.neighbor.mac;
+  }
   if (step.op == UndoOp::kReplaceAddress) {
     j["family"] = family(step.address.ipv6);
     j["cidr"] = step.address.cidr;
@@ -345,6 +395,11 @@ Result<UndoStep> decode_step(const json& j) {
       auto ipv6 = ipv6_of(j);
       if (!ipv6.ok()) return ipv6.status();
       step.address = {*ipv6, text(j, "cidr"), text(j, "broadcast"), text(j, "scope")};
+    }
+    if (step.op == UndoOp::kReplaceNeighbor) {
+      auto ipv6 = ipv6_of(j);
+      if (!ipv6.ok()) return ipv6.status();
+      step.neighbor = {*ipv6, text(j, "ip"), text(j, "mac")};
     }
     if (is_route_op(step.op)) {
       auto ipv6 = ipv6_of(j);

@@ -25,6 +25,7 @@ enum class UndoOp {
   kReplaceRoute,           // ip -4|-6 route replace <the route as `ip -j route` showed it>
   kDeleteRoute,            // ip -4|-6 route del <dst> [table T]: a route collide added
   kDetachXdp,              // ip link set dev D xdp off, only while program <prog_id> is attached
+  kReplaceNeighbor,        // ip -4|-6 neigh replace A lladdr M dev D nud permanent
 };
 
 struct AddressSpec {
@@ -32,6 +33,14 @@ struct AddressSpec {
   std::string cidr;  // "10.0.0.1/24"
   std::string broadcast;
   std::string scope;  // empty: global
+};
+
+// A permanent neighbour entry: taking a link down flushes them, and a testbed's host NICs answer
+// no ARP, so a flapped link needs its entries back.
+struct NeighborSpec {
+  bool ipv6 = false;
+  std::string ip;
+  std::string mac;  // "02:00:00:00:00:05"
 };
 
 struct RouteHop {
@@ -61,6 +70,7 @@ struct UndoStep {
   std::string parent;  // kDeleteQdisc: "root" or a parent handle such as "1:2"
   AddressSpec address;
   RouteSpec route;
+  NeighborSpec neighbor;
   uint32_t prog_id = 0;  // kDetachXdp
 
   static UndoStep delete_qdisc(std::string dev, std::string parent);
@@ -72,7 +82,19 @@ struct UndoStep {
   static UndoStep replace_route(RouteSpec route);
   static UndoStep delete_route(bool ipv6, std::string dst, std::string table = "");
   static UndoStep detach_xdp(std::string dev, uint32_t prog_id);
+  static UndoStep replace_neighbor(std::string dev, NeighborSpec neighbor);
 };
+
+// The steps `ip` performs, as `ip [-4|-6] ARGS...` without the program and namespace: several of
+// them run as the lines of one `ip -batch` (guardian.h), which on a loaded machine returns a
+// link in one process rather than one per address, route and neighbour.
+struct IpStep {
+  enum class Family { kAny, kIpv4, kIpv6 };  // the -4/-6 option the arguments need
+  Family family = Family::kAny;
+  std::vector<std::string> args;
+};
+// Unset for the steps tc performs, and for kDetachXdp, whose command depends on the attach mode.
+std::optional<IpStep> ip_step(const UndoStep& step);
 
 // The command that performs a step in a namespace ("" = the host's). The step must have passed
 // check_step (decode_step does that). For kDetachXdp, `xdp_mode` is the attach mode the kernel

@@ -35,6 +35,22 @@ TEST(UndoStep, BuildsTheCommandOfEachOperation) {
             (Argv{"ip", "-n", "a", "-4", "route", "del", "198.19.0.0/27"}));
   EXPECT_EQ(undo_argv("a", UndoStep::delete_route(true, "fd00::/64", "100")),
             (Argv{"ip", "-n", "a", "-6", "route", "del", "fd00::/64", "table", "100"}));
+  EXPECT_EQ(undo_argv("a", UndoStep::replace_neighbor("v0", {false, "10.0.0.2", "02:00:00:00:00:02"})),
+            (Argv{"ip", "-n", "a", "-4", "neigh", "replace", "10.0.0.2", "lladdr",
+                  "02:00:00:00:00:02", "dev", "v0", "nud", "permanent"}));
+}
+
+TEST(UndoStep, KnowsWhichStepsIpPerformsAndWithWhichFamily) {
+  auto up = ip_step(UndoStep::set_link_up("v0"));
+  ASSERT_TRUE(up.has_value());
+  EXPECT_EQ(up->family, IpStep::Family::kAny);
+  EXPECT_EQ(up->args, (Argv{"link", "set", "dev", "v0", "up"}));
+  auto route = ip_step(UndoStep::delete_route(true, "fd00::/64"));
+  ASSERT_TRUE(route.has_value());
+  EXPECT_EQ(route->family, IpStep::Family::kIpv6);
+  EXPECT_EQ(route->args, (Argv{"route", "del", "fd00::/64"}));
+  EXPECT_FALSE(ip_step(UndoStep::delete_qdisc("v0", "root")).has_value()) << "tc's";
+  EXPECT_FALSE(ip_step(UndoStep::detach_xdp("v0", 7)).has_value()) << "its keyword depends on the mode";
 }
 
 TEST(UndoStep, RoundTripsEveryOperation) {
@@ -49,7 +65,8 @@ TEST(UndoStep, RoundTripsEveryOperation) {
       UndoStep::set_link_up("v0"),
       UndoStep::replace_address("v0", {true, "fd00::1/64", "", "link"}),
       UndoStep::replace_route(route), UndoStep::delete_route(false, "198.19.0.32/27", "100"),
-      UndoStep::detach_xdp("v0", 42)};
+      UndoStep::detach_xdp("v0", 42),
+      UndoStep::replace_neighbor("v0", {true, "fd00::2", "02:00:00:00:00:02"})};
   for (const UndoStep& step : steps) {
     auto decoded = decode_step(encode_step(step));
     ASSERT_TRUE(decoded.ok()) << encode_step(step).dump() << ": " << decoded.status().message();
@@ -95,6 +112,10 @@ TEST(UndoStep, RefusesFieldsThatCouldBeReadAsOptionsOrKeywords) {
             "dst \"default\" is not an address with a prefix length");
   EXPECT_EQ(refusal(R"({"op":"delete-route","family":"inet","dst":"198.19.0.0/27","table":"-batch"})"),
             "table \"-batch\" is not a name or a number");
+  EXPECT_EQ(refusal(R"({"op":"replace-neighbor","dev":"v0","family":"inet","ip":"fd00::2","mac":"02:00:00:00:00:02"})"),
+            "ip \"fd00::2\" is not an address of the family");
+  EXPECT_EQ(refusal(R"({"op":"replace-neighbor","dev":"v0","family":"inet","ip":"10.0.0.2","mac":"02:00 nud"})"),
+            "mac \"02:00 nud\" is not a MAC address");
 }
 
 }  // namespace

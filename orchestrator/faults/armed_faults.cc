@@ -8,7 +8,6 @@
 
 #include "common/logging.h"
 #include "common/netns.h"
-#include "common/process.h"
 #include "injectors/fault_injector.h"
 #include "injectors/guardian.h"
 #include "injectors/link_flap.h"
@@ -123,11 +122,9 @@ Result<std::unique_ptr<ArmedFaults>> arm_faults(const std::vector<const v1::Faul
       ArmedFaults::Scheduled s;
       s.fault = armed->faults_.size();
       s.site = *site;
-      for (const testbed::PlannedNeighbor& n : plan.neighbors) {
-        if (n.netns == site->leaf_netns && n.dev == site->leaf_ifname) s.neighbors.push_back(n);
-      }
       if (f->kind() == v1::Fault::KIND_LINK_FLAP) {
-        // Read now, so that the flap itself is one `ip link set down` at its start time.
+        // Read now, so that the flap itself is one `ip link set down` at its start time. It holds
+        // the testbed's permanent neighbour entries too: the host NICs answer no ARP.
         auto snapshot = injectors::take_snapshot(site->leaf_netns, site->leaf_ifname);
         if (!snapshot.ok()) return snapshot.status().with_context("fault " + f->name());
         s.snapshot = std::move(snapshot).value();
@@ -301,16 +298,6 @@ void ArmedFaults::end(Scheduled& s) {
   if (s.failure && s.down) next_phase(*s.failure, std::nullopt);
   if (s.down) {
     s.down->bring_up();
-    // Taking a port down drops its neighbour entries, permanent ones too; the testbed's host
-    // NICs answer no ARP, so without them the link would stay dead after coming back.
-    for (const testbed::PlannedNeighbor& n : s.neighbors) {
-      auto r = process::run_command({"ip", "-n", n.netns, "neigh", "replace", n.ip, "lladdr",
-                                     n.mac, "dev", n.dev, "nud", "permanent"});
-      if (!r.ok() || r->exit_code != 0) {
-        logging::get("faults")->warn("restoring neighbour {} on {} in {} failed", n.ip, n.dev,
-                                     n.netns);
-      }
-    }
     s.down.reset();
     // The spine routes to the leaf again: the other leaves' routes around it go.
     if (s.failure) s.failure->routes.reset();

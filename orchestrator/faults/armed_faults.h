@@ -94,7 +94,6 @@ class ArmedFaults {
   struct Scheduled {
     size_t fault = 0;  // index into faults_
     FaultSite site;
-    std::vector<testbed::PlannedNeighbor> neighbors;  // restored after a flap
     std::optional<injectors::LinkSnapshot> snapshot;  // a flap's, taken when armed
     std::unique_ptr<injectors::LinkDown> down;
     std::vector<std::unique_ptr<injectors::RateLimit>> limits;

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "common/netns.h"
 #include "common/parse_number.h"
@@ -96,15 +97,16 @@ Result<std::unique_ptr<ConvergedRoutes>> ConvergedRoutes::install(injectors::Gua
     auto id = guardian.register_undo(undo);
     if (!id.ok()) return id.status().with_context("converging routes around fault " + fault);
     out->undo_ids_.push_back(*id);
+    // One `ip -batch` per leaf: the routes land together, as a converged table does.
+    std::string lines;
     for (const testbed::PlannedRoute* r : leaf_routes) {
-      std::vector<std::string> argv = {"ip", "-n", leaf, "-4"};
-      for (std::string& word : testbed::route_replace_args(*r)) argv.push_back(std::move(word));
-      auto done = process::run_command(argv);
-      if (!done.ok()) return done.status();
-      if (done->exit_code != 0) {
-        return unavailable(fmt::format("converging routes around fault {}: `ip route replace {}` in {} failed: {}",
-                                       fault, r->prefix, leaf, done->output));
-      }
+      lines += fmt::format("{}\n", fmt::join(testbed::route_replace_args(*r), " "));
+    }
+    auto done = process::run_command({"ip", "-n", leaf, "-4", "-batch", "-"}, lines);
+    if (!done.ok()) return done.status();
+    if (done->exit_code != 0) {
+      return unavailable(fmt::format("converging routes around fault {}: `ip -batch` of {} routes in {} failed: {}",
+                                     fault, leaf_routes.size(), leaf, done->output));
     }
   }
   return out;

@@ -231,15 +231,27 @@ TEST_F(LinkFaultsTest, IngressRateLimitThroughIfbLetsNoMoreThanTheRateThrough) {
       << "the clsact collide added goes with the redirect";
 }
 
-TEST_F(LinkFaultsTest, FlapStopsTrafficThenRestoresAddressesAndRoutes) {
+TEST_F(LinkFaultsTest, FlapStopsTrafficThenRestoresAddressesRoutesAndNeighbours) {
   ASSERT_TRUE(ping(a_->name(), kServerIp));
+  // A permanent entry, as the testbed gives its switches for hosts that answer no ARP.
+  constexpr const char* kNeighbor = "10.77.0.9";
+  ASSERT_EQ(run_command({"ip", "-n", a_->name(), "neigh", "replace", kNeighbor, "lladdr",
+                         "02:00:00:00:00:09", "dev", "a0", "nud", "permanent"})->exit_code, 0);
+  auto has_neighbor = [&] {
+    return output_of({"ip", "-n", a_->name(), "neigh", "show", "dev", "a0", "nud", "permanent"})
+               .find(std::string(kNeighbor) + " lladdr 02:00:00:00:00:09") != std::string::npos;
+  };
+  ASSERT_TRUE(has_neighbor());
   auto guardian = inj::Guardian::start({state_dir_});
   ASSERT_TRUE(guardian.ok());
   auto down = inj::LinkDown::take_down(**guardian, a_->name(), "a0");
   ASSERT_TRUE(down.ok()) << down.status().to_string();
   EXPECT_EQ((*down)->snapshot().routes, std::vector<std::string>{"10.88.0.0/16 via 10.77.0.2"});
+  EXPECT_EQ((*down)->snapshot().neighbors,
+            std::vector<std::string>{"10.77.0.9 lladdr 02:00:00:00:00:09"});
   EXPECT_FALSE(link_up(a_->name(), "a0"));
   EXPECT_FALSE(has_route(a_->name(), kStaticRoute)) << "the kernel drops routes of a down link";
+  EXPECT_FALSE(has_neighbor()) << "and its neighbour entries, permanent ones too";
   EXPECT_FALSE(ping(a_->name(), kServerIp));
   EXPECT_FALSE(ping(b_->name(), kClientIp));
   auto twice = inj::LinkDown::take_down(**guardian, a_->name(), "a0");
@@ -248,6 +260,7 @@ TEST_F(LinkFaultsTest, FlapStopsTrafficThenRestoresAddressesAndRoutes) {
   EXPECT_TRUE(link_up(a_->name(), "a0"));
   EXPECT_TRUE(has_address(a_->name(), "a0", kClientIp));
   EXPECT_TRUE(has_route(a_->name(), kStaticRoute));
+  EXPECT_TRUE(has_neighbor());
   EXPECT_TRUE(ping(a_->name(), kServerIp));
 }
 
