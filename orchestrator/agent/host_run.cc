@@ -97,10 +97,17 @@ v1::ReplayRequest replay_request(const v1::PrepareRun& r, const HostRunDefaults&
     q.set_addressing(v1::ReplayRequest::ADDRESSING_LIST);
     *q.mutable_rank_endpoints() = r.rank_endpoints();
   }
-  // A shaped virtual NIC sends at its link's rate: DCQCN starts there, and its cuts bite from the
-  // first CNP on (from an assumed 100 Gb/s, the first few cuts would leave the rate far above what
-  // the link lets through while the switch's queue sits at its end).
-  if (r.testbed().host_link_gbps() > 0) q.set_dcqcn_line_rate_gbps(r.testbed().host_link_gbps());
+  // A shaped virtual NIC sends at its link's rate, as a real NIC's transmit scheduler does: the
+  // engine paces its port, so what it has not sent yet stays with its QPs, where a DCQCN rate cut
+  // or a pause still acts on it, instead of waiting in the host link's shaper queue (hundreds of
+  // kilobytes that would reach the switch at line rate whatever the CNPs said). DCQCN starts at
+  // that rate too, and its cuts bite from the first CNP on (from an assumed 100 Gb/s, the first
+  // few cuts would leave the rate far above what the link lets through while the switch's queue
+  // sits at its end).
+  if (const double gbps = r.testbed().host_link_gbps(); gbps > 0) {
+    q.set_pace_gbps(gbps);
+    q.set_dcqcn_line_rate_gbps(gbps);
+  }
   q.set_rx_ring_frames(r.testbed().host_rx_ring_frames());
   q.set_drain_buffer_frames(r.testbed().host_rx_buffer_frames());
   // A lossless fabric: the NICs pause their leaf ports while their receive side falls behind.

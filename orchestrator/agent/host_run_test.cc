@@ -117,17 +117,19 @@ TEST(HostRunTest, ALosslessTestbedAsksTheReplayForLosslessReceive) {
   EXPECT_EQ(q.lossless().quanta(), testbed::kDefaultPauseQuanta);
 }
 
-// A shaped virtual testbed: DCQCN starts at each NIC's link rate, and the NIC keeps the receive
-// buffer the testbed gives it; unshaped, neither is set.
-TEST(HostRunTest, AShapedTestbedGivesDcqcnItsLinkRateAndEachNicItsBuffer) {
+// A shaped virtual testbed: each NIC sends at its host link's rate (the engine paces its port,
+// DCQCN starts there) and keeps the NIC buffer the testbed gives it; unshaped, nothing is paced.
+TEST(HostRunTest, AShapedTestbedPacesEachNicAtItsLinksRate) {
   v1::PrepareRun run = testbed_run();
   const v1::ReplayRequest unshaped = request_of(run);
+  EXPECT_EQ(unshaped.pace_gbps(), 0.0);
   EXPECT_EQ(unshaped.dcqcn_line_rate_gbps(), 0.0);
   EXPECT_EQ(unshaped.drain_buffer_frames(), 0u);
 
   run.mutable_testbed()->set_host_link_gbps(0.25);
   run.mutable_testbed()->set_host_rx_buffer_frames(96);
   const v1::ReplayRequest q = request_of(run);
+  EXPECT_EQ(q.pace_gbps(), 0.25);
   EXPECT_EQ(q.dcqcn_line_rate_gbps(), 0.25);
   EXPECT_EQ(q.drain_buffer_frames(), 96u);
 }

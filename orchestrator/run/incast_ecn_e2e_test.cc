@@ -1,13 +1,17 @@
 // Incast through a marking switch port, through `collide run` with configs/fabric/incast.yaml:
 // seven senders overrun the receiver's leaf port 7:1. Without DCQCN the marks change nothing and
 // the port drops most of what reaches it; with DCQCN the receiver's CNPs cut the senders' rates
-// and the port drops a small share of that, at about the same JCT. Needs root (namespaces, BPF,
+// and the port drops a small share of that (about 1%), in no more time. Needs root (namespaces, BPF,
 // AF_XDP).
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <optional>
+#include <string>
+#include <vector>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -25,13 +29,16 @@ using testing::count_of;
 const std::filesystem::path kScenario =
     std::filesystem::path(COLLIDE_CONFIGS_DIR) / "fabric" / "incast.yaml";
 
-// Without DCQCN seven 0.25 Gb/s senders into one 0.25 Gb/s port lose about 6 frames in 7 at its
-// end (measured 0.67 to 0.79 million ppm); with DCQCN measured 0.11 to 0.19 million ppm, the frames
-// of the first round trip of each incast, sent at line rate before any CNP can come back.
-constexpr double kBaselineDropsPpmAtLeast = 500'000;
-constexpr double kDcqcnDropsPpmAtMost = 350'000;
-// The port is busy either way: measured JCTs within 1.15x of each other (0.94 to 1.14 s).
-constexpr double kJctFactor = 2.0;
+// Without DCQCN seven 0.25 Gb/s senders into one 0.25 Gb/s port lose most of what reaches it
+// (measured 0.36 to 0.63 million ppm a repetition); with DCQCN a small share, the frames of the
+// first round trip of each incast, sent at line rate before any CNP can come back (measured 1,100
+// to 24,000 ppm: the NICs send at their links' rate, so a cut acts at once on what they have not
+// sent). Each judged on the median of the scenario's three repetitions.
+constexpr double kBaselineDropsPpmAtLeast = 300'000;
+constexpr double kDcqcnDropsPpmAtMost = 50'000;
+// The port is busy either way, so DCQCN costs no time: without it the resends of what the port
+// dropped take longer still (measured JCTs 0.66 to 1.07 s with DCQCN against 1.46 to 2.56 s).
+constexpr double kDcqcnJctAtMost = 1.25;  // x the baseline's
 
 struct Outcome {
   double drops_ppm = 0;
@@ -41,10 +48,9 @@ struct Outcome {
   double jct_s = 0;
 };
 
-// The receiver's leaf port (h0's) and the NICs' CNP counters of a variant's first repetition.
-Outcome outcome_of(const nlohmann::json& variant) {
+// The receiver's leaf port (h0's) and the NICs' CNP counters of one repetition.
+Outcome outcome_of_repetition(const nlohmann::json& rep) {
   Outcome o;
-  const auto& rep = variant["repetitions"][0];
   o.jct_s = rep.value("jct_seconds", 0.0);
   for (const auto& p : rep["ports"]) {
     if (p.value("tier", "") == "leaf_down" && p.value("link", "").rfind("h0.", 0) == 0) {
@@ -55,6 +61,35 @@ Outcome outcome_of(const nlohmann::json& variant) {
   for (const auto& n : rep["nics"]) {
     o.cnps_sent += count_of(n["cnps_sent"]);
     o.cnps_received += count_of(n["cnps_received"]);
+  }
+  return o;
+}
+
+// A variant's figures as the median repetition shows them (the scenario runs three): one run's
+// outlier, a burst of other work on the machine, moves neither side of a comparison. CNPs are
+// summed, since every one must arrive.
+Outcome outcome_of(const nlohmann::json& variant) {
+  std::vector<Outcome> reps;
+  for (const auto& rep : variant["repetitions"]) reps.push_back(outcome_of_repetition(rep));
+  if (reps.empty()) {
+    ADD_FAILURE() << "no repetitions in " << variant.value("name", "");
+    return {};
+  }
+  auto median = [&](auto field) {
+    std::vector<double> values;
+    for (const Outcome& o : reps) values.push_back(static_cast<double>(field(o)));
+    std::sort(values.begin(), values.end());
+    return values[values.size() / 2];
+  };
+  Outcome o;
+  o.drops_ppm = median([](const Outcome& r) { return r.drops_ppm; });
+  o.jct_s = median([](const Outcome& r) { return r.jct_s; });
+  o.ecn_marks = static_cast<uint64_t>(median([](const Outcome& r) { return r.ecn_marks; }));
+  for (const Outcome& r : reps) {
+    std::cout << fmt::format("  {}: drops {:.0f} ppm, {} marks, JCT {:.3f} s\n",
+                             variant.value("name", ""), r.drops_ppm, r.ecn_marks, r.jct_s);
+    o.cnps_sent += r.cnps_sent;
+    o.cnps_received += r.cnps_received;
   }
   return o;
 }
@@ -96,11 +131,10 @@ TEST_F(IncastEcnTest, DcqcnAnswersTheMarksAndTheBottleneckStopsDropping) {
   EXPECT_GT(dcqcn.cnps_sent, 0u);
   EXPECT_EQ(dcqcn.cnps_received, dcqcn.cnps_sent);  // CNPs ride a class of their own: none lost
   EXPECT_LT(dcqcn.drops_ppm, kDcqcnDropsPpmAtMost);
-  EXPECT_LT(dcqcn.drops_ppm, plain.drops_ppm / 2);
+  EXPECT_LT(dcqcn.drops_ppm, plain.drops_ppm / 10);
   ASSERT_GT(plain.jct_s, 0);
   ASSERT_GT(dcqcn.jct_s, 0);
-  EXPECT_LT(dcqcn.jct_s, plain.jct_s * kJctFactor);
-  EXPECT_LT(plain.jct_s, dcqcn.jct_s * kJctFactor);
+  EXPECT_LT(dcqcn.jct_s, plain.jct_s * kDcqcnJctAtMost);
   EXPECT_FALSE(run_dir_->namespaces_left());
 }
 

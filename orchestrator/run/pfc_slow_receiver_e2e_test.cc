@@ -1,5 +1,6 @@
 // A slow receiver on a lossy and on a lossless virtual fabric (configs/fabric/pfc-slow-receiver.yaml,
-// one repetition): lossy, no PFC frame is sent anywhere; lossless, nothing is lost, the stalled host
+// one repetition): lossy, no PFC frame is sent anywhere, the stalled host's full NIC buffer drops
+// frames and the senders resend them; lossless, nothing is lost, the stalled host
 // pauses its leaf port, the leaf pauses the spine port that feeds it (pauses spread into the
 // fabric). Needs root (namespaces, BPF, AF_XDP).
 #include <iostream>
@@ -50,14 +51,25 @@ TEST_F(PfcSlowReceiverTest, LossyNeverPausesAndLosslessLosesNothingWhileItsPause
     EXPECT_EQ(count_of(p["paused_ns"]) + count_of(p["pause_frames_sent"]), 0u) << p.dump();
   }
   for (const auto& nic : lossy["repetitions"][0]["nics"]) EXPECT_EQ(count_of(nic["pause_frames_sent"]), 0u);
+  // Lossy: h0's NIC buffer (96 frames) fills while h0 takes nothing, and what else arrives is
+  // dropped there and counted; the senders resend it, so more is resent than arrived twice.
+  uint64_t lossy_dropped = 0, lossy_resent = 0, lossy_duplicates = 0;
+  for (const auto& nic : lossy["repetitions"][0]["nics"]) {
+    if (nic["host"] == 0) lossy_dropped = count_of(nic["rx_buffer_dropped"]);
+    lossy_resent += count_of(nic["retransmitted_packets"]);
+    lossy_duplicates += count_of(nic["duplicates_received"]);
+  }
+  EXPECT_GT(lossy_dropped, 0u) << lossy["repetitions"][0]["nics"].dump(1);
+  EXPECT_GT(lossy_resent, lossy_duplicates) << lossy["repetitions"][0]["nics"].dump(1);
 
-  // Lossless: nothing lost. No switch port drops, and every packet resent (a timer that fired
+  // Lossless: nothing lost. No switch port or NIC drops, and every packet resent (a timer that fired
   // during the stall) had arrived before: the receivers count each one as a duplicate.
   for (const auto& p : lossless["repetitions"][0]["ports"]) EXPECT_EQ(count_of(p["drops"]), 0u) << p.dump();
   uint64_t resent = 0, duplicates = 0, host_pauses_sent = 0;
   for (const auto& nic : lossless["repetitions"][0]["nics"]) {
     resent += count_of(nic["retransmitted_packets"]);
     duplicates += count_of(nic["duplicates_received"]);
+    EXPECT_EQ(count_of(nic["rx_buffer_dropped"]), 0u) << "a lossless NIC pauses before its buffer fills";
     if (nic["host"] == 0) host_pauses_sent = count_of(nic["pause_frames_sent"]);
   }
   EXPECT_EQ(resent, duplicates) << lossless["repetitions"][0]["nics"].dump(1);

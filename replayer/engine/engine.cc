@@ -577,9 +577,9 @@ std::optional<Nanos> Engine::next_deadline() const {
       consider(c->tokens_at + static_cast<Nanos>(missing * 8 / c->dcqcn->rate_gbps()) + 1);
     }
   }
-  // Frames are waiting for the pacer: due when it lets the next one go.
+  // Frames are waiting for the pacer: due when it lets a few go (Pacer::wake_time).
   if (pacer_.enabled() && !pacer_.may_send() && (!control_.empty() || any_ready_to_send())) {
-    consider(pacer_.next_send_time() + 1);
+    consider(pacer_.wake_time() + 1);
   }
   return next;
 }

@@ -23,6 +23,7 @@ Pacer::Pacer(const PacerConfig& config, transport::Nanos now) : updated_(now) {
   bytes_per_ns_ = config.gbps / 8;
   frame_cost_ = config.frame_bytes + kEthernetLineOverhead;
   depth_ = frame_cost_ * config.burst_frames;
+  wake_tokens_ = frame_cost_ * std::max<uint32_t>(1, config.burst_frames / 4);
   tokens_ = depth_;  // a port that has been idle may send a burst at once
 }
 
@@ -40,10 +41,13 @@ void Pacer::on_sent(uint32_t frame_bytes) {
   tokens_ -= frame_bytes + kEthernetLineOverhead;
 }
 
-transport::Nanos Pacer::next_send_time() const {
-  if (may_send()) return updated_;
-  const double missing = frame_cost_ - tokens_;
-  return updated_ + static_cast<transport::Nanos>(std::ceil(missing / bytes_per_ns_));
+transport::Nanos Pacer::next_send_time() const { return time_holding(frame_cost_); }
+
+transport::Nanos Pacer::wake_time() const { return time_holding(wake_tokens_); }
+
+transport::Nanos Pacer::time_holding(double tokens) const {
+  if (!enabled() || tokens_ >= tokens) return updated_;
+  return updated_ + static_cast<transport::Nanos>(std::ceil((tokens - tokens_) / bytes_per_ns_));
 }
 
 }  // namespace collide::replayer::engine

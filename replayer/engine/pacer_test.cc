@@ -82,6 +82,31 @@ TEST(PacerTest, GreedySenderGetsTheLineRate) {
   }
 }
 
+// A sender that sleeps until wake_time() sends a quarter burst per wake, still at the line rate.
+TEST(PacerTest, ASleepingSenderWakesForAQuarterBurstAndKeepsTheLineRate) {
+  Pacer p(PacerConfig{8, 16, kFrame}, 0);  // 1 byte per ns
+  while (p.may_send()) p.on_sent(kFrame);
+  EXPECT_EQ(p.next_send_time(), static_cast<Nanos>(kCost));
+  EXPECT_EQ(p.wake_time(), static_cast<Nanos>(4 * kCost));
+  Nanos now = 0;
+  uint64_t frames = 0, wakes = 0;
+  while (now < 10'000'000) {
+    now = p.wake_time();
+    p.advance(now);
+    ++wakes;
+    while (p.may_send()) {
+      p.on_sent(kFrame);
+      ++frames;
+    }
+  }
+  EXPECT_NEAR(static_cast<double>(frames), 10'000'000 / kCost, 16);
+  EXPECT_NEAR(static_cast<double>(frames) / static_cast<double>(wakes), 4, 0.1);
+  // One frame of depth: a wake per frame, as before.
+  Pacer single(PacerConfig{8, 1, kFrame}, 0);
+  single.on_sent(kFrame);
+  EXPECT_EQ(single.wake_time(), single.next_send_time());
+}
+
 TEST(PacerTest, SmallFramesCostTheirOwnSize) {
   Pacer p(PacerConfig{8, 2, kFrame}, 0);
   // ACK-sized frames: the bucket (2 x 1024 B) holds many of them before it runs dry.
