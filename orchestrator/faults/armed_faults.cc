@@ -57,6 +57,11 @@ bool has_phases(const v1::Fault& f) {
   return f.kind() == v1::Fault::KIND_LINK_FLAP && (f.detection_ns() != 0 || f.has_convergence_ns());
 }
 
+// A failure of a link whose end BGP's sessions see: the link lost (flap) or silent (blackhole).
+bool measured_by_bgp(const v1::Fault& f) {
+  return f.kind() == v1::Fault::KIND_LINK_FLAP || f.kind() == v1::Fault::KIND_BLACKHOLE;
+}
+
 // The blackhole of a link failure's detection phase: every frame of the link, both ways, from the
 // flap's start for detection_ns.
 v1::Fault detection_blackhole(const v1::Fault& flap) {
@@ -169,9 +174,30 @@ Result<std::unique_ptr<ArmedFaults>> arm_faults(const std::vector<const v1::Faul
     } else if (!is_replayer_fault(*f)) {
       return invalid_argument(fmt::format("fault {}: unknown kind", f->name()));
     }
+    if (plan.bgp && !site->host_link && measured_by_bgp(*f)) {
+      // Its phases are BFD's and BGP's: windows timed from the leaves' routes when disarmed.
+      ArmedFaults::BgpFailure b;
+      b.fault = armed->faults_.size();
+      b.whole = expected_bgp_table(plan);
+      b.without_link = expected_bgp_table(plan, site->leaf_netns, site->peer_netns);
+      const auto phase = [&](std::string_view name, const char* kind) {
+        ArmedFaults::Entry p;
+        p.fault = *f;
+        p.fault.set_name(phase_name(f->name(), name));
+        p.window.name = p.fault.name();
+        p.window.kind = kind;
+        phases.push_back(std::move(p));
+        return b.fault + phases.size();
+      };
+      b.detection = phase(kDetectionPhase, "bgp-detection");
+      b.convergence = phase(kConvergencePhase, "bgp-convergence");
+      b.restoration = phase(kReturnPhase, "bgp-return");
+      armed->bgp_failures_.push_back(std::move(b));
+    }
     armed->faults_.push_back(std::move(e));
     for (ArmedFaults::Entry& p : phases) armed->faults_.push_back(std::move(p));
   }
+  if (!armed->bgp_failures_.empty()) armed->bgp_watch_ = BgpRouteWatch::start(plan);
 
   if (options.start_now) COLLIDE_RETURN_IF_ERROR(armed->start(options.run_start));
   return armed;
@@ -428,10 +454,48 @@ void ArmedFaults::disarm() {
       e.window.end_ns = now;  // open, or cut short by the end of the run
     }
   }
+  if (bgp_watch_) {
+    measure_bgp_phases(bgp_watch_->stop(), /*final=*/true);
+    bgp_watch_.reset();
+  }
+}
+
+void ArmedFaults::measure_bgp_phases(const std::vector<BgpObservation>& seen, bool final) {
+  std::lock_guard lock(mutex_);
+  for (const BgpFailure& b : bgp_failures_) {
+    const report::FaultWindow& failure = faults_[b.fault].window;
+    if (failure.start_ns == 0) continue;  // it never began
+    const BgpPhases at = bgp_phases(seen, b.whole, b.without_link, failure.start_ns, failure.end_ns);
+    // A phase that did not end (no route moved, or the run ended first) has no window.
+    const auto window = [&](size_t entry, std::optional<uint64_t> from, std::optional<uint64_t> to) {
+      if (!from || !to) return;
+      faults_[entry].window.start_ns = *from;
+      faults_[entry].window.end_ns = *to;
+    };
+    window(b.detection, failure.start_ns, at.first_withdrawal);
+    window(b.convergence, at.first_withdrawal, at.converged);
+    window(b.restoration, failure.end_ns != 0 ? std::optional(failure.end_ns) : std::nullopt, at.restored);
+    if (!final) continue;
+    logging::get("faults")->info(
+        "{}: BGP {}", faults_[b.fault].fault.name(),
+        !at.first_withdrawal ? std::string("moved no route during the failure")
+                             : fmt::format("withdrew the link {:.0f} ms into the failure{}{}",
+                                           (*at.first_withdrawal - failure.start_ns) / 1e6,
+                                           at.converged ? fmt::format(", converged {:.0f} ms after",
+                                                                      (*at.converged - *at.first_withdrawal) / 1e6)
+                                                        : std::string(", did not converge before the return"),
+                                           at.restored ? fmt::format(", all routes back {:.0f} ms after the return",
+                                                                     (*at.restored - failure.end_ns) / 1e6)
+                                                       : std::string(", routes not all back by the end")));
+  }
 }
 
 std::vector<report::FaultWindow> ArmedFaults::ground_truth() {
-  if (!disarmed_) read_counters();
+  if (!disarmed_) {
+    read_counters();
+    // The routes' phases as far as they went (a run's results are taken before it is disarmed).
+    if (bgp_watch_) measure_bgp_phases(bgp_watch_->seen(), /*final=*/false);
+  }
   std::lock_guard lock(mutex_);
   std::vector<report::FaultWindow> out;
   for (const Entry& e : faults_) out.push_back(e.window);

@@ -13,6 +13,7 @@
 #include "collide/scenario.pb.h"
 #include "common/result.h"
 #include "injectors/link_flap.h"
+#include "orchestrator/faults/bgp_phases.h"
 #include "orchestrator/faults/fault_plan.h"
 #include "orchestrator/faults/link_failure.h"
 #include "orchestrator/faults/running_storm.h"
@@ -121,6 +122,12 @@ class ArmedFaults {
     std::unique_ptr<injectors::FaultInjector> injector;  // per-packet faults
     report::FaultWindow window;
   };
+  // A fabric link's failure under routing: bgp, whose phases the leaves' routes tell (bgp_phases.h).
+  struct BgpFailure {
+    size_t fault = 0;  // entries of faults_: the fault, then its phase windows
+    size_t detection = 0, convergence = 0, restoration = 0;
+    BgpTable whole, without_link;
+  };
 
   Status begin(Scheduled& s);
   Status converge(Scheduled& s);
@@ -132,9 +139,14 @@ class ArmedFaults {
   static std::optional<uint64_t> spine_no_routes(const Scheduled::Failure& f);
   void run_schedule();
   void read_counters();
+  // Times each BGP failure's phase windows from what the watch of the leaves' routes saw; `final`
+  // (when disarmed) also logs how far BGP got.
+  void measure_bgp_phases(const std::vector<BgpObservation>& seen, bool final);
 
   std::vector<Entry> faults_;
   std::vector<Scheduled> scheduled_;
+  std::vector<BgpFailure> bgp_failures_;
+  std::unique_ptr<BgpRouteWatch> bgp_watch_;  // from arming to disarming, if any BgpFailure
   std::unique_ptr<injectors::Guardian> own_guardian_;
   injectors::Guardian* guardian_ = nullptr;
   std::chrono::steady_clock::time_point run_start_;

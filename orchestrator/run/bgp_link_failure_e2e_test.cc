@@ -2,7 +2,8 @@
 // (configs/fabric/bgp-link-failure.yaml): FRR's daemons in every switch route around a link that
 // silently drops everything (BFD's detection) or loses its signal, and bring it back into their
 // ECMP groups when it returns. A thread of the test watches leaf0's own routing table through the
-// run: its route to leaf1's hosts loses spine1 for each failure and gets it back after. The job
+// run: its route to leaf1's hosts loses spine1 for each failure and gets it back after; the
+// report's phase windows, from collide's own watch, agree. The job
 // survives a 3 s failure with a retry budget of 2.1 s only because the routes moved. Needs root
 // (namespaces, BPF, AF_XDP) and FRR.
 #include <atomic>
@@ -118,6 +119,35 @@ TEST_F(BgpLinkFailureTest, BgpRoutesAroundAFailedSpineLinkAndTakesItBackWhenItRe
   for (double s : outages) {
     EXPECT_GE(s, 2.5);
     EXPECT_LE(s, 8.0);
+  }
+
+  // The report times BGP's phases from collide's own watch of every leaf: the silent failure is
+  // found by BFD (3 x 100 ms without its packets), the lost signal at once; then the other leaf
+  // follows BGP's withdrawal; after the 3 s the sessions and routes come back.
+  const auto window_ms = [](const nlohmann::json& variant, const std::string& name) -> std::optional<double> {
+    for (const auto& w : variant["repetitions"][0]["fault_windows"]) {
+      if (w.value("name", "") != name) continue;
+      return static_cast<double>(testing::count_of(w["end_ns"]) - testing::count_of(w["start_ns"])) / 1e6;
+    }
+    return std::nullopt;
+  };
+  for (const std::string failure : {"silent-failure", "loss-of-signal"}) {
+    const nlohmann::json& v = testing::report_variant(report, failure);
+    const auto detection = window_ms(v, failure + "/detection");
+    const auto convergence = window_ms(v, failure + "/convergence");
+    const auto back = window_ms(v, failure + "/return");
+    ASSERT_TRUE(detection && convergence && back) << v["repetitions"][0]["fault_windows"].dump(1);
+    std::cout << fmt::format("{}: detection {:.0f} ms, convergence {:.0f} ms, return {:.0f} ms\n", failure,
+                             *detection, *convergence, *back);
+    if (failure == "silent-failure") {
+      EXPECT_GE(*detection, 200.0);  // BFD's 300 ms, from its last packet before the failure
+      EXPECT_LE(*detection, 1500.0);
+    } else {
+      EXPECT_LE(*detection, 300.0);  // the lost signal takes the sessions down at once
+    }
+    EXPECT_LE(*convergence, 2000.0);
+    EXPECT_GE(*back, 100.0);
+    EXPECT_LE(*back, 8000.0);
   }
 
   // The silent failure dropped what crossed the link until BFD called it down; the job stalled

@@ -41,6 +41,17 @@ std::string switch_name(const PlannedNamespace& ns) {
   return "";
 }
 
+std::optional<NamespaceOfTestbed> namespace_of_testbed(const std::string& netns) {
+  static const std::regex kName("(.+)-(h|leaf|spine|super)[0-9]+");
+  std::smatch m;
+  if (!std::regex_match(netns, m, kName)) return std::nullopt;
+  const std::string role = m[2];
+  return NamespaceOfTestbed{m[1], role == "h"       ? Role::kHost
+                                  : role == "leaf"  ? Role::kLeaf
+                                  : role == "spine" ? Role::kSpine
+                                                    : Role::kSuperSpine};
+}
+
 std::string host_namespace(const std::string& testbed, uint32_t host) {
   return fmt::format("{}-h{}", testbed, host);
 }

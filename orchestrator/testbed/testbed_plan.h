@@ -39,6 +39,14 @@ struct PlannedNamespace {
 // "leaf2", "spine0", "super1", "h3": how reports and scenarios name a namespace of the plan.
 std::string switch_name(const PlannedNamespace& ns);
 
+// A testbed's namespace read back from its name ("<testbed>-leaf2": the testbed "<testbed>" and
+// Role::kLeaf), as switch_name() and host_namespace() make them; unset for any other namespace.
+struct NamespaceOfTestbed {
+  std::string testbed;
+  Role role = Role::kHost;
+};
+std::optional<NamespaceOfTestbed> namespace_of_testbed(const std::string& netns);
+
 struct LinkEnd {
   std::string netns;
   std::string ifname;

@@ -5,6 +5,7 @@
 
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "orchestrator/testbed/port_queue.h"
 #include "tests/support/status_matchers.h"
@@ -20,6 +21,20 @@ v1::VirtualTestbedSpec spec(uint32_t hosts, uint32_t nics, uint32_t leaves, uint
   s.set_leaves(leaves);
   s.set_spines(spines);
   return s;
+}
+
+TEST(TestbedPlanTest, ANamespaceNameSaysItsTestbedAndRole) {
+  for (const auto& [name, testbed, role] :
+       {std::tuple{"demo-h0", "demo", Role::kHost}, std::tuple{"my-bed-leaf12", "my-bed", Role::kLeaf},
+        std::tuple{"x-spine1", "x", Role::kSpine}, std::tuple{"x-super0", "x", Role::kSuperSpine}}) {
+    auto of = namespace_of_testbed(name);
+    ASSERT_TRUE(of.has_value()) << name;
+    EXPECT_EQ(of->testbed, testbed);
+    EXPECT_EQ(of->role, role) << name;
+  }
+  for (const char* other : {"demo", "-leaf0", "demo-hello", "demo-leaf", "demo-spine0x", "ns1"}) {
+    EXPECT_FALSE(namespace_of_testbed(other).has_value()) << other;
+  }
 }
 
 TEST(TestbedPlanTest, LeafSpineHasEveryLinkAddressMacAndRoute) {

@@ -45,8 +45,8 @@ constexpr auto kBgpConvergeTimeout = std::chrono::seconds(60);
 // A switch's namespace ("<name>-leaf0", "-spine1", "-super0"), where FRR's daemons may run: a
 // testbed's removal ends what runs there (a namespace going does not end its processes).
 bool is_switch_namespace(const std::string& ns) {
-  const std::string role = ns.substr(ns.rfind('-') + 1);
-  return role.rfind("leaf", 0) == 0 || role.rfind("spine", 0) == 0 || role.rfind("super", 0) == 0;
+  const auto of = namespace_of_testbed(ns);
+  return of && of->role != Role::kHost;
 }
 
 // Gives the switch its own multipath hash key; false when this kernel has no such setting.
@@ -197,15 +197,7 @@ Result<std::vector<std::string>> list_testbeds() {
   std::set<std::string> names;
   std::istringstream lines(out->output);
   for (std::string line; std::getline(lines, line);) {
-    const std::string ns = line.substr(0, line.find(' '));
-    // "<name>-h0", "<name>-leaf1", "<name>-spine0", "<name>-super0"
-    const auto dash = ns.rfind('-');
-    if (dash == std::string::npos) continue;
-    const std::string role = ns.substr(dash + 1);
-    if (role.rfind("h", 0) == 0 || role.rfind("leaf", 0) == 0 || role.rfind("spine", 0) == 0 ||
-        role.rfind("super", 0) == 0) {
-      names.insert(ns.substr(0, dash));
-    }
+    if (auto of = namespace_of_testbed(line.substr(0, line.find(' ')))) names.insert(of->testbed);
   }
   return std::vector<std::string>(names.begin(), names.end());
 }

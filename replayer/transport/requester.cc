@@ -197,11 +197,13 @@ void Requester::on_response(const Packet& r, Nanos now) {
     case PacketType::kAck:
       ++counters_.acks;
       acknowledge_through(r.psn + 1, now);
+      probe_answered(now, /*later_held=*/false);
       break;
     case PacketType::kNak:
       ++counters_.naks;
       // A PSN sequence error NAK acknowledges everything before the missing PSN.
       acknowledge_through(r.psn, now);
+      probe_answered(now, /*later_held=*/true);  // it holds sack_psn
       if (config_.recovery == Recovery::kGoBackN) {
         if (next_psn_ > r.psn) next_psn_ = std::max(r.psn, acked_psn_);
         break;
@@ -233,6 +235,7 @@ void Requester::on_response(const Packet& r, Nanos now) {
 void Requester::on_selective_ack(const Packet& r, Nanos now) {
   // A SACK's PSN is the first missing one: everything before it arrived.
   acknowledge_through(r.psn, now);
+  probe_answered(now, /*later_held=*/r.sack_bitmap != 0);
   overtaken_.erase(overtaken_.begin(), overtaken_.lower_bound(acked_psn_));
   uint64_t newest = 0;
   for (uint64_t bits = r.sack_bitmap; bits != 0; bits &= bits - 1) {
@@ -358,9 +361,25 @@ void Requester::on_timer(Nanos now) {
   // Resend from the oldest unacknowledged packet.
   if (config_.recovery == Recovery::kGoBackN) {
     next_psn_ = acked_psn_;
-  } else {
-    last_resent_.erase(acked_psn_);
-    queue_resend(acked_psn_, now);
+    return;
+  }
+  // The oldest is resent alone, as a probe: its answer tells whether the responder lacks only
+  // some holes (their own logic resends them) or everything after it (probe_answered).
+  last_resent_.erase(acked_psn_);
+  queue_resend(acked_psn_, now);
+  timeout_probe_ = acked_psn_;
+}
+
+void Requester::probe_answered(Nanos now, bool later_held) {
+  if (!timeout_probe_ || acked_psn_ <= *timeout_probe_) return;
+  const bool lacks_the_rest =
+      !later_held && acked_psn_ == *timeout_probe_ + 1 && acked_psn_ < highest_sent_;
+  timeout_probe_.reset();
+  if (!lacks_the_rest) return;
+  for (uint64_t psn = acked_psn_; psn < highest_sent_; ++psn) {
+    if (sacked_.count(psn)) continue;
+    last_resent_.erase(psn);
+    queue_resend(psn, now);
   }
 }
 

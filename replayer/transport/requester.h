@@ -111,6 +111,11 @@ class Requester {
   // again because nothing more arrived to report it (IRN's short timer; it does not use up
   // NCCL's retries).
   std::optional<Nanos> hole_deadline() const;
+  // After a timeout, the answer to the oldest packet resent as a probe: acknowledging it and
+  // nothing after it, with nothing later held (`later_held`), it says the responder lacks every
+  // later packet too (a whole window lost to an outage, with no later packet to report the
+  // holes): all of them are resent at once rather than one per timeout.
+  void probe_answered(Nanos now, bool later_held);
   // Out-of-order mode: a selective ACK's news, and the holes it shows lost.
   void on_selective_ack(const Packet& sack, Nanos now);
   void resend_lost_holes(Nanos now);
@@ -141,6 +146,7 @@ class Requester {
   Nanos probe_sent_at_ = 0;
   double smoothed_rtt_ns_ = 0;
   Nanos last_progress_ = 0;
+  std::optional<uint64_t> timeout_probe_;  // the PSN resent alone after a timeout, until answered
   uint32_t retries_left_;
   std::vector<MessageCompletion> completions_;
   RequesterCounters counters_;
