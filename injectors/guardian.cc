@@ -257,8 +257,7 @@ bool same_family(IpStep::Family a, IpStep::Family b) {
 // ("Command failed -:N" after the error); a message per line that failed.
 std::vector<std::string> perform_batch(const UndoAction& action, IpStep::Family family,
                                        const std::vector<std::string>& lines) {
-  std::vector<std::string> args;
-  if (family != IpStep::Family::kAny) args.push_back(family == IpStep::Family::kIpv6 ? "-6" : "-4");
+  std::vector<std::string> args = family_option(family);
   args.insert(args.end(), {"-force", "-batch", "-"});
   const std::vector<std::string> command = netns_command("ip", action.netns, std::move(args));
   std::string input;

@@ -305,13 +305,19 @@ std::optional<IpStep> ip_step(const UndoStep& step) {
   return std::nullopt;
 }
 
+std::vector<std::string> family_option(IpStep::Family family) {
+  switch (family) {
+    case IpStep::Family::kIpv4: return {"-4"};
+    case IpStep::Family::kIpv6: return {"-6"};
+    case IpStep::Family::kAny: return {};
+  }
+  return {};
+}
+
 std::vector<std::string> undo_argv(const std::string& netns, const UndoStep& step,
                                    int xdp_mode) {
   if (auto ip = ip_step(step)) {
-    std::vector<std::string> args;
-    if (ip->family != IpStep::Family::kAny) {
-      args.push_back(ip->family == IpStep::Family::kIpv6 ? "-6" : "-4");
-    }
+    std::vector<std::string> args = family_option(ip->family);
     args.insert(args.end(), ip->args.begin(), ip->args.end());
     return netns_command("ip", netns, std::move(args));
   }

@@ -95,6 +95,8 @@ struct IpStep {
 };
 // Unset for the steps tc performs, and for kDetachXdp, whose command depends on the attach mode.
 std::optional<IpStep> ip_step(const UndoStep& step);
+// The option that gives ip the family: {"-4"}, {"-6"}, or nothing for kAny.
+std::vector<std::string> family_option(IpStep::Family family);
 
 // The command that performs a step in a namespace ("" = the host's). The step must have passed
 // check_step (decode_step does that). For kDetachXdp, `xdp_mode` is the attach mode the kernel

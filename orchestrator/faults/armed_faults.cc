@@ -62,6 +62,19 @@ bool measured_by_bgp(const v1::Fault& f) {
   return f.kind() == v1::Fault::KIND_LINK_FLAP || f.kind() == v1::Fault::KIND_BLACKHOLE;
 }
 
+// How far BGP got through a failure from `failed_at` to `returned_at`, for the run log.
+std::string describe_bgp_phases(const BgpPhases& at, uint64_t failed_at, uint64_t returned_at) {
+  if (!at.first_withdrawal) return "moved no route during the failure";
+  const auto ms = [](uint64_t from, uint64_t to) { return static_cast<double>(to - from) / 1e6; };
+  std::string text = fmt::format("withdrew the link {:.0f} ms into the failure",
+                                 ms(failed_at, *at.first_withdrawal));
+  text += at.converged ? fmt::format(", converged {:.0f} ms after", ms(*at.first_withdrawal, *at.converged))
+                       : ", did not converge before the return";
+  text += at.restored ? fmt::format(", all routes back {:.0f} ms after the return", ms(returned_at, *at.restored))
+                      : ", routes not all back by the end";
+  return text;
+}
+
 // The blackhole of a link failure's detection phase: every frame of the link, both ways, from the
 // flap's start for detection_ns.
 v1::Fault detection_blackhole(const v1::Fault& flap) {
@@ -117,6 +130,17 @@ Result<std::unique_ptr<ArmedFaults>> arm_faults(const std::vector<const v1::Faul
     e.window.name = f->name();
     e.window.kind = kind_name(f->kind());
     std::vector<ArmedFaults::Entry> phases;  // a link failure's phase windows, after its own
+    // Adds a phase window named after `f` (its fault a copy of `fault`); returns its entry.
+    const auto add_phase = [&, entry = armed->faults_.size()](v1::Fault fault, std::string_view name,
+                                                               const char* kind) {
+      ArmedFaults::Entry p;
+      fault.set_name(phase_name(f->name(), name));
+      p.fault = std::move(fault);
+      p.window.name = p.fault.name();
+      p.window.kind = kind;
+      phases.push_back(std::move(p));
+      return entry + phases.size();
+    };
     auto site = options.site_of ? options.site_of(*f) : resolve_site(plan, f->link(), f->direction());
     if (!site.ok()) return site.status().with_context("fault " + f->name());
     if (is_packet_fault(*f)) {
@@ -147,27 +171,17 @@ Result<std::unique_ptr<ArmedFaults>> arm_faults(const std::vector<const v1::Faul
         ArmedFaults::Scheduled::Failure failure;
         failure.spine_netns = site->peer_netns;
         failure.converged_routes = converged_routes(plan, *site);
-        size_t next = s.fault + 1;
-        const auto phase = [&](v1::Fault fault, std::string_view name, const char* kind) {
-          ArmedFaults::Entry p;
-          fault.set_name(phase_name(f->name(), name));
-          p.fault = std::move(fault);
-          p.window.name = p.fault.name();
-          p.window.kind = kind;
-          phases.push_back(std::move(p));
-          return next++;
-        };
         if (f->detection_ns() != 0) {
           const v1::Fault blackhole = detection_blackhole(*f);
           auto both_ways = resolve_site(plan, f->link(), v1::Fault::DIRECTION_BOTH);
           if (!both_ways.ok()) return both_ways.status().with_context("fault " + f->name());
           auto injector = load_packet_fault(blackhole, *both_ways);
           if (!injector.ok()) return injector.status();
-          failure.detection_entry = phase(blackhole, kDetectionPhase, "link-failure-detection");
+          failure.detection_entry = add_phase(blackhole, kDetectionPhase, "link-failure-detection");
           phases.back().injector = std::move(injector).value();
         }
-        failure.convergence_entry = phase(*f, kConvergencePhase, "link-failure-convergence");
-        if (f->has_convergence_ns()) failure.converged_entry = phase(*f, kConvergedPhase, "link-failure-converged");
+        failure.convergence_entry = add_phase(*f, kConvergencePhase, "link-failure-convergence");
+        if (f->has_convergence_ns()) failure.converged_entry = add_phase(*f, kConvergedPhase, "link-failure-converged");
         s.failure = std::move(failure);
       }
       armed->scheduled_.push_back(std::move(s));
@@ -180,18 +194,9 @@ Result<std::unique_ptr<ArmedFaults>> arm_faults(const std::vector<const v1::Faul
       b.fault = armed->faults_.size();
       b.whole = expected_bgp_table(plan);
       b.without_link = expected_bgp_table(plan, site->leaf_netns, site->peer_netns);
-      const auto phase = [&](std::string_view name, const char* kind) {
-        ArmedFaults::Entry p;
-        p.fault = *f;
-        p.fault.set_name(phase_name(f->name(), name));
-        p.window.name = p.fault.name();
-        p.window.kind = kind;
-        phases.push_back(std::move(p));
-        return b.fault + phases.size();
-      };
-      b.detection = phase(kDetectionPhase, "bgp-detection");
-      b.convergence = phase(kConvergencePhase, "bgp-convergence");
-      b.restoration = phase(kReturnPhase, "bgp-return");
+      b.detection = add_phase(*f, kDetectionPhase, "bgp-detection");
+      b.convergence = add_phase(*f, kConvergencePhase, "bgp-convergence");
+      b.restoration = add_phase(*f, kReturnPhase, "bgp-return");
       armed->bgp_failures_.push_back(std::move(b));
     }
     armed->faults_.push_back(std::move(e));
@@ -475,18 +480,10 @@ void ArmedFaults::measure_bgp_phases(const std::vector<BgpObservation>& seen, bo
     window(b.detection, failure.start_ns, at.first_withdrawal);
     window(b.convergence, at.first_withdrawal, at.converged);
     window(b.restoration, failure.end_ns != 0 ? std::optional(failure.end_ns) : std::nullopt, at.restored);
-    if (!final) continue;
-    logging::get("faults")->info(
-        "{}: BGP {}", faults_[b.fault].fault.name(),
-        !at.first_withdrawal ? std::string("moved no route during the failure")
-                             : fmt::format("withdrew the link {:.0f} ms into the failure{}{}",
-                                           (*at.first_withdrawal - failure.start_ns) / 1e6,
-                                           at.converged ? fmt::format(", converged {:.0f} ms after",
-                                                                      (*at.converged - *at.first_withdrawal) / 1e6)
-                                                        : std::string(", did not converge before the return"),
-                                           at.restored ? fmt::format(", all routes back {:.0f} ms after the return",
-                                                                     (*at.restored - failure.end_ns) / 1e6)
-                                                       : std::string(", routes not all back by the end")));
+    if (final) {
+      logging::get("faults")->info("{}: BGP {}", faults_[b.fault].fault.name(),
+                                   describe_bgp_phases(at, failure.start_ns, failure.end_ns));
+    }
   }
 }
 
