@@ -2,17 +2,14 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/support/leaf_spine_spec.h"
+
 namespace collide::orchestrator::faults {
 namespace {
 
 // 4 hosts under 2 leaves, 2 spines, routing: bgp.
 testbed::TestbedPlan bgp_plan() {
-  v1::VirtualTestbedSpec s;
-  s.set_name("tb");
-  s.set_hosts(4);
-  s.set_nics_per_host(1);
-  s.set_leaves(2);
-  s.set_spines(2);
+  v1::VirtualTestbedSpec s = testing::leaf_spine_spec("tb", 4, 2, 2);
   s.set_routing(v1::VirtualTestbedSpec::ROUTING_BGP);
   auto plan = testbed::plan_testbed(s);
   EXPECT_TRUE(plan.ok()) << plan.status().to_string();

@@ -6,19 +6,14 @@
 #include <set>
 
 #include "tests/support/status_matchers.h"
+#include "tests/support/leaf_spine_spec.h"
 
 namespace collide::orchestrator::faults {
 namespace {
 
 // 3 leaves of 2 hosts each (host h under leaf h % 3), 3 spines.
 testbed::TestbedPlan three_leaves() {
-  v1::VirtualTestbedSpec spec;
-  spec.set_name("lf");
-  spec.set_hosts(6);
-  spec.set_nics_per_host(1);
-  spec.set_leaves(3);
-  spec.set_spines(3);
-  return *testbed::plan_testbed(spec);
+  return *testbed::plan_testbed(testing::leaf_spine_spec("lf", 6, 3, 3));
 }
 
 std::string address(const testbed::TestbedPlan& plan, const std::string& from, const std::string& to) {

@@ -6,17 +6,13 @@
 #include <set>
 
 #include "tests/support/status_matchers.h"
+#include "tests/support/leaf_spine_spec.h"
 
 namespace collide::orchestrator::testbed {
 namespace {
 
 v1::VirtualTestbedSpec bgp_spec(uint32_t hosts, uint32_t leaves, uint32_t spines) {
-  v1::VirtualTestbedSpec s;
-  s.set_name("tb");
-  s.set_hosts(hosts);
-  s.set_nics_per_host(1);
-  s.set_leaves(leaves);
-  s.set_spines(spines);
+  v1::VirtualTestbedSpec s = testing::leaf_spine_spec("tb", hosts, leaves, spines);
   s.set_routing(v1::VirtualTestbedSpec::ROUTING_BGP);
   return s;
 }

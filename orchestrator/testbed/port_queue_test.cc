@@ -5,17 +5,13 @@
 #include <gtest/gtest.h>
 
 #include "orchestrator/testbed/testbed_plan.h"
+#include "tests/support/leaf_spine_spec.h"
 
 namespace collide::orchestrator::testbed {
 namespace {
 
 v1::VirtualTestbedSpec two_tier() {
-  v1::VirtualTestbedSpec s;
-  s.set_name("tb");
-  s.set_hosts(4);
-  s.set_nics_per_host(1);
-  s.set_leaves(2);
-  s.set_spines(1);
+  v1::VirtualTestbedSpec s = testing::leaf_spine_spec("tb", 4, 2, 1);
   s.set_host_link_gbps(10);
   s.set_fabric_link_gbps(20);
   return s;

@@ -6,20 +6,13 @@
 #include <vector>
 
 #include "tests/support/status_matchers.h"
+#include "tests/support/leaf_spine_spec.h"
 
 namespace collide::orchestrator::testbed {
 namespace {
 
 // Three leaves, two spines, one host per leaf (host h under leaf h).
-v1::VirtualTestbedSpec three_leaves() {
-  v1::VirtualTestbedSpec s;
-  s.set_name("tb");
-  s.set_hosts(3);
-  s.set_nics_per_host(1);
-  s.set_leaves(3);
-  s.set_spines(2);
-  return s;
-}
+v1::VirtualTestbedSpec three_leaves() { return testing::leaf_spine_spec("tb", 3, 3, 2); }
 
 void add_route(v1::VirtualTestbedSpec& s, const std::string& on, uint32_t host, const std::string& via) {
   v1::SwitchRoute* r = s.add_routes();
