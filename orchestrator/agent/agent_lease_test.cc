@@ -6,6 +6,7 @@
 
 #include <fstream>
 #include <sstream>
+#include <string>
 #include <thread>
 
 #include <fmt/format.h>
@@ -18,6 +19,7 @@
 #include "orchestrator/control/tls_channel.h"
 #include "orchestrator/run/workload.h"
 #include "orchestrator/testbed/virtual_testbed.h"
+#include "tests/support/leaf_spine_spec.h"
 #include "tests/support/privileged.h"
 #include "tests/support/process_inspect.h"
 
@@ -60,13 +62,8 @@ class AgentLeaseTest : public ::testing::Test {
     std::filesystem::create_directories(dir_);
     ASSERT_TRUE(control::generate_certs(dir_ / "certs").ok());
 
-    v1::VirtualTestbedSpec spec;
-    spec.set_name(fmt::format("al{}", getpid() % 10000));  // names are at most 6 characters
-    spec.set_hosts(2);
-    spec.set_nics_per_host(1);
-    spec.set_leaves(1);
-    spec.set_spines(1);
-    auto plan = tb::plan_testbed(spec);
+    const std::string name = fmt::format("al{}", getpid() % 10000);  // names are at most 6 characters
+    auto plan = tb::plan_testbed(::collide::testing::leaf_spine_spec(name, 2, 1, 1));
     ASSERT_TRUE(plan.ok()) << plan.status().message();
     plan_ = *plan;
     auto bed = tb::VirtualTestbed::create(*plan);
@@ -139,13 +136,7 @@ class AgentLeaseTest : public ::testing::Test {
   }
 
   v1::VirtualTestbedSpec bed_spec() const {
-    v1::VirtualTestbedSpec spec;
-    spec.set_name(plan_.name);
-    spec.set_hosts(2);
-    spec.set_nics_per_host(1);
-    spec.set_leaves(1);
-    spec.set_spines(1);
-    return spec;
+    return ::collide::testing::leaf_spine_spec(plan_.name, 2, 1, 1);
   }
 
   // Prepares and starts the run; returns when the replay runs and the fault is armed.

@@ -9,6 +9,7 @@
 
 #include "common/process.h"
 #include "orchestrator/testbed/virtual_testbed.h"
+#include "tests/support/leaf_spine_spec.h"
 #include "tests/support/privileged.h"
 
 namespace collide::orchestrator::faults {
@@ -27,12 +28,7 @@ class ArmedFaultsTest : public ::testing::Test {
     COLLIDE_REQUIRE(testing::missing_netns());
     COLLIDE_REQUIRE(testing::missing_bpf());
     COLLIDE_REQUIRE(testing::missing_tool("ethtool"));
-    v1::VirtualTestbedSpec spec;
-    spec.set_name("fat");
-    spec.set_hosts(2);
-    spec.set_nics_per_host(1);
-    spec.set_leaves(2);
-    spec.set_spines(2);
+    v1::VirtualTestbedSpec spec = testing::leaf_spine_spec("fat", 2, 2, 2);
     (void)testbed::remove_testbed("fat");  // a crashed earlier run's leftovers
     auto plan = testbed::plan_testbed(spec);
     ASSERT_TRUE(plan.ok());

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/support/leaf_spine_spec.h"
 #include "tests/support/status_matchers.h"
 
 namespace collide::orchestrator::faults {
@@ -10,12 +11,7 @@ namespace {
 using injectors::Direction;
 
 testbed::TestbedPlan small_fabric() {
-  v1::VirtualTestbedSpec spec;
-  spec.set_name("ft");
-  spec.set_hosts(2);
-  spec.set_nics_per_host(1);
-  spec.set_leaves(2);
-  spec.set_spines(2);
+  v1::VirtualTestbedSpec spec = testing::leaf_spine_spec("ft", 2, 2, 2);
   return *testbed::plan_testbed(spec);
 }
 
@@ -128,12 +124,7 @@ TEST(FaultPlanTest, FabricLinksActOnTheLeafsUplink) {
 }
 
 TEST(FaultPlanTest, ASpineToSuperSpineLinkActsOnTheSpinesUplink) {
-  v1::VirtualTestbedSpec spec;
-  spec.set_name("ft");
-  spec.set_hosts(4);
-  spec.set_nics_per_host(1);
-  spec.set_leaves(4);
-  spec.set_spines(4);
+  v1::VirtualTestbedSpec spec = testing::leaf_spine_spec("ft", 4, 4, 4);
   spec.set_pods(2);
   spec.set_super_spines(2);
   const auto plan = *testbed::plan_testbed(spec);

@@ -5,8 +5,8 @@
 
 #include <set>
 
-#include "tests/support/status_matchers.h"
 #include "tests/support/leaf_spine_spec.h"
+#include "tests/support/status_matchers.h"
 
 namespace collide::orchestrator::faults {
 namespace {
@@ -46,12 +46,7 @@ TEST(LinkFailureTest, OtherLeavesRouteTheFailedLeafsHostsAroundItsSpine) {
 }
 
 TEST(LinkFailureTest, ALeafLeftWithoutASpineGetsNoRoute) {
-  v1::VirtualTestbedSpec spec;
-  spec.set_name("one");
-  spec.set_hosts(2);
-  spec.set_nics_per_host(1);
-  spec.set_leaves(2);
-  spec.set_spines(1);
+  v1::VirtualTestbedSpec spec = testing::leaf_spine_spec("one", 2, 2, 1);
   const auto plan = *testbed::plan_testbed(spec);
   auto site = resolve_site(plan, "leaf0-spine0", v1::Fault::DIRECTION_BOTH);
   ASSERT_TRUE(site.ok());

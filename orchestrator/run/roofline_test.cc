@@ -5,6 +5,7 @@
 
 #include <filesystem>
 
+#include "tests/support/leaf_spine_spec.h"
 #include "traces/trace_io.h"
 
 namespace collide::orchestrator {
@@ -16,12 +17,7 @@ constexpr uint64_t kBytes = 8ull << 20;  // each all-reduce's size S
 
 // Four hosts, one rank and NIC each, host h under leaf h % 2, two spines.
 v1::VirtualTestbedSpec four_hosts(double host_gbps, double fabric_gbps) {
-  v1::VirtualTestbedSpec spec;
-  spec.set_name("roof");
-  spec.set_hosts(4);
-  spec.set_nics_per_host(1);
-  spec.set_leaves(2);
-  spec.set_spines(2);
+  v1::VirtualTestbedSpec spec = testing::leaf_spine_spec("roof", 4, 2, 2);
   spec.set_host_link_gbps(host_gbps);
   spec.set_fabric_link_gbps(fabric_gbps);
   return spec;

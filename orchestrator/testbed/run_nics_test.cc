@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/support/leaf_spine_spec.h"
+
 namespace collide::orchestrator::testbed {
 namespace {
 
@@ -38,11 +40,7 @@ TEST(RunNicsTest, EveryNicOfAHostInRailOrderOnItsOwnDeviceTowardsItsLeaf) {
 }
 
 TEST(RunNicsTest, OneNicPerHostKeepsTheHostsDeviceName) {
-  v1::VirtualTestbedSpec spec;
-  spec.set_name("tb");
-  spec.set_hosts(3);
-  spec.set_nics_per_host(1);
-  spec.set_leaves(1);
+  v1::VirtualTestbedSpec spec = testing::leaf_spine_spec("tb", 3, 1, 0);
   auto plan = plan_testbed(spec);
   ASSERT_TRUE(plan.ok());
   const auto nics = run_nics(*plan, 2);

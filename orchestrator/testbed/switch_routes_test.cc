@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "tests/support/status_matchers.h"
 #include "tests/support/leaf_spine_spec.h"
+#include "tests/support/status_matchers.h"
 
 namespace collide::orchestrator::testbed {
 namespace {

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/support/leaf_spine_spec.h"
+
 namespace collide::orchestrator::testbed {
 namespace {
 
@@ -42,12 +44,7 @@ TEST(TopologyTextTest, EachSwitchWithWhatIsCabledAboveAndBelowIt) {
 }
 
 TEST(TopologyTextTest, OneLeafWithoutSpinesHasNoUplinks) {
-  v1::VirtualTestbedSpec spec;
-  spec.set_name("one");
-  spec.set_hosts(2);
-  spec.set_nics_per_host(1);
-  spec.set_leaves(1);
-  spec.set_spines(0);
+  v1::VirtualTestbedSpec spec = testing::leaf_spine_spec("one", 2, 1, 0);
   auto plan = plan_testbed(spec);
   ASSERT_TRUE(plan.ok()) << plan.status().message();
   const std::string text = topology_text(*plan);
@@ -57,12 +54,7 @@ TEST(TopologyTextTest, OneLeafWithoutSpinesHasNoUplinks) {
 }
 
 TEST(TopologyTextTest, SuperSpinesOnTopAndEachLeafWithItsPod) {
-  v1::VirtualTestbedSpec spec;
-  spec.set_name("t3");
-  spec.set_hosts(4);
-  spec.set_nics_per_host(1);
-  spec.set_leaves(4);
-  spec.set_spines(2);
+  v1::VirtualTestbedSpec spec = testing::leaf_spine_spec("t3", 4, 4, 2);
   spec.set_pods(2);
   spec.set_super_spines(1);
   spec.set_super_link_gbps(100);

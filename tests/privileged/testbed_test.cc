@@ -7,6 +7,7 @@
 
 #include "common/process.h"
 #include "orchestrator/testbed/virtual_testbed.h"
+#include "tests/support/leaf_spine_spec.h"
 #include "tests/support/privileged.h"
 
 namespace collide::orchestrator::testbed {
@@ -15,15 +16,7 @@ namespace {
 using process::run_checked;
 using process::run_command;
 
-v1::VirtualTestbedSpec small_fabric() {
-  v1::VirtualTestbedSpec s;
-  s.set_name("cltb");
-  s.set_hosts(2);
-  s.set_nics_per_host(1);
-  s.set_leaves(2);
-  s.set_spines(2);
-  return s;
-}
+v1::VirtualTestbedSpec small_fabric() { return testing::leaf_spine_spec("cltb", 2, 2, 2); }
 
 std::string ip_string(uint32_t a) {
   return std::to_string(a >> 24) + "." + std::to_string((a >> 16) & 0xff) + "." +
