@@ -1,10 +1,12 @@
 // A PFC deadlock (configs/fabric/pfc-deadlock.yaml): routes that send two of a ring's flows down
-// and up again make four fabric queues each wait on the next. Lossy, the fabric drops and the job
-// finishes; lossless without a watchdog the four queues stay paused until every QP's retry count
-// runs out and the run fails as NCCL would (`collide run` exits 1); with the switches' watchdog
-// each queue of the cycle is found paused after the detect time and the job finishes (a queue that
-// ignores pauses sends into full buffers, which drop: the transport resends what they drop, as
-// behind a real switch's watchdog). Needs root (namespaces, BPF, AF_XDP).
+// and up again make four fabric queues each wait on the next, and a 40 ms pause from leaf1 to
+// spine0 closes the cycle (a trigger shorter than the watchdog's detect time). Lossy (no trigger,
+// no PFC), the fabric drops and the job finishes; lossless without a watchdog the four queues stay
+// paused until every QP's retry count runs out and the run fails as NCCL would (`collide run`
+// exits 1); with the switches' watchdog each queue of the cycle is found paused after the detect
+// time and the job finishes (a queue that ignores pauses sends into full buffers, which drop: the
+// transport resends what they drop, as behind a real switch's watchdog). Needs root (namespaces,
+// BPF, AF_XDP).
 #include <iostream>
 #include <optional>
 #include <string>
@@ -52,8 +54,11 @@ TEST_F(PfcDeadlockTest, TheDetourDeadlocksTheLosslessFabricUncheckedAndItsWatchd
   // As the scenario has them (the edits fail the run when it does not): the watchdog's detect
   // time, and the transport's timeout (4.096 us x 2^16) with 7 retries before a QP gives up.
   const double detect_ms = 50, gives_up_after_ms = 4.096e-3 * (1 << 16) * 7;
+  // The trigger's 40 ms stays under the detect time: the watchdog does not take the trigger itself
+  // for a storm.
   const testing::CollideRunDir::Edits as_shipped = {{"detect_ns: 50ms", "detect_ns: 50ms"},
-                                                    {"timeout_exponent: 16", "timeout_exponent: 16"}};
+                                                    {"timeout_exponent: 16", "timeout_exponent: 16"},
+                                                    {"duration_ns: 40ms", "duration_ns: 40ms"}};
   std::string log;
   const auto report =
       testing::run_shipped_scenario(COLLIDE_BIN, std::string(COLLIDE_CONFIGS_DIR) + "/fabric/pfc-deadlock.yaml",
