@@ -10,8 +10,8 @@
 
 #include "common/netns.h"
 #include "common/parse_number.h"
-#include "common/process.h"
 #include "injectors/undo_step.h"
+#include "orchestrator/testbed/ip_batch.h"
 
 namespace collide::orchestrator::faults {
 namespace {
@@ -98,16 +98,12 @@ Result<std::unique_ptr<ConvergedRoutes>> ConvergedRoutes::install(injectors::Gua
     if (!id.ok()) return id.status().with_context("converging routes around fault " + fault);
     out->undo_ids_.push_back(*id);
     // One `ip -batch` per leaf: the routes land together, as a converged table does.
-    std::string lines;
+    std::vector<std::string> lines;
     for (const testbed::PlannedRoute* r : leaf_routes) {
-      lines += fmt::format("{}\n", fmt::join(testbed::route_replace_args(*r), " "));
+      lines.push_back(fmt::format("{}", fmt::join(testbed::route_replace_args(*r), " ")));
     }
-    auto done = process::run_command({"ip", "-n", leaf, "-4", "-batch", "-"}, lines);
-    if (!done.ok()) return done.status();
-    if (done->exit_code != 0) {
-      return unavailable(fmt::format("converging routes around fault {}: `ip -batch` of {} routes in {} failed: {}",
-                                     fault, leaf_routes.size(), leaf, done->output));
-    }
+    COLLIDE_RETURN_IF_ERROR(testbed::ip_batch(leaf, lines)
+                                .with_context(fmt::format("converging routes around fault {} in {}", fault, leaf)));
   }
   return out;
 }

@@ -1,11 +1,8 @@
 #include "orchestrator/testbed/virtual_testbed.h"
 
-#include <unistd.h>
-
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <set>
 #include <sstream>
 
@@ -15,6 +12,7 @@
 #include "common/logging.h"
 #include "common/process.h"
 #include "orchestrator/testbed/frr_daemons.h"
+#include "orchestrator/testbed/ip_batch.h"
 #include "orchestrator/testbed/testbed_owner.h"
 
 namespace collide::orchestrator::testbed {
@@ -22,21 +20,6 @@ namespace {
 
 using process::run_checked;
 using process::run_command;
-
-// Runs `ip -batch` in one namespace: one process for all of its addresses, links and routes.
-Status ip_batch(const std::string& netns, const std::vector<std::string>& lines) {
-  if (lines.empty()) return {};
-  const std::string path = fmt::format("{}/collide-ip-batch-{}-{}",
-                                       std::filesystem::temp_directory_path().string(), getpid(),
-                                       netns);
-  {
-    std::ofstream out(path);
-    for (const std::string& l : lines) out << l << "\n";
-  }
-  Status s = run_checked({"ip", "-n", netns, "-batch", path});
-  std::filesystem::remove(path);
-  return s.with_context(fmt::format("configuring namespace {}", netns));
-}
 
 // How long a BGP fabric has to hold every route (BFD up, sessions established, updates through):
 // seconds here, so this only catches a fabric that will not converge.
@@ -129,8 +112,12 @@ Status VirtualTestbed::build() {
     if (plan_.bgp && r.fabric) continue;  // BGP's to learn
     routes[r.netns].push_back(fmt::format("{}", fmt::join(route_replace_args(r), " ")));
   }
-  for (const auto& [netns, lines] : batch) COLLIDE_RETURN_IF_ERROR(ip_batch(netns, lines));
-  for (const auto& [netns, lines] : routes) COLLIDE_RETURN_IF_ERROR(ip_batch(netns, lines));
+  for (const auto& [netns, lines] : batch) {
+    COLLIDE_RETURN_IF_ERROR(ip_batch(netns, lines).with_context("configuring namespace " + netns));
+  }
+  for (const auto& [netns, lines] : routes) {
+    COLLIDE_RETURN_IF_ERROR(ip_batch(netns, lines).with_context("configuring namespace " + netns));
+  }
   for (const PlannedLink& l : plan_.links) {
     for (const LinkEnd* e : {&l.a, &l.b}) {
       COLLIDE_RETURN_IF_ERROR(run_checked({"ip", "netns", "exec", e->netns, "ethtool", "-K",
