@@ -260,8 +260,17 @@ TEST_F(ReplayCaptureTest, TsharkDecodesTheTrafficAsRoceWithValidIcrc) {
                                       "-i", "fa", "-w", pcap, "-f", "udp port 4791", "-a",
                                       "duration:30", "-c", "3000"});
   ASSERT_TRUE(capture.ok());
-  // dumpcap announces nothing on stdout; give it a moment to open the interface.
-  std::this_thread::sleep_for(1500ms);
+  // dumpcap announces nothing on stdout, but writes the file's header once it has the interface
+  // open: the replay starts after that. (A fixed wait was once too short on a busy machine: the
+  // replay was over before the capture began, and nothing was captured.)
+  const auto capturing = [&pcap] {
+    std::error_code ec;
+    const auto size = std::filesystem::file_size(pcap, ec);
+    return !ec && size > 0;
+  };
+  const auto give_up = std::chrono::steady_clock::now() + 30s;
+  while (!capturing() && std::chrono::steady_clock::now() < give_up) std::this_thread::sleep_for(50ms);
+  ASSERT_TRUE(capturing()) << "tshark did not start capturing within 30 s";
   double seconds = 0;
   run_both("selective-repeat", (dir_ / "a.json").string(), (dir_ / "b.json").string(), seconds);
   auto captured = capture->wait(60s);
