@@ -115,14 +115,26 @@ Result<CommandResult> run_command(const std::vector<std::string>& argv, const st
   return result;
 }
 
-Status run_checked(const std::vector<std::string>& argv) {
-  auto result = run_command(argv);
+namespace {
+
+// A run's outcome as run_checked reports it: its error, or a non-zero exit quoting the command.
+Status checked(const std::vector<std::string>& argv, const Result<CommandResult>& result) {
   if (!result.ok()) return result.status();
   if (result->exit_code != 0) {
     return internal_error(fmt::format("`{}` exited with {}: {}", fmt::join(argv, " "),
                                       result->exit_code, result->output));
   }
   return {};
+}
+
+}  // namespace
+
+Status run_checked(const std::vector<std::string>& argv) {
+  return checked(argv, run_command(argv));
+}
+
+Status run_checked(const std::vector<std::string>& argv, const std::string& input) {
+  return checked(argv, run_command(argv, input));
 }
 
 Result<ChildProcess> ChildProcess::spawn(const std::vector<std::string>& argv) {

@@ -28,6 +28,8 @@ Result<CommandResult> run_command(const std::vector<std::string>& argv, const st
 
 // Runs a program and turns a non-zero exit into an error that quotes the command and its output.
 Status run_checked(const std::vector<std::string>& argv);
+// The same with `input` as its standard input.
+Status run_checked(const std::vector<std::string>& argv, const std::string& input);
 
 // A child process whose stdout is read line by line; killed and reaped on destruction.
 class ChildProcess {

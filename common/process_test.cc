@@ -34,5 +34,14 @@ TEST(RunCommand, NamesAProgramThatCannotStart) {
   EXPECT_TRUE(!result.ok() || result->exit_code == 127);
 }
 
+TEST(RunChecked, ANonZeroExitQuotesTheCommandAndWhatItPrinted) {
+  EXPECT_TRUE(run_checked({"cat"}, "fine\n").ok());
+  const Status failed = run_checked({"sh", "-c", "cat; exit 3"}, "said this\n");
+  ASSERT_FALSE(failed.ok());
+  EXPECT_NE(failed.message().find("`sh -c cat; exit 3` exited with 3: said this"),
+            std::string::npos)
+      << failed.message();
+}
+
 }  // namespace
 }  // namespace collide::process

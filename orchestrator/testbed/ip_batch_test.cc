@@ -17,7 +17,7 @@ TEST(IpBatchTest, AFailureNamesTheNamespaceAndQuotesIp) {
   const Status s = ip_batch(kMissingNamespace, {"route replace 198.18.0.0/24 via 198.18.1.1"});
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.message().find(kMissingNamespace), std::string::npos) << s.message();
-  EXPECT_NE(s.message().find("of 1 lines exited with"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("-batch -` exited with"), std::string::npos) << s.message();
   // What ip itself said about the namespace it could not open.
   EXPECT_NE(s.message().find("network namespace"), std::string::npos) << s.message();
 }
