@@ -6,7 +6,6 @@
 #include <sstream>
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include "common/netns.h"
 #include "common/parse_number.h"
@@ -100,7 +99,7 @@ Result<std::unique_ptr<ConvergedRoutes>> ConvergedRoutes::install(injectors::Gua
     // One `ip -batch` per leaf: the routes land together, as a converged table does.
     std::vector<std::string> lines;
     for (const testbed::PlannedRoute* r : leaf_routes) {
-      lines.push_back(fmt::format("{}", fmt::join(testbed::route_replace_args(*r), " ")));
+      lines.push_back(testbed::route_replace_line(*r));
     }
     COLLIDE_RETURN_IF_ERROR(testbed::ip_batch(leaf, lines)
                                 .with_context(fmt::format("converging routes around fault {} in {}", fault, leaf)));

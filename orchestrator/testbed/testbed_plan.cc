@@ -57,14 +57,11 @@ std::string host_namespace(const std::string& testbed, uint32_t host) {
   return fmt::format("{}-h{}", testbed, host);
 }
 
-std::vector<std::string> route_replace_args(const PlannedRoute& route) {
-  std::vector<std::string> args = {"route", "replace", route.prefix};
-  if (route.via.size() == 1) {
-    args.insert(args.end(), {"via", route.via[0]});
-  } else {
-    for (const std::string& hop : route.via) args.insert(args.end(), {"nexthop", "via", hop});
-  }
-  return args;
+std::string route_replace_line(const PlannedRoute& route) {
+  std::string line = "route replace " + route.prefix;
+  if (route.via.size() == 1) return line + " via " + route.via[0];
+  for (const std::string& hop : route.via) line += " nexthop via " + hop;
+  return line;
 }
 
 uint32_t leaf_of_nic(uint32_t host, uint32_t nic, uint32_t nics_per_host, uint32_t rail_groups) {

@@ -70,9 +70,9 @@ struct PlannedRoute {
   bool fabric = false;
 };
 
-// iproute2's words that put `route` in place in its namespace, from "route" on: one next hop as
-// `via`, several as a multipath route.
-std::vector<std::string> route_replace_args(const PlannedRoute& route);
+// The line of `ip -batch` that puts `route` in place in its namespace ("route replace ..."): one
+// next hop as `via`, several as a multipath route.
+std::string route_replace_line(const PlannedRoute& route);
 
 // "10.0.0.1/31" -> "10.0.0.1": a link end's address as a next hop names it.
 inline std::string bare_address(const std::string& cidr) { return cidr.substr(0, cidr.find('/')); }

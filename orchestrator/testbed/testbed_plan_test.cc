@@ -37,6 +37,12 @@ TEST(TestbedPlanTest, ANamespaceNameSaysItsTestbedAndRole) {
   }
 }
 
+TEST(TestbedPlanTest, ARouteIsOneLineOfIpBatch) {
+  EXPECT_EQ(route_replace_line({"tb-leaf0", "198.18.0.0/16", {"10.0.0.1"}}), "route replace 198.18.0.0/16 via 10.0.0.1");
+  EXPECT_EQ(route_replace_line({"tb-leaf0", "198.18.0.0/16", {"10.0.0.1", "10.0.0.3"}}),
+            "route replace 198.18.0.0/16 nexthop via 10.0.0.1 nexthop via 10.0.0.3");
+}
+
 TEST(TestbedPlanTest, LeafSpineHasEveryLinkAddressMacAndRoute) {
   auto plan = plan_testbed(spec(4, 2, 2, 2));
   ASSERT_TRUE(plan.ok()) << plan.status().to_string();

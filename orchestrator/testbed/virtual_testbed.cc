@@ -110,7 +110,7 @@ Status VirtualTestbed::build() {
   std::map<std::string, std::vector<std::string>> routes;
   for (const PlannedRoute& r : plan_.routes) {
     if (plan_.bgp && r.fabric) continue;  // BGP's to learn
-    routes[r.netns].push_back(fmt::format("{}", fmt::join(route_replace_args(r), " ")));
+    routes[r.netns].push_back(route_replace_line(r));
   }
   for (const auto& [netns, lines] : batch) {
     COLLIDE_RETURN_IF_ERROR(ip_batch(netns, lines).with_context("configuring namespace " + netns));
