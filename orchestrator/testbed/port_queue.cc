@@ -65,21 +65,18 @@ uint64_t plain_burst_bytes(double gbps) { return std::max<uint64_t>(bytes_in(gbp
 
 uint32_t at_most_u32(uint64_t v) { return static_cast<uint32_t>(std::min<uint64_t>(v, UINT32_MAX)); }
 
-// A two-queue port's tc handles (major << 16 | minor): the root HTB, its one inner class (the line
-// rate), the lossless class with its tbf (the pause gate), and the class of everything else with
-// its bfifo.
-constexpr uint32_t kRootHandle = 0x00010000;         // 1:
-constexpr uint32_t kLineClassId = 0x00010001;        // 1:1
-constexpr uint32_t kLosslessClassId = 0x00010010;    // 1:10
-constexpr uint32_t kLosslessGateHandle = 0x00100000; // 10:
-constexpr uint32_t kOtherClassId = 0x00010020;       // 1:20
-constexpr uint32_t kOtherQueueHandle = 0x00200000;   // 20:
-
-// A handle or class id as tc writes it: hexadecimal, "10:" or "1:10".
-std::string tc_id(uint32_t id) {
-  const uint32_t major = id >> 16, minor = id & 0xffff;
-  return minor == 0 ? fmt::format("{:x}:", major) : fmt::format("{:x}:{:x}", major, minor);
-}
+// A two-queue port's tc handles: the root HTB, its one inner class (the line rate), the lossless
+// class with its tbf (the pause gate), and the class of everything else with its bfifo.
+constexpr const char* kRoot = "1:";
+constexpr const char* kLineClass = "1:1";
+constexpr const char* kLosslessClass = "1:10";
+constexpr const char* kLosslessGate = "10:";
+constexpr const char* kOtherClass = "1:20";
+constexpr const char* kOtherQueue = "20:";
+constexpr const char* kOtherClassMinor = "20";  // HTB's `default`: where unmatched frames go
+constexpr uint32_t kLosslessGateHandle = 0x00100000;  // tc reads handles in hex: "10:" is 0x10
+constexpr uint32_t kLosslessClassId = 0x00010010;
+constexpr uint32_t kRootHandle = 0x00010000;
 
 std::vector<std::vector<std::string>> two_queue_commands(const std::string& netns, const std::string& ifname,
                                                          const PortQueue& q, const TbfShape& shape) {
@@ -96,27 +93,22 @@ std::vector<std::vector<std::string>> two_queue_commands(const std::string& netn
   const std::string limit = std::to_string(shape.limit_bytes);
   // Each class is guaranteed half the line and may borrow all of it; `prio` serves the lossless
   // class first whenever both borrow.
-  const auto klass = [&](uint32_t parent, uint32_t id, const std::string& rate, const char* prio) {
-    std::vector<std::string> rest = {"class", "replace", "dev", ifname, "parent", tc_id(parent), "classid", tc_id(id),
-                                     "htb", "rate", rate, "ceil", line, "burst", burst, "cburst", burst, "quantum",
-                                     quantum};
+  const auto klass = [&](const char* parent, const char* id, const std::string& rate, const char* prio) {
+    std::vector<std::string> rest = {"class", "replace", "dev", ifname, "parent", parent, "classid", id, "htb",
+                                     "rate", rate, "ceil", line, "burst", burst, "cburst", burst, "quantum", quantum};
     if (prio != nullptr) rest.insert(rest.end(), {"prio", prio});
     return tc(rest);
   };
   const TosMatch tos = priority_tos(*q.lossless_priority);
-  // HTB's `default`: the class (a minor of the root) where frames the filter does not match go.
-  const std::string others = fmt::format("{:x}", kOtherClassId & 0xffff);
-  return {tc({"qdisc", "replace", "dev", ifname, "root", "handle", tc_id(kRootHandle), "htb", "default", others}),
-          klass(kRootHandle, kLineClassId, line, nullptr),
-          klass(kLineClassId, kLosslessClassId, half, "0"),
-          klass(kLineClassId, kOtherClassId, half, "1"),
-          tc({"qdisc", "replace", "dev", ifname, "parent", tc_id(kLosslessClassId), "handle",
-              tc_id(kLosslessGateHandle), "tbf", "rate", line, "burst", burst, "limit", limit}),
-          tc({"qdisc", "replace", "dev", ifname, "parent", tc_id(kOtherClassId), "handle", tc_id(kOtherQueueHandle),
-              "bfifo", "limit", limit}),
-          tc({"filter", "add", "dev", ifname, "parent", tc_id(kRootHandle), "protocol", "ip", "prio", "1", "u32",
-              "match", "ip", "tos", fmt::format("{:#04x}", tos.value), fmt::format("{:#04x}", tos.mask), "flowid",
-              tc_id(kLosslessClassId)})};
+  return {tc({"qdisc", "replace", "dev", ifname, "root", "handle", kRoot, "htb", "default", kOtherClassMinor}),
+          klass(kRoot, kLineClass, line, nullptr),
+          klass(kLineClass, kLosslessClass, half, "0"),
+          klass(kLineClass, kOtherClass, half, "1"),
+          tc({"qdisc", "replace", "dev", ifname, "parent", kLosslessClass, "handle", kLosslessGate, "tbf", "rate", line,
+              "burst", burst, "limit", limit}),
+          tc({"qdisc", "replace", "dev", ifname, "parent", kOtherClass, "handle", kOtherQueue, "bfifo", "limit", limit}),
+          tc({"filter", "add", "dev", ifname, "parent", kRoot, "protocol", "ip", "prio", "1", "u32", "match", "ip",
+              "tos", fmt::format("{:#04x}", tos.value), fmt::format("{:#04x}", tos.mask), "flowid", kLosslessClass})};
 }
 
 }  // namespace
