@@ -146,7 +146,6 @@ struct Placement {
   RealHostPlacement real;          // empty on a virtual testbed
   // The leaf each host hangs under (a topology-aware ring order groups by it); empty: not known.
   std::vector<uint32_t> leaf_of_host;
-  std::map<uint32_t, uint32_t> dscp_of_host;  // the hosts of jobs with a DSCP of their own
 };
 
 // A fault's window as its agent measured it, onto this process's clock; a fault armed on several
@@ -172,7 +171,6 @@ v1::PrepareRun prepare_request(const Placement& p, const AgentHandle& a, const R
   r.set_ranks_per_host(p.per_host);
   r.set_nics_per_host(p.nics_per_host);
   *r.mutable_transport() = run.transport;
-  if (auto job = p.dscp_of_host.find(a.host); job != p.dscp_of_host.end()) r.mutable_transport()->set_dscp(job->second);
   for (const v1::Fault& f : run.faults) {
     if (host_of_fault(f) == a.host || (host_of_fault(f) >= p.world && a.index == 0)) *r.add_faults() = f;
   }
@@ -674,10 +672,6 @@ Result<RunOutcome> run_locally(const v1::Scenario& s, const LocalRunOptions& o) 
                              return j.workload().timing() == v1::Workload::TIMING_TRACE;
                            });
   placement.runs_seed = s.runs().seed();
-  for (const v1::Job& job : s.jobs()) {
-    if (!job.has_dscp()) continue;
-    for (uint32_t h : job.hosts()) placement.dscp_of_host[h] = job.dscp();
-  }
   std::error_code made;
   std::filesystem::create_directories(o.work_dir, made);
   if (made) return unavailable(fmt::format("cannot create {}: {}", o.work_dir.string(), made.message()));
