@@ -9,6 +9,7 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -51,6 +52,7 @@ struct ReplayOptions {
   uint32_t mtu = 0, ack_every = 0, max_outstanding = 0, timeout_exponent = 0, retry_count = 0;
   uint32_t channels = 0, qps = 0;
   double timeout_scale = 0;
+  std::optional<uint32_t> dscp;
   std::string slice;  // "512KiB", "1MB", "65536"
   bool dcqcn = false;
   bool lossless = false;
@@ -161,6 +163,7 @@ v1::ReplayRequest request_of(const ReplayOptions& opt) {
                                            : v1::TransportSettings::ALL_REDUCE_RING);
   t.set_dcqcn(opt.dcqcn);
   t.set_pxn_disable(opt.no_pxn);
+  if (opt.dscp) t.set_dscp(*opt.dscp);
   if (opt.lossless) {
     *r.mutable_lossless() = replay::lossless_receive(orchestrator::testbed::ResolvedPfc{});
   }
@@ -387,6 +390,10 @@ void add_replay_command(CLI::App& app) {
                       default_text(D::kSliceBytes));
   cmd->add_option("--algorithm", opt->algorithm, "all-reduce algorithm: ring or tree")
       ->check(CLI::IsMember({"ring", "tree"}))->capture_default_str();
+  cmd->add_option("--dscp", opt->dscp,
+                  "DSCP of every RoCE frame (NCCL_IB_TC / 4); switches queue it in priority DSCP / 8" +
+                      default_text(D::kDscp))
+      ->check(CLI::Range(0u, 63u));
   cmd->add_flag("--dcqcn", opt->dcqcn, "react to CNPs with DCQCN");
   cmd->add_flag("--lossless", opt->lossless,
                 fmt::format("a drain pause holds frames and pauses the leaf port (PFC priority {}, "

@@ -119,6 +119,7 @@ Result<std::vector<eng::RankAddressing>> addressing_of(const v1::ReplayRequest& 
 eng::EngineConfig engine_config(const v1::ReplayRequest& r, const TransportOptions& t) {
   eng::EngineConfig c;
   c.qp = t.qp;
+  c.dscp = t.dscp;
   c.dcqcn = replayer::transport::scaled_to_line_rate(
       t.dcqcn, r.dcqcn_line_rate_gbps() > 0 ? r.dcqcn_line_rate_gbps() : kDcqcnLineRateGbps);
   c.verify_payload = r.verify_payload();

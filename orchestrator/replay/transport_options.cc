@@ -7,6 +7,8 @@
 namespace collide::orchestrator::replay {
 namespace {
 
+constexpr uint32_t kMaxDscp = 63;  // six bits
+
 template <typename T>
 T or_default(T value, T fallback) {
   return value != T{} ? value : fallback;
@@ -28,6 +30,7 @@ v1::TransportSettings with_defaults(const v1::TransportSettings& s) {
   t.set_max_outstanding(or_default(s.max_outstanding(), D::kMaxOutstanding));
   t.set_reorder_window_ns(or_default(s.reorder_window_ns(), D::kReorderWindowNs));
   t.set_reorder_packets(or_default(s.reorder_packets(), D::kReorderPackets));
+  if (!s.has_dscp()) t.set_dscp(D::kDscp);
   return t;
 }
 
@@ -37,7 +40,9 @@ namespace {
 Result<TransportOptions> resolve(const v1::TransportSettings& settings) {
   const v1::TransportSettings t = with_defaults(settings);
   if (t.timeout_scale() < 0) return invalid_argument(fmt::format("{} is negative", t.timeout_scale()));
+  if (t.dscp() > kMaxDscp) return invalid_argument(fmt::format("{} is not a DSCP (0-{})", t.dscp(), kMaxDscp));
   TransportOptions o;
+  o.dscp = static_cast<uint8_t>(t.dscp());
   o.qp.mtu = t.mtu_bytes();
   o.qp.ack_every = t.ack_every();
   o.qp.max_outstanding = t.max_outstanding();

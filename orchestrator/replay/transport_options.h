@@ -32,6 +32,8 @@ struct TransportDefaults {
   // timeout; more packets than such a skew holds at a testbed's rates.
   static constexpr uint64_t kReorderWindowNs = 20'000;
   static constexpr uint32_t kReorderPackets = 64;
+  // NCCL_IB_TC 106: DSCP 26 (AF31), which switches' DSCP / 8 mapping puts in priority 3.
+  static constexpr uint32_t kDscp = 26;
   // Flags need no entry: their unset false is the default (pxn_disable false: PXN on, as NCCL).
 };
 
@@ -39,6 +41,7 @@ struct TransportOptions {
   replayer::transport::QpConfig qp;
   replayer::transport::DcqcnConfig dcqcn;
   replayer::collectives::ExpandOptions expand;
+  uint8_t dscp = TransportDefaults::kDscp;
 };
 
 // Fills every unset (zero) field with its default and checks the result; an error names the field

@@ -21,6 +21,22 @@ TEST(TransportOptionsTest, UnsetFieldsTakeTheOneSetOfDefaults) {
   EXPECT_FALSE(o->dcqcn.enabled);
   EXPECT_TRUE(o->expand.pxn);  // NCCL's default (NCCL_PXN_DISABLE unset)
   EXPECT_FALSE(with_defaults(v1::TransportSettings()).pxn_disable());
+  EXPECT_EQ(o->dscp, 26);  // NCCL_IB_TC 106
+  EXPECT_EQ(with_defaults(v1::TransportSettings()).dscp(), 26u);
+}
+
+// DSCP 0 is a class of its own (best effort), not "the default".
+TEST(TransportOptionsTest, DscpZeroIsKeptAndAboveSixBitsIsRefused) {
+  v1::TransportSettings t;
+  t.set_dscp(0);
+  auto zero = resolve_transport(t);
+  ASSERT_TRUE(zero.ok()) << zero.status().to_string();
+  EXPECT_EQ(zero->dscp, 0);
+  EXPECT_EQ(with_defaults(t).dscp(), 0u);
+  t.set_dscp(64);
+  auto wide = resolve_transport(t);
+  ASSERT_FALSE(wide.ok());
+  EXPECT_NE(wide.status().message().find("transport.dscp"), std::string::npos) << wide.status().message();
 }
 
 TEST(TransportOptionsTest, SetFieldsWin) {

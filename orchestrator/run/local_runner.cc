@@ -26,6 +26,7 @@
 #include "orchestrator/run/roofline.h"
 #include "orchestrator/run/workload.h"
 #include "orchestrator/scenario/jobs.h"
+#include "orchestrator/scenario/switch_queues.h"
 #include "orchestrator/testbed/fabric_balancing.h"
 #include "orchestrator/testbed/link_counters.h"
 #include "orchestrator/testbed/pfc_settings.h"
@@ -146,6 +147,7 @@ struct Placement {
   RealHostPlacement real;          // empty on a virtual testbed
   // The leaf each host hangs under (a topology-aware ring order groups by it); empty: not known.
   std::vector<uint32_t> leaf_of_host;
+  std::map<uint32_t, uint32_t> dscp_of_host;  // the hosts of jobs with a DSCP of their own
 };
 
 // A fault's window as its agent measured it, onto this process's clock; a fault armed on several
@@ -171,6 +173,7 @@ v1::PrepareRun prepare_request(const Placement& p, const AgentHandle& a, const R
   r.set_ranks_per_host(p.per_host);
   r.set_nics_per_host(p.nics_per_host);
   *r.mutable_transport() = run.transport;
+  if (auto job = p.dscp_of_host.find(a.host); job != p.dscp_of_host.end()) r.mutable_transport()->set_dscp(job->second);
   for (const v1::Fault& f : run.faults) {
     if (host_of_fault(f) == a.host || (host_of_fault(f) >= p.world && a.index == 0)) *r.add_faults() = f;
   }
@@ -658,7 +661,7 @@ Result<RunOutcome> run_locally(const v1::Scenario& s, const LocalRunOptions& o) 
     if (auto t = replay::resolve_transport(run.transport); !t.ok()) return t.status().with_context(run.name);
   }
   const bool remote = s.testbed().agents_size() > 0;
-  const v1::VirtualTestbedSpec& spec = s.testbed().virtual_();
+  const v1::VirtualTestbedSpec spec = virtual_testbed_to_build(s);
   const uint32_t hosts = remote ? static_cast<uint32_t>(s.testbed().agents_size()) : spec.hosts();
   Placement placement;
   placement.per_host = s.testbed().ranks_per_host();
@@ -672,6 +675,10 @@ Result<RunOutcome> run_locally(const v1::Scenario& s, const LocalRunOptions& o) 
                              return j.workload().timing() == v1::Workload::TIMING_TRACE;
                            });
   placement.runs_seed = s.runs().seed();
+  for (const v1::Job& job : s.jobs()) {
+    if (!job.has_dscp()) continue;
+    for (uint32_t h : job.hosts()) placement.dscp_of_host[h] = job.dscp();
+  }
   std::error_code made;
   std::filesystem::create_directories(o.work_dir, made);
   if (made) return unavailable(fmt::format("cannot create {}: {}", o.work_dir.string(), made.message()));

@@ -24,10 +24,9 @@ namespace collide {
 namespace {
 
 using testing::count_of;
+using testing::ms_of;
 using testing::report_port;
 using testing::report_variant;
-
-double ms(const nlohmann::json& ns) { return static_cast<double>(count_of(ns)) / 1e6; }
 
 // The cycle, as "link @ switch" of the queue's egress: spine0 -> leaf1, leaf1 -> spine1,
 // spine1 -> leaf0, leaf0 -> spine0.
@@ -87,11 +86,11 @@ TEST_F(PfcDeadlockTest, TheDetourDeadlocksTheLosslessFabricUncheckedAndItsWatchd
     const nlohmann::json& port = report_port(unchecked, link, end);
     ASSERT_TRUE(port.is_object()) << link << " @" << end;
     std::cout << fmt::format("unchecked: {} @{} paused {:.1f} ms, {:.1f} ms of it in a deadlock\n", link, end,
-                             ms(port["paused_ns"]), ms(port["deadlocked_ns"]));
-    EXPECT_GE(ms(port["paused_ns"]), gives_up_after_ms) << port.dump();
+                             ms_of(port["paused_ns"]), ms_of(port["deadlocked_ns"]));
+    EXPECT_GE(ms_of(port["paused_ns"]), gives_up_after_ms) << port.dump();
     // The switches saw the cycle for as long, and named it a deadlock.
     EXPECT_GE(count_of(port["deadlocks"]), 1u) << port.dump();
-    EXPECT_GE(ms(port["deadlocked_ns"]), gives_up_after_ms) << port.dump();
+    EXPECT_GE(ms_of(port["deadlocked_ns"]), gives_up_after_ms) << port.dump();
     EXPECT_TRUE(port["watchdog_events"].empty()) << port.dump();
   }
 
@@ -108,7 +107,7 @@ TEST_F(PfcDeadlockTest, TheDetourDeadlocksTheLosslessFabricUncheckedAndItsWatchd
     const nlohmann::json& port = report_port(watched, link, end);
     ASSERT_TRUE(port.is_object()) << link << " @" << end;
     for (const auto& e : port["watchdog_events"]) {
-      EXPECT_NEAR(ms(e["detected_ns"]) - ms(e["held_since_ns"]), detect_ms, 5) << link << " " << e.dump();
+      EXPECT_NEAR(ms_of(e["detected_ns"]) - ms_of(e["held_since_ns"]), detect_ms, 5) << link << " " << e.dump();
       ++detected;
     }
     std::cout << fmt::format("watchdog: {} @{} detected {} times\n", link, end, port["watchdog_events"].size());

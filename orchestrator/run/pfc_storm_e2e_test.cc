@@ -21,18 +21,13 @@ namespace collide {
 namespace {
 
 using testing::count_of;
+using testing::ms_of;
+using testing::report_job_jct;
 using testing::report_port;
 using testing::report_variant;
 
 // Within a few milliseconds: the switches look every 500 us, on a machine of 2 busy cores.
 constexpr double kToleranceMs = 5;
-
-double ms(const nlohmann::json& ns) { return static_cast<double>(count_of(ns)) / 1e6; }
-
-double job_jct(const nlohmann::json& variant, const std::string& job) {
-  const nlohmann::json& j = testing::report_job(variant, job);
-  return j.is_object() && !j["jct_seconds"].empty() ? j["jct_seconds"][0].get<double>() : 0;
-}
 
 class PfcStormTest : public ::testing::Test {
  protected:
@@ -72,7 +67,7 @@ TEST_F(PfcStormTest, UncheckedTheStormHoldsTheLeafPortAndTheWatchdogActsOnTime) 
     const auto& windows = (*v)["repetitions"][0]["fault_windows"];
     ASSERT_EQ(windows.size(), 1u) << v->dump(1);
     EXPECT_EQ(windows[0].value("kind", ""), "pfc-storm");
-    EXPECT_NEAR(ms(windows[0]["end_ns"]) - ms(windows[0]["start_ns"]), storm_ms, 30) << windows[0].dump();
+    EXPECT_NEAR(ms_of(windows[0]["end_ns"]) - ms_of(windows[0]["start_ns"]), storm_ms, 30) << windows[0].dump();
     EXPECT_NEAR(static_cast<double>(count_of(windows[0]["packets_matched"])), storm_frames, storm_frames * 0.05)
         << windows[0].dump();
     EXPECT_GE(static_cast<double>(count_of(windows[0]["packets_acted"])), storm_frames * 0.8) << windows[0].dump();
@@ -81,15 +76,15 @@ TEST_F(PfcStormTest, UncheckedTheStormHoldsTheLeafPortAndTheWatchdogActsOnTime) 
   // Unchecked: h0's leaf port is held for the whole storm, and no watchdog acts.
   const nlohmann::json& held = report_port(unchecked, "h0.nic0-leaf0", "leaf0");
   ASSERT_TRUE(held.is_object());
-  std::cout << fmt::format("unchecked: h0's leaf port held {:.1f} ms by {} pauses\n", ms(held["paused_ns"]),
+  std::cout << fmt::format("unchecked: h0's leaf port held {:.1f} ms by {} pauses\n", ms_of(held["paused_ns"]),
                            count_of(held["pause_frames"]));
-  EXPECT_GE(ms(held["paused_ns"]), storm_ms - 30) << held.dump();
+  EXPECT_GE(ms_of(held["paused_ns"]), storm_ms - 30) << held.dump();
   EXPECT_GE(static_cast<double>(count_of(held["pause_frames"])), storm_frames * 0.8) << held.dump();
   EXPECT_TRUE(!held.contains("watchdog_events") || held["watchdog_events"].empty()) << held.dump();
   // The stormed job waits the storm out.
-  const double base_jct = job_jct(baseline, "stormed");
-  const double unchecked_jct = job_jct(unchecked, "stormed");
-  const double watched_jct = job_jct(watched, "stormed");
+  const double base_jct = report_job_jct(baseline, "stormed");
+  const double unchecked_jct = report_job_jct(unchecked, "stormed");
+  const double watched_jct = report_job_jct(watched, "stormed");
   std::cout << fmt::format("stormed job: baseline {:.3f} s, unchecked {:.3f} s, watchdog {:.3f} s\n", base_jct,
                            unchecked_jct, watched_jct);
   EXPECT_GT(unchecked_jct, base_jct + storm_ms / 1e3 * 0.8);
@@ -108,11 +103,11 @@ TEST_F(PfcStormTest, UncheckedTheStormHoldsTheLeafPortAndTheWatchdogActsOnTime) 
   ASSERT_FALSE(events.empty()) << watched_port.dump(1);
   size_t restored = 0;
   for (const auto& e : events) {
-    const double detected_after = ms(e["detected_ns"]) - ms(e["held_since_ns"]);
+    const double detected_after = ms_of(e["detected_ns"]) - ms_of(e["held_since_ns"]);
     std::cout << fmt::format("watchdog: held {:.2f} ms before detection", detected_after);
     EXPECT_NEAR(detected_after, detect_ms, kToleranceMs) << e.dump();
     if (e.contains("restored_ns") && count_of(e["restored_ns"]) != 0) {
-      const double restored_after = ms(e["restored_ns"]) - ms(e["detected_ns"]);
+      const double restored_after = ms_of(e["restored_ns"]) - ms_of(e["detected_ns"]);
       std::cout << fmt::format(", restored {:.2f} ms after it", restored_after);
       EXPECT_NEAR(restored_after, restore_ms, kToleranceMs) << e.dump();
       ++restored;

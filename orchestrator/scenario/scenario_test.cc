@@ -387,6 +387,56 @@ TEST_F(ScenarioTest, PfcStormsTakeTheLosslessPriorityByDefaultAndRefuseWhatCanno
             "ok");
 }
 
+// Lossless mode holds the lossless priority's queue only: RoCE's DSCP must map to it (DSCP / 8).
+TEST_F(ScenarioTest, LosslessRunsNeedRoceOnTheLosslessPriority) {
+  auto msg = [&](const std::string& pfc, const std::string& transport, const std::string& runs) {
+    auto r = load_scenario(write("name: x\nworkload: {collectives: {kind: all-reduce, bytes: 1MiB}}\n"
+                                 "testbed: {virtual: {spines: 1, host_link_gbps: 1, fabric_link_gbps: 1, pfc: {" +
+                                 pfc + "}}}\n" + transport + runs));
+    return r.ok() ? std::string("ok") : r.status().message();
+  };
+  const std::string baseline = "runs: {baseline: true}\n";
+  EXPECT_EQ(msg("lossless: true", "", baseline), "ok");  // DSCP 26 by default: priority 3
+  EXPECT_NE(msg("lossless: true, priority: 4", "", baseline)
+                .find("transport.dscp: DSCP 26 rides priority 3, not the lossless priority 4"),
+            std::string::npos);
+  EXPECT_EQ(msg("lossless: true, priority: 4", "transport: {dscp: 34}\n", baseline), "ok");
+  EXPECT_EQ(msg("lossless: false", "transport: {dscp: 0}\n", baseline), "ok");  // lossy: any class
+  // A variant that turns lossless mode on is judged with its own transport over the scenario's.
+  EXPECT_NE(msg("lossless: false", "transport: {dscp: 0}\n", "runs: {variants: [{name: v, lossless: true}]}\n")
+                .find("transport.dscp: DSCP 0 rides priority 0"),
+            std::string::npos);
+  EXPECT_NE(msg("lossless: true", "", "runs: {variants: [{name: v, transport: {dscp: 46}}]}\n")
+                .find("runs.variants[0].transport.dscp: DSCP 46 rides priority 5"),
+            std::string::npos);
+  EXPECT_EQ(msg("lossless: true", "transport: {dscp: 0}\n", "runs: {variants: [{name: v, lossless: false}]}\n"), "ok");
+  // A job may ride a class of its own (lossy beside the lossless one), a real DSCP only.
+  const std::string jobs = "jobs: [{name: a, hosts: [0], dscp: DSCP, workload: {collectives: {kind: all-reduce, "
+                           "bytes: 1MiB}}}, {name: b, hosts: [1], workload: {collectives: {kind: all-reduce, "
+                           "bytes: 1MiB}}}]\n";
+  const auto with_jobs = [&](const std::string& dscp) {
+    std::string text = "name: x\ntestbed: {virtual: {spines: 1, host_link_gbps: 1, fabric_link_gbps: 1, pfc: {lossless: "
+                       "true}}}\nruns: {baseline: true}\n" + jobs;
+    text.replace(text.find("DSCP"), 4, dscp);
+    auto r = load_scenario(write(text));
+    return r.ok() ? std::string("ok") : r.status().message();
+  };
+  EXPECT_EQ(with_jobs("0"), "ok");
+  EXPECT_NE(with_jobs("64").find("jobs[0].dscp: 64 is not a DSCP (0-63)"), std::string::npos) << with_jobs("64");
+  // Switch ports with a lossy queue queue per priority: no rate limit goes under them. With every
+  // frame on the lossless priority they keep one queue, and a rate limit goes under it.
+  const std::string rate_limit = "faults: [{name: rl, kind: rate-limit, link: h0, rate_gbps: 1}]\n";
+  const std::string limited = "runs: {variants: [{name: v, faults: [rl]}]}\n";
+  EXPECT_EQ(msg("lossless: false", rate_limit, limited), "ok");
+  EXPECT_NE(msg("lossless: false, lossy_queue: true", rate_limit, limited)
+                .find("faults[0].kind: a rate limit is not available yet on a testbed whose switch ports have a "
+                      "queue per priority"),
+            std::string::npos);
+  EXPECT_NE(msg("lossless: false", "transport: {dscp: 0}\n" + rate_limit, limited)
+                .find("faults[0].kind: a rate limit is not available yet"),
+            std::string::npos);
+}
+
 TEST_F(ScenarioTest, SynthesizedWorkloadResolvesThePresetAndFitsTheTestbed) {
   auto s = load_scenario(write(kSynthScenario));
   ASSERT_TRUE(s.ok()) << s.status().to_string();

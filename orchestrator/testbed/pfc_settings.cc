@@ -9,6 +9,9 @@
 namespace collide::orchestrator::testbed {
 namespace {
 
+// CS6: FRR's bgpd and bfdd send with this DSCP (TOS 0xC0).
+constexpr uint32_t kNetworkControlDscp = 48;
+
 // The ports of a lossless fabric and their buffers, tier by tier, as the testbed builds them.
 struct TierBuffer {
   const char* field;
@@ -64,12 +67,14 @@ std::optional<ProfileError> check_pfc(const v1::VirtualTestbedSpec& spec) {
                                                    p.poll_us(), kMinPfcPoll.count())};
   }
   if (!p.lossless()) return std::nullopt;
-  if (spec.routing() == v1::VirtualTestbedSpec::ROUTING_BGP) {
-    // A paused port holds its whole queue: BFD's and BGP's packets would wait with RoCE's, and a
-    // long pause would take the link's sessions down (a switch gives them a queue of their own).
-    return ProfileError{"pfc.lossless", "not with routing: bgp yet: a paused port would hold BFD's packets too"};
-  }
   const ResolvedPfc r = resolve_pfc(spec);
+  if (spec.routing() == v1::VirtualTestbedSpec::ROUTING_BGP && r.priority == priority_of_dscp(kNetworkControlDscp)) {
+    // BFD's and BGP's packets would wait in the paused queue with RoCE's, and a long pause would
+    // take the links' sessions down; on any other priority they have a queue of their own.
+    return ProfileError{"pfc.priority", fmt::format("{} is the priority of BGP's and BFD's packets (DSCP {}): with "
+                                                    "routing: bgp a pause would hold them too",
+                                                    r.priority, kNetworkControlDscp)};
+  }
   if (r.xon_bytes >= r.xoff_bytes) {
     return ProfileError{"pfc.xon_bytes", fmt::format("xon {} is not below xoff {}", r.xon_bytes, r.xoff_bytes)};
   }

@@ -36,11 +36,16 @@ TEST(PfcSettingsTest, PollsShorterThanTheFloorAreRefused) {
   EXPECT_FALSE(check_pfc(s).has_value());
 }
 
-TEST(PfcSettingsTest, LosslessIsRefusedOnAFabricRoutedByBgp) {
+// BGP and BFD send CS6 (priority 6): they have a queue of their own beside RoCE's, unless the
+// lossless priority is theirs.
+TEST(PfcSettingsTest, LosslessOnAFabricRoutedByBgpKeepsPrioritySixForItsSessions) {
   v1::VirtualTestbedSpec s = lossless_fabric();
   s.set_routing(v1::VirtualTestbedSpec::ROUTING_BGP);
+  EXPECT_FALSE(check_pfc(s).has_value());
+  s.mutable_pfc()->set_priority(6);
   ASSERT_TRUE(check_pfc(s).has_value());
-  EXPECT_EQ(check_pfc(s)->field, "pfc.lossless");
+  EXPECT_EQ(check_pfc(s)->field, "pfc.priority");
+  EXPECT_NE(check_pfc(s)->what.find("BGP's and BFD's"), std::string::npos) << check_pfc(s)->what;
   s.mutable_pfc()->set_lossless(false);
   EXPECT_FALSE(check_pfc(s).has_value());
 }

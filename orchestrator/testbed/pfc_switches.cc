@@ -35,7 +35,7 @@ struct PfcSwitches::Switch {
     std::string ifname;
     int ifindex = 0;
     replayer::wire::MacAddress mac;
-    TbfShape shape;
+    PauseGate gate;
     PfcPortState state;
     QueueComposition composition;
     bool held = false;
@@ -90,12 +90,12 @@ Result<std::unique_ptr<PfcSwitches>> PfcSwitches::start(const TestbedPlan& plan,
       config.xon_bytes = pfc.xon_bytes;
       config.watchdog_detect_ns = pfc.watchdog_detect.count();
       config.watchdog_restore_ns = pfc.watchdog_restore.count();
-      const TbfShape shape = tbf_shape(end->queue, plan.mtu);
+      const PauseGate gate = pause_gate(end->queue, plan.mtu);
       sw->ports.push_back(Switch::Port{.ifname = end->ifname,
                                        .mac = *mac,
-                                       .shape = shape,
+                                       .gate = gate,
                                        .state = PfcPortState(config),
-                                       .composition = QueueComposition(0, shape.limit_bytes),
+                                       .composition = QueueComposition(0, gate.shape.limit_bytes),
                                        .link = named.name,
                                        .end = end_name});
     }
@@ -115,14 +115,21 @@ Result<std::unique_ptr<PfcSwitches>> PfcSwitches::start(const TestbedPlan& plan,
     for (Switch::Port& p : s->ports) {
       p.ifindex = static_cast<int>(if_nametoindex(p.ifname.c_str()));
       if (p.ifindex == 0) return not_found(fmt::format("{} has no port {}", s->netns, p.ifname));
-      p.composition = QueueComposition(s->ports.size(), p.shape.limit_bytes);
+      p.composition = QueueComposition(s->ports.size(), p.gate.shape.limit_bytes);
       p.id = out->port_count_++;
       ifindexes.push_back(p.ifindex);
     }
     auto io = SwitchPortIo::open();
     if (!io.ok()) return io.status().with_context(s->netns);
     s->io = std::move(io).value();
-    auto feeds = PortFeeds::attach(ifindexes);
+    // One counter per switch, of the frames that queue behind its ports' gates.
+    const TosMatch tos = s->ports.empty() ? TosMatch{} : s->ports.front().gate.tos;
+    for (const Switch::Port& p : s->ports) {
+      if (p.gate.tos.mask != tos.mask || p.gate.tos.value != tos.value) {
+        return failed_precondition(fmt::format("{}: its ports do not all queue the same priority apart", s->netns));
+      }
+    }
+    auto feeds = PortFeeds::attach(ifindexes, tos);
     if (!feeds.ok()) return feeds.status().with_context(s->netns);
     s->feeds = std::move(feeds).value();
     s->enqueued.assign(s->ports.size(), 0);
@@ -159,7 +166,7 @@ Status PfcSwitches::look_at_pauses(Switch& s, int64_t now) {
     const bool hold = p.state.should_hold(now);
     if (hold == p.held) continue;
     // A hold is taken once per pause, not per refreshing frame: each change lets a frame go.
-    Status done = hold ? s.io->hold(p.ifindex, p.shape) : s.io->release(p.ifindex, p.shape);
+    Status done = hold ? s.io->hold(p.ifindex, p.gate) : s.io->release(p.ifindex, p.gate);
     if (!done.ok()) return done.with_context(s.netns + "/" + p.ifname);
     p.held = hold;
   }
@@ -167,12 +174,14 @@ Status PfcSwitches::look_at_pauses(Switch& s, int64_t now) {
 }
 
 Status PfcSwitches::poll(Switch& s, int64_t now) {
-  auto stats = s.io->root_stats();
+  auto stats = s.io->qdisc_stats();
   if (!stats.ok()) return stats.status().with_context(s.netns);
   std::fill(s.held.begin(), s.held.end(), 0);
   for (Switch::Port& egress : s.ports) {
-    auto it = std::find_if(stats->begin(), stats->end(),
-                           [&](const RootQdiscStats& q) { return q.ifindex == egress.ifindex; });
+    // The lossless queue's backlog: what waits behind the gate.
+    auto it = std::find_if(stats->begin(), stats->end(), [&](const QdiscCounters& q) {
+      return q.ifindex == egress.ifindex && q.handle == egress.gate.handle;
+    });
     const uint64_t backlog = it == stats->end() ? 0 : it->backlog_bytes;
     for (size_t i = 0; i < s.ports.size(); ++i) s.enqueued[i] = s.feeds->bytes(egress.ifindex, s.ports[i].ifindex);
     egress.composition.record(s.enqueued);
@@ -259,7 +268,7 @@ Status PfcSwitches::release_all() {
   for (auto& s : switches_) {
     for (Switch::Port& p : s->ports) {
       if (!p.held) continue;
-      if (Status done = s->io->release(p.ifindex, p.shape); !done.ok() && first.ok()) {
+      if (Status done = s->io->release(p.ifindex, p.gate); !done.ok() && first.ok()) {
         first = done.with_context(s->netns + "/" + p.ifname);
       }
       p.held = false;

@@ -16,11 +16,12 @@
 
 // Lossless mode on a virtual fabric's switches, for the length of a run: one thread looks after
 // every switch, as a switch's PFC logic would.
-// - A pause frame arriving at a port holds that port's queue for its quanta (SwitchPortIo::hold:
-//   the frames wait, nothing is dropped) and a resume, or the end of the quanta, releases it.
+// - A pause frame arriving at a port holds that port's lossless queue for its quanta
+//   (SwitchPortIo::hold: the frames wait, nothing is dropped; other traffic goes on in the port's
+//   other queue) and a resume, or the end of the quanta, releases it.
 // - Every poll it reads each port's backlog (one netlink dump per switch) and, from the bytes each
-//   ingress port handed to each queue (PortFeeds, counted on the ports' egress), how much of what
-//   the switch holds came in through each port; a port whose share passes xoff gets pause frames
+//   ingress port handed to each lossless queue (PortFeeds, counted on the ports' egress), how much
+//   of what the switch holds came in through each port; a port whose share passes xoff gets pause frames
 //   sent to its peer, refreshed while it stays above xon, and a resume below (pfc_port_state.h).
 //   So pauses spread hop by hop towards the senders, as on a real lossless fabric.
 // - The watchdog, when configured, releases a queue held without a break for too long.
@@ -39,7 +40,7 @@ struct PfcPortResult {
 
 class PfcSwitches {
  public:
-  // Starts on every switch of `plan` (all its ports must have a root tbf: shaped links).
+  // Starts on every switch of `plan` (all its ports must be shaped: a pause gate to hold).
   static Result<std::unique_ptr<PfcSwitches>> start(const TestbedPlan& plan, const ResolvedPfc& pfc);
   ~PfcSwitches();
   PfcSwitches(const PfcSwitches&) = delete;

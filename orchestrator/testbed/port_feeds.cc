@@ -58,14 +58,18 @@ struct PortFeeds::Loaded {
   }
 };
 
-Result<std::unique_ptr<PortFeeds>> PortFeeds::attach(const std::vector<int>& egress_ifindexes) {
+Result<std::unique_ptr<PortFeeds>> PortFeeds::attach(const std::vector<int>& egress_ifindexes,
+                                                     TosMatch lossless) {
   COLLIDE_RETURN_IF_ERROR(check_egress_ports(egress_ifindexes));
   injectors::route_bpf_library_logs();
   std::unique_ptr<PortFeeds> feeds(new PortFeeds());
   feeds->loaded_ = std::make_unique<Loaded>();
   Loaded& loaded = *feeds->loaded_;
-  loaded.skel = port_feed__open_and_load();
-  if (loaded.skel == nullptr) return errno_status(errno, "loading the port feed counter");
+  loaded.skel = port_feed__open();
+  if (loaded.skel == nullptr) return errno_status(errno, "opening the port feed counter");
+  loaded.skel->rodata->tos_mask = lossless.mask;
+  loaded.skel->rodata->tos_value = lossless.value;
+  if (int rc = port_feed__load(loaded.skel); rc != 0) return errno_status(-rc, "loading the port feed counter");
   loaded.mapping = mmap(nullptr, mapping_bytes(), PROT_READ, MAP_SHARED,
                         bpf_map__fd(loaded.skel->maps.feeds), 0);
   if (loaded.mapping == MAP_FAILED) return errno_status(errno, "mapping the port feed counts");

@@ -5,12 +5,14 @@
 #include <vector>
 
 #include "common/result.h"
+#include "orchestrator/testbed/port_queue.h"
 
 // Which ingress ports fed each egress port of a switch (ebpf/port_feed.bpf.c): for PFC's ingress
 // accounting, a switch must know how many of the bytes it holds came in on each port, and a
 // port's qdisc knows only its own backlog. One program counts, on the egress of each given port,
-// the bytes and frames handed to the port's queue per ingress port; the counts are cumulative and
-// read from memory the kernel shares with this process. Built without eBPF, attaching fails.
+// the bytes and frames handed to the port's lossless queue per ingress port; the counts are
+// cumulative and read from memory the kernel shares with this process. Built without eBPF,
+// attaching fails.
 namespace collide::orchestrator::testbed {
 
 // Interface indexes in a switch's namespace are small: its veths are created inside it, numbered
@@ -30,7 +32,11 @@ class PortFeeds {
   // after the marker: frames the marker drops early then never reach the count, as they never
   // reach the queue. (A clsact filter, the fallback on kernels without TCX, gets the priority the
   // kernel picks; the order there is not checked.)
-  static Result<std::unique_ptr<PortFeeds>> attach(const std::vector<int>& egress_ifindexes);
+  //
+  // Only frames that `lossless` matches are counted: the ones the ports queue behind their pause
+  // gate (PauseGate::tos; every frame on ports of one queue).
+  static Result<std::unique_ptr<PortFeeds>> attach(const std::vector<int>& egress_ifindexes,
+                                                   TosMatch lossless);
   ~PortFeeds();  // detaches
   PortFeeds(const PortFeeds&) = delete;
   PortFeeds& operator=(const PortFeeds&) = delete;
@@ -39,7 +45,8 @@ class PortFeeds {
   // `ingress_ifindex` (0: sent by the switch itself); cumulative. A frame's bytes are its length
   // at tc egress: the Ethernet header and all that follows, without FCS (an IPv4 frame without
   // VLAN tag: the IP total length + 14), which is what the port's qdisc adds to its backlog.
-  // Frames the queue then drops at its tail are counted too.
+  // Frames the queue then drops at its tail are counted too; frames `lossless` does not match are
+  // not.
   // Reads shared memory, no system call. 0 for an egress port not attached or out of range.
   uint64_t bytes(int egress_ifindex, int ingress_ifindex) const {
     return read(egress_ifindex, ingress_ifindex, 0);

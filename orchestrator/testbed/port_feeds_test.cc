@@ -138,10 +138,10 @@ class PortFeedsTest : public ::testing::Test {
     if (sink_ >= 0) close(sink_);
   }
 
-  Result<std::unique_ptr<PortFeeds>> attach_in_router() {
+  Result<std::unique_ptr<PortFeeds>> attach_in_router(TosMatch lossless = {}) {
     auto scope = netns::Scope::enter(sw_.r->name());
     if (!scope.ok()) return scope.status();
-    return PortFeeds::attach({sw_.ra, sw_.rb, sw_.rc});
+    return PortFeeds::attach({sw_.ra, sw_.rb, sw_.rc}, lossless);
   }
 
   SmallSwitch sw_;
@@ -199,6 +199,22 @@ TEST_F(PortFeedsTest, CountsTheBytesThePortsQdiscCounts) {
   EXPECT_EQ(*qdisc_bytes, 30 * (1000 + kHeaderBytes) + 20 * (64 + kHeaderBytes));
 }
 
+// On ports with a queue per priority only the lossless priority's frames count: RoCE's DSCP 26
+// (priority 3) with either ECN codepoint, not best effort, nor DSCP 46 (priority 5).
+TEST_F(PortFeedsTest, CountsOnlyTheLosslessPrioritysFrames) {
+  auto feeds = attach_in_router(priority_tos(3));
+  ASSERT_THAT(feeds, IsOk());
+  ASSERT_THAT(send_to_c(*sw_.a, "198.18.1.2", 40, 300, 26 << 2 | kEct0), IsOk());
+  ASSERT_THAT(send_to_c(*sw_.a, "198.18.1.2", 7, 300, 26 << 2 | 0x03), IsOk());
+  ASSERT_THAT(send_to_c(*sw_.a, "198.18.1.2", 30, 300, 0), IsOk());
+  ASSERT_THAT(send_to_c(*sw_.b, "198.18.2.2", 20, 300, 46 << 2), IsOk());
+  ASSERT_THAT(send_to_c(*sw_.b, "198.18.2.2", 5, 300, 24 << 2), IsOk());
+  ASSERT_THAT(receive(sink_, 102), IsOk());
+  EXPECT_EQ((*feeds)->frames(sw_.rc, sw_.ra), 47u);
+  EXPECT_EQ((*feeds)->bytes(sw_.rc, sw_.ra), 47 * (300 + kHeaderBytes));
+  EXPECT_EQ((*feeds)->frames(sw_.rc, sw_.rb), 5u);
+}
+
 TEST_F(PortFeedsTest, EachAttachCountsApart) {
   auto first = attach_in_router();
   ASSERT_THAT(first, IsOk());
@@ -219,11 +235,11 @@ TEST_F(PortFeedsTest, EachAttachCountsApart) {
 TEST_F(PortFeedsTest, RefusesEgressPortsItCannotCountApart) {
   auto scope = netns::Scope::enter(sw_.r->name());
   ASSERT_THAT(scope, IsOk());
-  EXPECT_THAT(PortFeeds::attach({sw_.ra, kMaxFeedIfindex}),
+  EXPECT_THAT(PortFeeds::attach({sw_.ra, kMaxFeedIfindex}, {}),
               StatusIs(StatusCode::kInvalidArgument, ::testing::HasSubstr("egress ifindex 64")));
-  EXPECT_THAT(PortFeeds::attach({sw_.ra, sw_.ra}),
+  EXPECT_THAT(PortFeeds::attach({sw_.ra, sw_.ra}, {}),
               StatusIs(StatusCode::kInvalidArgument, ::testing::HasSubstr("given twice")));
-  EXPECT_THAT(PortFeeds::attach({sw_.rc + 10}), ::testing::Not(IsOk()));  // no such device
+  EXPECT_THAT(PortFeeds::attach({sw_.rc + 10}, {}), ::testing::Not(IsOk()));  // no such device
 }
 
 // Two senders on A, one on each CPU: both CPUs add to the same pair at once, and no frame is lost

@@ -6,7 +6,8 @@ namespace collide::orchestrator::testbed {
 
 struct PortFeeds::Loaded {};
 
-Result<std::unique_ptr<PortFeeds>> PortFeeds::attach(const std::vector<int>& /*egress_ifindexes*/) {
+Result<std::unique_ptr<PortFeeds>> PortFeeds::attach(const std::vector<int>& /*egress_ifindexes*/,
+                                                     TosMatch /*lossless*/) {
   return failed_precondition(
       "lossless mode (PFC) needs eBPF to count which ports feed each switch queue, and this build "
       "is without it (-DCOLLIDE_WITH_EBPF=OFF)");

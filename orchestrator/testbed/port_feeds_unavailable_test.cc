@@ -8,7 +8,7 @@ namespace collide::orchestrator::testbed {
 namespace {
 
 TEST(PortFeedsWithoutEbpfTest, AttachingSaysLosslessModeNeedsEbpf) {
-  EXPECT_THAT(PortFeeds::attach({2, 3}),
+  EXPECT_THAT(PortFeeds::attach({2, 3}, {}),
               StatusIs(StatusCode::kFailedPrecondition,
                        ::testing::AllOf(::testing::HasSubstr("lossless mode (PFC) needs eBPF"),
                                         ::testing::HasSubstr("-DCOLLIDE_WITH_EBPF=OFF"))));

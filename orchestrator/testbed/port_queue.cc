@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include <linux/pkt_sched.h>
+
 #include <fmt/format.h>
 
 #include "common/process.h"
@@ -63,6 +65,60 @@ uint64_t plain_burst_bytes(double gbps) { return std::max<uint64_t>(bytes_in(gbp
 
 uint32_t at_most_u32(uint64_t v) { return static_cast<uint32_t>(std::min<uint64_t>(v, UINT32_MAX)); }
 
+// A two-queue port's tc handles (major << 16 | minor): the root HTB, its one inner class (the line
+// rate), the lossless class with its tbf (the pause gate), and the class of everything else with
+// its bfifo.
+constexpr uint32_t kRootHandle = 0x00010000;         // 1:
+constexpr uint32_t kLineClassId = 0x00010001;        // 1:1
+constexpr uint32_t kLosslessClassId = 0x00010010;    // 1:10
+constexpr uint32_t kLosslessGateHandle = 0x00100000; // 10:
+constexpr uint32_t kOtherClassId = 0x00010020;       // 1:20
+constexpr uint32_t kOtherQueueHandle = 0x00200000;   // 20:
+
+// A handle or class id as tc writes it: hexadecimal, "10:" or "1:10".
+std::string tc_id(uint32_t id) {
+  const uint32_t major = id >> 16, minor = id & 0xffff;
+  return minor == 0 ? fmt::format("{:x}:", major) : fmt::format("{:x}:{:x}", major, minor);
+}
+
+std::vector<std::vector<std::string>> two_queue_commands(const std::string& netns, const std::string& ifname,
+                                                         const PortQueue& q, const TbfShape& shape) {
+  const auto tc = [&](std::vector<std::string> rest) {
+    std::vector<std::string> argv = {"tc", "-n", netns};
+    argv.insert(argv.end(), rest.begin(), rest.end());
+    return argv;
+  };
+  const uint64_t kbit = shape.rate_bytes_per_s / kBytesPerKbit;
+  const std::string line = fmt::format("{}kbit", kbit);
+  const std::string half = fmt::format("{}kbit", std::max<uint64_t>(kbit / 2, 1));
+  const std::string burst = std::to_string(shape.burst_bytes);
+  const std::string quantum = std::to_string(shape.max_frame_bytes);
+  const std::string limit = std::to_string(shape.limit_bytes);
+  // Each class is guaranteed half the line and may borrow all of it; `prio` serves the lossless
+  // class first whenever both borrow.
+  const auto klass = [&](uint32_t parent, uint32_t id, const std::string& rate, const char* prio) {
+    std::vector<std::string> rest = {"class", "replace", "dev", ifname, "parent", tc_id(parent), "classid", tc_id(id),
+                                     "htb", "rate", rate, "ceil", line, "burst", burst, "cburst", burst, "quantum",
+                                     quantum};
+    if (prio != nullptr) rest.insert(rest.end(), {"prio", prio});
+    return tc(rest);
+  };
+  const TosMatch tos = priority_tos(*q.lossless_priority);
+  // HTB's `default`: the class (a minor of the root) where frames the filter does not match go.
+  const std::string others = fmt::format("{:x}", kOtherClassId & 0xffff);
+  return {tc({"qdisc", "replace", "dev", ifname, "root", "handle", tc_id(kRootHandle), "htb", "default", others}),
+          klass(kRootHandle, kLineClassId, line, nullptr),
+          klass(kLineClassId, kLosslessClassId, half, "0"),
+          klass(kLineClassId, kOtherClassId, half, "1"),
+          tc({"qdisc", "replace", "dev", ifname, "parent", tc_id(kLosslessClassId), "handle",
+              tc_id(kLosslessGateHandle), "tbf", "rate", line, "burst", burst, "limit", limit}),
+          tc({"qdisc", "replace", "dev", ifname, "parent", tc_id(kOtherClassId), "handle", tc_id(kOtherQueueHandle),
+              "bfifo", "limit", limit}),
+          tc({"filter", "add", "dev", ifname, "parent", tc_id(kRootHandle), "protocol", "ip", "prio", "1", "u32",
+              "match", "ip", "tos", fmt::format("{:#04x}", tos.value), fmt::format("{:#04x}", tos.mask), "flowid",
+              tc_id(kLosslessClassId)})};
+}
+
 }  // namespace
 
 uint64_t plain_buffer_bytes(double gbps) {
@@ -121,6 +177,24 @@ TbfShape tbf_shape(const PortQueue& q, uint32_t mtu) {
   return shape;
 }
 
+TosMatch priority_tos(uint32_t priority) {
+  return TosMatch{0xe0, static_cast<uint8_t>((priority & 0x7) << 5)};
+}
+
+PauseGate pause_gate(const PortQueue& q, uint32_t mtu) {
+  PauseGate gate;
+  gate.shape = tbf_shape(q, mtu);
+  if (q.lossless_priority) {
+    gate.handle = kLosslessGateHandle;
+    gate.parent = kLosslessClassId;
+    gate.tos = priority_tos(*q.lossless_priority);
+  } else {
+    gate.handle = kRootHandle;
+    gate.parent = TC_H_ROOT;
+  }
+  return gate;
+}
+
 std::vector<std::vector<std::string>> port_qdisc_commands(const std::string& netns,
                                                           const std::string& ifname,
                                                           const PortQueue& q, uint32_t mtu) {
@@ -132,6 +206,7 @@ std::vector<std::vector<std::string>> port_qdisc_commands(const std::string& net
   // tbf's own queue is a bfifo of `limit` bytes: the buffer, with tail drop at its end. ECN
   // marking, on profiled ports, happens before it, on the port's egress hook (port_ecn_marker.h).
   const TbfShape shape = tbf_shape(q, mtu);
+  if (q.lossless_priority) return two_queue_commands(netns, ifname, q, shape);
   return {{"tc", "-n", netns, "qdisc", "replace", "dev", ifname, "root", "handle", "1:", "tbf", "rate",
            fmt::format("{}kbit", shape.rate_bytes_per_s / kBytesPerKbit), "burst",
            std::to_string(shape.burst_bytes), "limit", std::to_string(shape.limit_bytes)}};

@@ -20,6 +20,15 @@
 //   same queue (port_ecn_marker.h, ebpf/port_ecn.bpf.c).
 // Ports of a tier with no profile keep the plain shaper of host_link_gbps / fabric_link_gbps.
 //
+// On a fabric with PFC settings a shaped switch port has two queues, as a switch port has one per
+// priority: the lossless priority's and one for everything else, so that a pause holds RoCE alone
+// and other traffic stays lossy beside it. The root is then an HTB at the line rate (tc's prio
+// and ets qdiscs are not built into every kernel; HTB is) with two classes; a u32 filter sends
+// IPv4 frames of the lossless priority (DSCP / 8) to the first, whose tbf is the pause gate
+// (qdisc_netlink.h) and whose bfifo is the buffer; the rest go to the second, a bfifo of the same
+// size. The lossless class goes first when both have frames, as a switch's strict priority
+// would have it.
+//
 // A leaf port towards a host always has a queue, shaped or not. The host's end of the veth runs
 // the AF_XDP program, and a veth then hands frames over through a ring of 256; on a machine short
 // of cores the host's softirq falls behind and, with no queue on the leaf's port, the veth drops
@@ -50,7 +59,23 @@ struct PortQueue {
   uint64_t kmin_bytes = 0;
   uint64_t kmax_bytes = 0;
   double pmax = 0;
+  // Set on switch ports of a fabric with PFC settings: two queues, this priority's apart.
+  std::optional<uint32_t> lossless_priority = std::nullopt;
 };
+
+// The priority a virtual switch gives a frame: DSCP / 8, the class-selector mapping switches
+// trusting DSCP start from (DSCP 24-31, RoCE's 26 among them, are priority 3).
+inline constexpr uint32_t priority_of_dscp(uint32_t dscp) { return dscp >> 3; }
+
+// Which frames ride a two-queue port's lossless queue: IPv4 with (TOS & mask) == value. A mask of
+// 0 matches every frame (a port of one queue).
+struct TosMatch {
+  uint8_t mask = 0;
+  uint8_t value = 0;
+};
+
+// The frames of `priority` by priority_of_dscp: the TOS byte's top three bits.
+TosMatch priority_tos(uint32_t priority);
 
 // A profile's field and what is wrong with it, the field relative to VirtualTestbedSpec
 // ("leaf_up.ecn.kmax_bytes"), so that a scenario can point at its line.
@@ -71,7 +96,8 @@ uint64_t plain_buffer_bytes(double gbps);
 // What the profiled shaper lets through at once; the marker's model of the queue leaves it out.
 uint64_t shaper_burst_bytes(const PortQueue& queue, uint32_t mtu);
 
-// What a port's root tbf is made of, as port_qdisc_commands sets it.
+// What a port's tbf is made of, as port_qdisc_commands sets it: the root of a port of one queue,
+// the lossless class's gate of a port of two.
 struct TbfShape {
   uint64_t rate_bytes_per_s = 0;
   uint32_t burst_bytes = 0;
@@ -81,11 +107,23 @@ struct TbfShape {
   uint32_t max_frame_bytes = 0;
 };
 
-// The root tbf of a shaped port (queue.gbps > 0); port_qdisc_commands writes the same numbers.
+// The tbf of a shaped port (queue.gbps > 0); port_qdisc_commands writes the same numbers.
 TbfShape tbf_shape(const PortQueue& queue, uint32_t mtu);
 
+// The tbf a pause holds: on a port of one queue its root tbf (handle 1:), on a port of two the
+// lossless class's (handle 10:, under class 1:10), with the same shape. `tos` says which frames
+// queue behind it.
+struct PauseGate {
+  uint32_t handle = 0;  // tc handles as the kernel has them: major << 16 | minor
+  uint32_t parent = 0;  // TC_H_ROOT for a root tbf
+  TbfShape shape;
+  TosMatch tos;
+};
+PauseGate pause_gate(const PortQueue& queue, uint32_t mtu);
+
 // The tc command lines (argv) that give interface `ifname` in namespace `netns` this queue; for an
-// unshaped port none, or the plain queue of a leaf port towards a host. `mtu` sizes the shaper's burst and RED's average packet.
+// unshaped port none, or the plain queue of a leaf port towards a host. `mtu` sizes the shaper's
+// burst.
 std::vector<std::vector<std::string>> port_qdisc_commands(const std::string& netns,
                                                           const std::string& ifname,
                                                           const PortQueue& queue, uint32_t mtu);

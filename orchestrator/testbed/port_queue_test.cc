@@ -204,5 +204,82 @@ TEST(PortQueueTest, TbfShapeIsWhatTheCommandsSet) {
   EXPECT_EQ(profiled.limit_bytes, 300'000u);
 }
 
+// With PFC settings and a lossy queue every shaped switch port gets a queue for the lossless
+// priority apart, and its gate is the tbf the commands put there; a host's NIC keeps none (it
+// holds nothing). Without the lossy queue a port keeps its one queue.
+TEST(PortQueueTest, PfcSettingsWithALossyQueueGiveSwitchPortsAQueuePerPriority) {
+  v1::VirtualTestbedSpec spec = two_tier();
+  spec.mutable_pfc()->set_priority(4);
+  auto one_queue = plan_testbed(spec);
+  ASSERT_TRUE(one_queue.ok()) << one_queue.status().to_string();
+  for (const PlannedLink& l : one_queue->links) {
+    EXPECT_FALSE(l.a.queue.lossless_priority.has_value() || l.b.queue.lossless_priority.has_value());
+  }
+  spec.mutable_pfc()->set_lossy_queue(true);
+  auto plan = plan_testbed(spec);
+  ASSERT_TRUE(plan.ok()) << plan.status().to_string();
+  for (const PlannedLink& l : plan->links) {
+    for (const LinkEnd* e : {&l.a, &l.b}) {
+      SCOPED_TRACE(e->netns + "/" + e->ifname);
+      if (e->queue.tier == kTierHostNic) {
+        EXPECT_FALSE(e->queue.lossless_priority.has_value());
+      } else {
+        ASSERT_TRUE(e->queue.lossless_priority.has_value());
+        EXPECT_EQ(*e->queue.lossless_priority, 4u);
+      }
+    }
+  }
+  const LinkEnd* up = end_named(*plan, "tb-leaf0", "p2");
+  ASSERT_NE(up, nullptr);
+  const auto cmds = port_qdisc_commands(up->netns, up->ifname, up->queue, 1500);
+  ASSERT_EQ(cmds.size(), 7u);
+  EXPECT_EQ(joined(cmds[0]), "tc -n tb-leaf0 qdisc replace dev p2 root handle 1: htb default 20");
+  // The line rate caps both classes; each is sure of half and borrows the rest, lossless first.
+  EXPECT_EQ(joined(cmds[1]), "tc -n tb-leaf0 class replace dev p2 parent 1: classid 1:1 htb rate 20000000kbit "
+                             "ceil 20000000kbit burst 2500000 cburst 2500000 quantum 1514");
+  EXPECT_EQ(joined(cmds[2]), "tc -n tb-leaf0 class replace dev p2 parent 1:1 classid 1:10 htb rate 10000000kbit "
+                             "ceil 20000000kbit burst 2500000 cburst 2500000 quantum 1514 prio 0");
+  EXPECT_EQ(joined(cmds[3]), "tc -n tb-leaf0 class replace dev p2 parent 1:1 classid 1:20 htb rate 10000000kbit "
+                             "ceil 20000000kbit burst 2500000 cburst 2500000 quantum 1514 prio 1");
+  const PauseGate gate = pause_gate(up->queue, 1500);
+  EXPECT_EQ(gate.handle, 0x100000u);
+  EXPECT_EQ(gate.parent, 0x10010u);
+  EXPECT_EQ(joined(cmds[4]), fmt::format("tc -n tb-leaf0 qdisc replace dev p2 parent 1:10 handle 10: tbf rate "
+                                         "{}kbit burst {} limit {}",
+                                         gate.shape.rate_bytes_per_s * 8 / 1000, gate.shape.burst_bytes,
+                                         gate.shape.limit_bytes));
+  EXPECT_EQ(joined(cmds[5]), fmt::format("tc -n tb-leaf0 qdisc replace dev p2 parent 1:20 handle 20: bfifo limit {}",
+                                         gate.shape.limit_bytes));
+  // Priority 4 is DSCP 32-39: TOS 0x80-0x9f.
+  EXPECT_EQ(joined(cmds[6]), "tc -n tb-leaf0 filter add dev p2 parent 1: protocol ip prio 1 u32 match ip tos "
+                             "0x80 0xe0 flowid 1:10");
+  EXPECT_EQ(gate.tos.mask, 0xe0);
+  EXPECT_EQ(gate.tos.value, 0x80);
+  // Without PFC settings the port keeps its one queue, and a pause would hold its root.
+  auto plain = plan_testbed(two_tier());
+  ASSERT_TRUE(plain.ok());
+  const LinkEnd* plain_up = end_named(*plain, "tb-leaf0", "p2");
+  ASSERT_NE(plain_up, nullptr);
+  EXPECT_EQ(port_qdisc_commands(plain_up->netns, plain_up->ifname, plain_up->queue, 1500).size(), 1u);
+  const PauseGate root = pause_gate(plain_up->queue, 1500);
+  EXPECT_EQ(root.handle, 0x10000u);
+  EXPECT_EQ(root.parent, 0xFFFFFFFFu);
+  EXPECT_EQ(root.tos.mask, 0);
+}
+
+TEST(PortQueueTest, DscpMapsToPriorityByItsTopThreeBits) {
+  EXPECT_EQ(priority_of_dscp(26), 3u);
+  EXPECT_EQ(priority_of_dscp(24), 3u);
+  EXPECT_EQ(priority_of_dscp(31), 3u);
+  EXPECT_EQ(priority_of_dscp(46), 5u);
+  EXPECT_EQ(priority_of_dscp(0), 0u);
+  for (uint32_t dscp = 0; dscp < 64; ++dscp) {
+    const TosMatch m = priority_tos(priority_of_dscp(dscp));
+    for (uint8_t ecn = 0; ecn < 4; ++ecn) {
+      EXPECT_EQ((static_cast<uint8_t>(dscp << 2 | ecn) & m.mask), m.value) << dscp;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace collide::orchestrator::testbed

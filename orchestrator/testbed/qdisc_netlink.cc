@@ -15,10 +15,8 @@
 namespace collide::orchestrator::testbed {
 namespace {
 
-constexpr uint32_t kRootHandle = 1u << 16;  // "1:", as port_qdisc_commands names it
-
 nlmsghdr* put_tcmsg_header(std::span<char> buffer, uint16_t type, uint16_t flags, uint32_t seq,
-                           int ifindex, uint32_t handle) {
+                           int ifindex, uint32_t handle, uint32_t parent) {
   std::fill(buffer.begin(), buffer.end(), 0);
   nlmsghdr* nlh = mnl_nlmsg_put_header(buffer.data());
   nlh->nlmsg_type = type;
@@ -28,7 +26,7 @@ nlmsghdr* put_tcmsg_header(std::span<char> buffer, uint16_t type, uint16_t flags
   tcm->tcm_family = AF_UNSPEC;
   tcm->tcm_ifindex = ifindex;
   tcm->tcm_handle = handle;
-  tcm->tcm_parent = type == RTM_GETQDISC ? 0 : TC_H_ROOT;
+  tcm->tcm_parent = parent;
   return nlh;
 }
 
@@ -63,9 +61,10 @@ TbfShape held_shape(const TbfShape& shape) {
   return held;
 }
 
-nlmsghdr* put_tbf_change(std::span<char> buffer, uint32_t seq, int ifindex, const TbfShape& shape) {
+nlmsghdr* put_tbf_change(std::span<char> buffer, uint32_t seq, int ifindex, const PauseGate& gate,
+                         const TbfShape& shape) {
   nlmsghdr* nlh = put_tcmsg_header(buffer, RTM_NEWQDISC, NLM_F_REQUEST | NLM_F_ACK, seq, ifindex,
-                                   kRootHandle);
+                                   gate.handle, gate.parent);
   mnl_attr_put_strz(nlh, TCA_KIND, "tbf");
   nlattr* options = mnl_attr_nest_start(nlh, TCA_OPTIONS);
   tc_tbf_qopt qopt{};
@@ -85,10 +84,10 @@ nlmsghdr* put_tbf_change(std::span<char> buffer, uint32_t seq, int ifindex, cons
 }
 
 nlmsghdr* put_qdisc_dump(std::span<char> buffer, uint32_t seq) {
-  return put_tcmsg_header(buffer, RTM_GETQDISC, NLM_F_REQUEST | NLM_F_DUMP, seq, 0, 0);
+  return put_tcmsg_header(buffer, RTM_GETQDISC, NLM_F_REQUEST | NLM_F_DUMP, seq, 0, 0, 0);
 }
 
-Result<std::optional<RootQdiscStats>> parse_root_qdisc(const nlmsghdr* message) {
+Result<std::optional<QdiscCounters>> parse_qdisc(const nlmsghdr* message) {
   if (message->nlmsg_type != RTM_NEWQDISC) {
     return data_loss(fmt::format("qdisc dump: message of type {}, not RTM_NEWQDISC", message->nlmsg_type));
   }
@@ -96,14 +95,17 @@ Result<std::optional<RootQdiscStats>> parse_root_qdisc(const nlmsghdr* message) 
     return data_loss("qdisc dump: a message shorter than its tcmsg");
   }
   const auto* tcm = static_cast<const tcmsg*>(mnl_nlmsg_get_payload(message));
-  if (tcm->tcm_parent != TC_H_ROOT) return std::optional<RootQdiscStats>{};
+  // clsact shares ingress's parent: neither holds a queue.
+  if (tcm->tcm_parent == TC_H_INGRESS) return std::optional<QdiscCounters>{};
 
   Attributes<TCA_MAX> top;
   if (mnl_attr_parse(message, sizeof(tcmsg), keep_attribute<TCA_MAX>, &top) < 0) {
     return data_loss("qdisc dump: malformed attributes");
   }
-  RootQdiscStats stats;
+  QdiscCounters stats;
   stats.ifindex = tcm->tcm_ifindex;
+  stats.handle = tcm->tcm_handle;
+  stats.parent = tcm->tcm_parent;
   if (const nlattr* kind = top.by_type[TCA_KIND]; kind != nullptr) {
     if (mnl_attr_validate(kind, MNL_TYPE_NUL_STRING) < 0) return data_loss("qdisc dump: TCA_KIND is not a string");
     stats.kind = mnl_attr_get_str(kind);
@@ -127,7 +129,7 @@ Result<std::optional<RootQdiscStats>> parse_root_qdisc(const nlmsghdr* message) 
   stats.drops = queue->drops;
   stats.backlog_bytes = queue->backlog;
   stats.qlen = queue->qlen;
-  return std::optional<RootQdiscStats>{stats};
+  return std::optional<QdiscCounters>{stats};
 }
 
 }  // namespace collide::orchestrator::testbed

@@ -12,8 +12,8 @@
 #include "orchestrator/testbed/port_queue.h"
 
 // The rtnetlink messages a switch port's queue is driven and read with, built and parsed without
-// a socket (switch_port_io.h sends them): changing a port's root tbf in place, and reading every
-// root qdisc's counters from a dump.
+// a socket (switch_port_io.h sends them): changing a port's pause gate (a tbf: port_queue.h's
+// PauseGate) in place, and reading every qdisc's counters from a dump.
 namespace collide::orchestrator::testbed {
 
 // What a held port's shaper sends at: one byte a second. Once the frame its burst lets through has
@@ -23,9 +23,11 @@ inline constexpr uint64_t kHeldRateBytesPerSecond = 1;
 // Room enough for any message built here.
 inline constexpr size_t kQdiscMessageBufferSize = 512;
 
-struct RootQdiscStats {
+struct QdiscCounters {
   int ifindex = 0;
-  std::string kind;  // "tbf", "pfifo", "noqueue", ...
+  uint32_t handle = 0;  // major << 16 | minor
+  uint32_t parent = 0;  // TC_H_ROOT for a root qdisc
+  std::string kind;     // "tbf", "htb", "pfifo", "noqueue", ...
   uint64_t bytes = 0, packets = 0, drops = 0, backlog_bytes = 0, qlen = 0;
 };
 
@@ -35,15 +37,16 @@ struct RootQdiscStats {
 TbfShape held_shape(const TbfShape& shape);
 
 // Writes into `buffer` (at least kQdiscMessageBufferSize bytes) an RTM_NEWQDISC that changes the
-// root tbf (handle 1:) of `ifindex` to `shape` in place: no NLM_F_CREATE, so the kernel changes the
-// existing qdisc (its child bfifo and the frames in it stay) or fails if there is none.
-nlmsghdr* put_tbf_change(std::span<char> buffer, uint32_t seq, int ifindex, const TbfShape& shape);
+// tbf `gate` of `ifindex` to `shape` in place: no NLM_F_CREATE, so the kernel changes the existing
+// qdisc (its child bfifo and the frames in it stay) or fails if there is none.
+nlmsghdr* put_tbf_change(std::span<char> buffer, uint32_t seq, int ifindex, const PauseGate& gate,
+                         const TbfShape& shape);
 
 // Writes into `buffer` an RTM_GETQDISC dump request for every qdisc of the namespace.
 nlmsghdr* put_qdisc_dump(std::span<char> buffer, uint32_t seq);
 
-// Reads one RTM_NEWQDISC message of a dump: its stats when it is a root qdisc, nullopt for a
-// child or an ingress/clsact qdisc, an error when the message is malformed.
-Result<std::optional<RootQdiscStats>> parse_root_qdisc(const nlmsghdr* message);
+// Reads one RTM_NEWQDISC message of a dump: its counters, nullopt for an ingress/clsact qdisc
+// (no queue), an error when the message is malformed.
+Result<std::optional<QdiscCounters>> parse_qdisc(const nlmsghdr* message);
 
 }  // namespace collide::orchestrator::testbed

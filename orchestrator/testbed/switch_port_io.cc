@@ -97,11 +97,11 @@ SwitchPortIo::~SwitchPortIo() {
   }
 }
 
-Status SwitchPortIo::change_root_tbf(int ifindex, const TbfShape& shape, const char* what) {
+Status SwitchPortIo::change_gate(int ifindex, const PauseGate& gate, const TbfShape& shape, const char* what) {
   std::array<char, kQdiscMessageBufferSize> request{};
   const uint32_t seq = ++seq_;
-  nlmsghdr* nlh = put_tbf_change(request, seq, ifindex, shape);
-  const auto context = fmt::format("{} the root tbf of ifindex {}", what, ifindex);
+  nlmsghdr* nlh = put_tbf_change(request, seq, ifindex, gate, shape);
+  const auto context = fmt::format("{} the tbf {:x}: of ifindex {}", what, gate.handle >> 16, ifindex);
   if (mnl_socket_sendto(netlink_, nlh, nlh->nlmsg_len) < 0) return errno_status(errno, context);
   const ssize_t n = receive_netlink();
   if (n < 0) return errno_status(errno, context);
@@ -119,12 +119,12 @@ ssize_t SwitchPortIo::receive_netlink() {
   }
 }
 
-Status SwitchPortIo::hold(int ifindex, const TbfShape& shape) {
-  return change_root_tbf(ifindex, held_shape(shape), "holding");
+Status SwitchPortIo::hold(int ifindex, const PauseGate& gate) {
+  return change_gate(ifindex, gate, held_shape(gate.shape), "holding");
 }
 
-Status SwitchPortIo::release(int ifindex, const TbfShape& shape) {
-  COLLIDE_RETURN_IF_ERROR(change_root_tbf(ifindex, shape, "releasing"));
+Status SwitchPortIo::release(int ifindex, const PauseGate& gate) {
+  COLLIDE_RETURN_IF_ERROR(change_gate(ifindex, gate, gate.shape, "releasing"));
   return wake_queue(ifindex);
 }
 
@@ -133,10 +133,11 @@ Status SwitchPortIo::release(int ifindex, const TbfShape& shape) {
 // timer armed: after the change back to the full rate, the queue would stay stalled until a new
 // frame arrives or the timer fires (measured: no held frame left within 2 s of the change; with
 // this frame the first leaves within ~0.1 ms). Any frame enqueued on the port runs the queue at
-// once, so one that every receiver ignores is sent through it. What it costs: it leaves after the
-// held frames (FIFO) and counts in the port's bytes and packets; when the buffer is full it is
-// dropped and counted as a drop (the enqueue has run the queue all the same); and the peer's
-// kernel, with no handler for it, counts it in the peer port's rx_dropped.
+// once, so one that every receiver ignores is sent through it. What it costs: it counts in the
+// port's bytes and packets (on a port of one queue it leaves after the held frames, on a port of
+// two it takes the other queue, being no IP); when its queue is full it is dropped and counted as
+// a drop (the enqueue has run the port's qdisc all the same); and the peer's kernel, with no
+// handler for it, counts it in the peer port's rx_dropped.
 Status SwitchPortIo::wake_queue(int ifindex) {
   std::array<uint8_t, kWakeFrameSize> frame{};
   std::memcpy(frame.data(), wire::kMacControlDestination.bytes.data(), ETH_ALEN);
@@ -151,25 +152,25 @@ Status SwitchPortIo::wake_queue(int ifindex) {
   return {};
 }
 
-Result<std::vector<RootQdiscStats>> SwitchPortIo::root_stats() {
+Result<std::vector<QdiscCounters>> SwitchPortIo::qdisc_stats() {
   std::array<char, kQdiscMessageBufferSize> request{};
   const uint32_t seq = ++seq_;
   nlmsghdr* nlh = put_qdisc_dump(request, seq);
   if (mnl_socket_sendto(netlink_, nlh, nlh->nlmsg_len) < 0) return errno_status(errno, "dumping qdiscs");
 
   struct Collected {
-    std::vector<RootQdiscStats> roots;
+    std::vector<QdiscCounters> qdiscs;
     Status error;
   } collected;
   const auto keep = [](const nlmsghdr* message, void* data) -> int {
     auto* c = static_cast<Collected*>(data);
-    auto parsed = parse_root_qdisc(message);
+    auto parsed = parse_qdisc(message);
     // The rest of the dump is still read, so that no part of it is left for the next request.
     if (!parsed.ok()) {
       if (c->error.ok()) c->error = parsed.status();
       return MNL_CB_OK;
     }
-    if (parsed->has_value()) c->roots.push_back(std::move(**parsed));
+    if (parsed->has_value()) c->qdiscs.push_back(std::move(**parsed));
     return MNL_CB_OK;
   };
   for (;;) {
@@ -180,7 +181,7 @@ Result<std::vector<RootQdiscStats>> SwitchPortIo::root_stats() {
     if (ret == MNL_CB_STOP) break;
   }
   if (!collected.error.ok()) return collected.error;
-  return std::move(collected.roots);
+  return std::move(collected.qdiscs);
 }
 
 Result<std::vector<ReceivedPause>> SwitchPortIo::receive_pauses() {

@@ -15,8 +15,8 @@
 struct mnl_socket;
 
 // The kernel side of a virtual switch's PFC, for the ports of one switch namespace: holding and
-// releasing a port's egress queue (its root tbf, changed in place over netlink), reading every
-// port's queue counters, and receiving and sending MAC control frames.
+// releasing a port's lossless queue (its pause gate, a tbf changed in place over netlink), reading
+// every queue's counters, and receiving and sending MAC control frames.
 namespace collide::orchestrator::testbed {
 
 struct ReceivedPause {
@@ -34,16 +34,17 @@ class SwitchPortIo {
   SwitchPortIo(const SwitchPortIo&) = delete;
   SwitchPortIo& operator=(const SwitchPortIo&) = delete;
 
-  // Holds `ifindex`'s queue (a root tbf of `shape`, handle 1:): its frames stay queued up to the
-  // limit (beyond it they are dropped as always) and at most shape.max_frame_bytes leave after the
-  // call - one frame. The queue and its frames are kept. Each call refills tbf's bucket and so lets
-  // one more frame go: call it when a pause begins, not for every frame that refreshes it.
-  Status hold(int ifindex, const TbfShape& shape);
-  // Gives the queue its shape back and sends again at once, also when nothing new arrives: a frame
-  // of EtherType 0x88B5 that receivers drop goes through the queue to run it (see wake_queue).
-  Status release(int ifindex, const TbfShape& shape);
-  // Every root qdisc of the namespace with its counters, from one netlink dump.
-  Result<std::vector<RootQdiscStats>> root_stats();
+  // Holds the frames behind `ifindex`'s pause gate: they stay queued up to the limit (beyond it
+  // they are dropped as always) and at most gate.shape.max_frame_bytes leave after the call - one
+  // frame. The queue and its frames are kept; a port's other queue goes on sending. Each call
+  // refills tbf's bucket and so lets one more frame go: call it when a pause begins, not for every
+  // frame that refreshes it.
+  Status hold(int ifindex, const PauseGate& gate);
+  // Gives the gate its shape back and sends again at once, also when nothing new arrives: a frame
+  // of EtherType 0x88B5 that receivers drop goes through the port's qdisc to run it (wake_queue).
+  Status release(int ifindex, const PauseGate& gate);
+  // Every qdisc of the namespace with its counters, from one netlink dump.
+  Result<std::vector<QdiscCounters>> qdisc_stats();
   // PFC and 802.3x PAUSE frames that arrived at any port since the last call; never blocks.
   Result<std::vector<ReceivedPause>> receive_pauses();
   // Readable when a pause frame waits (for the caller's poll/epoll).
@@ -55,7 +56,7 @@ class SwitchPortIo {
 
  private:
   SwitchPortIo() = default;
-  Status change_root_tbf(int ifindex, const TbfShape& shape, const char* what);
+  Status change_gate(int ifindex, const PauseGate& gate, const TbfShape& shape, const char* what);
   Status wake_queue(int ifindex);
   // One read of netlink into receive_buffer_, again when a signal cut it short; -1 and errno else.
   ssize_t receive_netlink();

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "orchestrator/testbed/bgp_fabric.h"
+#include "orchestrator/testbed/pfc_settings.h"
 #include "orchestrator/testbed/switch_routes.h"
 #include "replayer/engine/pfc_sender.h"
 
@@ -302,6 +303,16 @@ Result<TestbedPlan> plan_testbed(const v1::VirtualTestbedSpec& spec) {
     plan.routes.push_back({ns_name("super", at.first), at.second, via, /*fabric=*/true});
   }
   if (auto e = apply_switch_routes(spec, plan)) return invalid_argument(fmt::format("{}: {}", e->field, e->what));
+  // A lossy queue (pfc.lossy_queue, decided for a scenario by virtual_testbed_to_build): every
+  // shaped switch port gets a queue of its own for the lossless priority, which pauses hold alone.
+  if (spec.has_pfc() && spec.pfc().lossy_queue()) {
+    const uint32_t priority = resolve_pfc(spec).priority;
+    for (PlannedLink& l : plan.links) {
+      for (LinkEnd* end : {&l.a, &l.b}) {
+        if (end->queue.tier != kTierHostNic && end->queue.gbps > 0) end->queue.lossless_priority = priority;
+      }
+    }
+  }
   return plan;
 }
 

@@ -158,6 +158,7 @@ Engine::Connection& Engine::connection(uint32_t local, uint32_t peer, uint32_t q
   c.to_peer.src_ip = addressing_.ip_of(local);
   c.to_peer.dst_ip = addressing_.ip_of(peer);
   c.to_peer.udp_src_port = entropy_port(local, peer, qpn, config_.entropy_seed);
+  c.to_peer.dscp = config_.dscp;
   if (config_.steer_lanes) {
     c.to_peer.udp_src_port = steered_port(
         c.to_peer.udp_src_port, collectives::channel_turn(channel_of_qpn(qpn), nics_per_host_));

@@ -38,6 +38,7 @@ struct EngineConfig {
   transport::QpConfig qp;
   transport::DcqcnConfig dcqcn;      // per-QP rate control on CNPs (off unless enabled)
   bool verify_payload = true;        // fill payloads with the pattern and check what arrives
+  uint8_t dscp = 0;                  // of every RoCE frame sent: its switch priority is dscp / 8
   bool honor_compute_gaps = false;   // wait Op.compute_before_ns between ops (trace timing)
   double pace_gbps = 0;              // the port's line rate; 0: as fast as the port takes frames
   uint32_t pace_burst = 32;          // frames that may leave back to back at the line rate

@@ -16,6 +16,9 @@ namespace {
 
 constexpr uint8_t kEctZero = 0x02;
 constexpr uint8_t kEcnCe = 0x03;
+
+// The IP header's TOS byte: the DSCP in its upper six bits, ECN in the lower two.
+uint8_t tos_of(uint8_t dscp, uint8_t ecn) { return static_cast<uint8_t>(dscp << 2 | ecn); }
 constexpr uint8_t kAckSyndrome = 0x1f;  // ACK with "invalid credit count": no credit flow control
 constexpr uint8_t kNakSequenceError = 0x60;
 constexpr size_t kCnpPadding = 16;
@@ -29,11 +32,12 @@ wire::RoceHeaders headers_for(const Packet& p, const FrameAddress& a) {
   h.endpoints.src_ip = a.src_ip;
   h.endpoints.dst_ip = a.dst_ip;
   h.endpoints.udp_src_port = a.udp_src_port;
+  h.endpoints.tos = tos_of(a.dscp, 0);
   h.bth.dest_qp = p.qpn & 0xffffff;
   h.bth.psn = static_cast<uint32_t>(p.psn & wire::kMaxPsn);
   switch (p.type) {
     case PacketType::kData:
-      h.endpoints.tos = p.ecn_ce ? kEcnCe : kEctZero;
+      h.endpoints.tos = tos_of(a.dscp, p.ecn_ce ? kEcnCe : kEctZero);
       h.bth.opcode = p.opcode;
       h.bth.ack_request = p.ack_request;
       if (wire::opcode_has_reth(p.opcode)) {
@@ -165,7 +169,7 @@ wire::Endpoints endpoints_of(const FrameAddress& a) {
   ep.src_ip = a.src_ip;
   ep.dst_ip = a.dst_ip;
   ep.udp_src_port = a.udp_src_port;
-  ep.tos = kEctZero;  // what data frames leave with; the network may mark them CE
+  ep.tos = tos_of(a.dscp, kEctZero);  // what data frames leave with; the network may mark them CE
   return ep;
 }
 
@@ -202,7 +206,7 @@ Result<size_t> QpFrameEncoder::encode_other(std::span<uint8_t> out, const Packet
   f.opcode = p.opcode;
   f.ack_request = p.ack_request;
   f.psn = psn24;
-  f.tos = p.ecn_ce ? kEcnCe : kEctZero;
+  f.tos = tos_of(address_.dscp, p.ecn_ce ? kEcnCe : kEctZero);
   f.payload_len = p.payload_bytes;
   f.reth_address = p.message_tag;
   f.reth_length = static_cast<uint32_t>(p.message_bytes);

@@ -21,7 +21,7 @@
 // PSN in the low 24) and the bitmap, bit i for that PSN + i; this is not RoCEv2 either, but the
 // shape of the SACKs of NICs with out-of-order placement and of UEC's RUD. CNPs are
 // opcode 0x81 with BECN set and 16 zero bytes. Data frames are sent ECN-capable (ECT(0)); a
-// switch or injector turns that into CE.
+// switch or injector turns that into CE. Every frame carries the address's DSCP.
 namespace collide::replayer::transport {
 
 struct FrameAddress {
@@ -30,6 +30,7 @@ struct FrameAddress {
   wire::Ipv4Address src_ip;
   wire::Ipv4Address dst_ip;
   uint16_t udp_src_port = 0xc000;
+  uint8_t dscp = 0;  // of every frame (0-63); ECN's two bits are the codec's
 };
 
 // The payload of the data packet with `psn` on QP `qpn`: 64-bit words that differ for every

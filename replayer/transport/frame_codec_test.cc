@@ -112,6 +112,37 @@ TEST(FrameCodecTest, AcksNaksAndCnps) {
   EXPECT_EQ(c.packet.qpn, 77u);
 }
 
+// A switch queues a frame by its DSCP, so every kind carries the address's: data frames with
+// ECT(0) or CE beside it, the others not ECN-capable.
+TEST(FrameCodecTest, EveryFrameCarriesTheDscp) {
+  FrameAddress a = address();
+  a.dscp = 26;
+  Packet data;
+  data.type = PacketType::kData;
+  data.opcode = wire::Opcode::kWriteOnly;
+  data.payload_bytes = 64;
+  data.message_bytes = 64;
+  Packet marked = data;
+  marked.ecn_ce = true;
+  Packet ack;
+  ack.type = PacketType::kAck;
+  Packet nak = ack;
+  nak.type = PacketType::kNak;
+  Packet cnp;
+  cnp.type = PacketType::kCnp;
+  const std::pair<Packet, uint8_t> cases[] = {
+      {data, 26 << 2 | 0x02}, {marked, 26 << 2 | 0x03}, {ack, 26 << 2}, {nak, 26 << 2}, {cnp, 26 << 2}};
+  for (const auto& [packet, tos] : cases) {
+    std::array<uint8_t, 2048> buf{};
+    auto len = encode_frame(buf, packet, a, false);
+    ASSERT_THAT(len, IsOk());
+    auto parsed = wire::parse_roce_frame({buf.data(), *len});
+    ASSERT_THAT(parsed, IsOk());
+    EXPECT_EQ(parsed->headers.endpoints.tos, tos) << static_cast<int>(packet.type);
+    EXPECT_TRUE(parsed->icrc_ok());
+  }
+}
+
 TEST(FrameCodecTest, SelectiveAcksCarryTheFirstMissingPsnAndABitmap) {
   Packet sack;
   sack.type = PacketType::kSack;

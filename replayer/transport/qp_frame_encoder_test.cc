@@ -25,6 +25,7 @@ FrameAddress address() {
   a.src_ip = *wire::Ipv4Address::parse("198.18.0.1");
   a.dst_ip = *wire::Ipv4Address::parse("198.18.0.2");
   a.udp_src_port = 0xc321;
+  a.dscp = 26;  // both paths must write it
   return a;
 }
 

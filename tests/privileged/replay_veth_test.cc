@@ -249,8 +249,9 @@ TEST_F(ReplayLosslessTest, ASlowReceiverSendsPauseFramesOutOfItsPort) {
 class ReplayCaptureTest : public ReplayTestbed {};
 
 // What goes over the fabric is RoCEv2 as tools know it: tshark dissects every captured frame as
-// InfiniBand over UDP 4791 (RDMA WRITEs and ACKNOWLEDGEs), and every frame's ICRC (which this
-// tshark shows but does not check) matches a CRC recomputed from the captured bytes.
+// InfiniBand over UDP 4791 (RDMA WRITEs and ACKNOWLEDGEs) with the DSCP switches queue RoCE by,
+// and every frame's ICRC (which this tshark shows but does not check) matches a CRC recomputed
+// from the captured bytes.
 TEST_F(ReplayCaptureTest, TsharkDecodesTheTrafficAsRoceWithValidIcrc) {
   if (!kHaveDpdk) GTEST_SKIP() << "built without DPDK (-DCOLLIDE_WITH_DPDK=OFF)";
   COLLIDE_REQUIRE(testing::missing_tool("tshark"));
@@ -279,7 +280,7 @@ TEST_F(ReplayCaptureTest, TsharkDecodesTheTrafficAsRoceWithValidIcrc) {
   // Only tshark's standard output: as root it warns on stderr.
   auto fields = testing::run_command(
       {"sh", "-c", "tshark -r '" + pcap + "' -T fields -E separator=, -e frame.protocols "
-                   "-e infiniband.bth.opcode -e infiniband.invariant.crc 2>/dev/null"});
+                   "-e infiniband.bth.opcode -e infiniband.invariant.crc -e ip.dsfield.dscp 2>/dev/null"});
   ASSERT_TRUE(fields.ok());
   ASSERT_EQ(fields->exit_code, 0) << fields->output;
   std::vector<uint32_t> tshark_icrc;
@@ -287,11 +288,14 @@ TEST_F(ReplayCaptureTest, TsharkDecodesTheTrafficAsRoceWithValidIcrc) {
   std::istringstream lines(fields->output);
   for (std::string line; std::getline(lines, line);) {
     std::istringstream cols(line);
-    std::string protocols, opcode, icrc;
+    std::string protocols, opcode, icrc, dscp;
     std::getline(cols, protocols, ',');
     std::getline(cols, opcode, ',');
     std::getline(cols, icrc, ',');
+    std::getline(cols, dscp, ',');
     EXPECT_NE(protocols.find("udp:infiniband"), std::string::npos) << line;
+    // RoCE's usual class (NCCL_IB_TC 106), on data frames and acknowledgements alike.
+    EXPECT_EQ(dscp, "26") << line;
     if (opcode.empty() || icrc.empty()) {
       ADD_FAILURE() << "tshark did not decode a BTH and ICRC: " << line;
       break;

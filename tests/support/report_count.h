@@ -21,4 +21,7 @@ inline uint64_t count_of(const nlohmann::json& v) {
   return v.is_number_unsigned() ? v.get<uint64_t>() : 0;
 }
 
+// A count of nanoseconds from report.json (paused_ns, detected_ns...), in milliseconds.
+inline double ms_of(const nlohmann::json& ns) { return static_cast<double>(count_of(ns)) / 1e6; }
+
 }  // namespace collide::testing

@@ -72,4 +72,9 @@ const nlohmann::json& report_job(const nlohmann::json& variant, const std::strin
                    "job " + name + " in variant " + name_of(variant));
 }
 
+double report_job_jct(const nlohmann::json& variant, const std::string& name) {
+  const nlohmann::json& j = report_job(variant, name);
+  return j.is_object() && !j["jct_seconds"].empty() ? j["jct_seconds"][0].get<double>() : 0;
+}
+
 }  // namespace collide::testing

@@ -30,4 +30,7 @@ const nlohmann::json& report_port(const nlohmann::json& variant, const std::stri
 // A variant's job (several jobs at once) by name; none fails the test and gives a null.
 const nlohmann::json& report_job(const nlohmann::json& variant, const std::string& name);
 
+// A variant's job's JCT in its first repetition, in seconds; 0 when there is none.
+double report_job_jct(const nlohmann::json& variant, const std::string& name);
+
 }  // namespace collide::testing
