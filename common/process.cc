@@ -12,6 +12,7 @@
 #include <thread>
 #include <utility>
 
+#include <boost/algorithm/string/trim.hpp>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -117,12 +118,13 @@ Result<CommandResult> run_command(const std::vector<std::string>& argv, const st
 
 namespace {
 
-// A run's outcome as run_checked reports it: its error, or a non-zero exit quoting the command.
+// A run's outcome as run_checked reports it: its error, or a non-zero exit quoting the command
+// and what it printed (without the output's last newline, so the message reads as one sentence).
 Status checked(const std::vector<std::string>& argv, const Result<CommandResult>& result) {
   if (!result.ok()) return result.status();
   if (result->exit_code != 0) {
     return internal_error(fmt::format("`{}` exited with {}: {}", fmt::join(argv, " "),
-                                      result->exit_code, result->output));
+                                      result->exit_code, boost::algorithm::trim_right_copy(result->output)));
   }
   return {};
 }

@@ -41,6 +41,8 @@ TEST(RunChecked, ANonZeroExitQuotesTheCommandAndWhatItPrinted) {
   EXPECT_NE(failed.message().find("`sh -c cat; exit 3` exited with 3: said this"),
             std::string::npos)
       << failed.message();
+  // The output's last newline is not part of the message.
+  EXPECT_EQ(failed.message().back(), 's') << failed.message();
 }
 
 }  // namespace
